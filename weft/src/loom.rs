@@ -1,0 +1,49 @@
+//! One switch between `std` and `loom` for every atomic, lock, cell and
+//! thread the scheduler uses.
+//!
+//! Everything concurrent in weft imports from here, never from `std::sync`
+//! directly, so that `RUSTFLAGS="--cfg loom"` swaps the whole crate onto
+//! loom's model-checked primitives. `UnsafeCell` is wrapped so that both
+//! backends expose loom's closure-based `with`/`with_mut` access: loom then
+//! checks every access to the cell for data races.
+
+#[cfg(not(loom))]
+pub(crate) mod std_backend {
+    pub(crate) mod sync {
+        pub(crate) use std::sync::{Arc, Condvar, Mutex};
+
+        pub(crate) mod atomic {
+            pub(crate) use std::sync::atomic::{
+                AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+            };
+        }
+    }
+
+    pub(crate) mod cell {
+        /// `std::cell::UnsafeCell` with loom's access API.
+        #[derive(Debug)]
+        pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+        impl<T> UnsafeCell<T> {
+            pub(crate) const fn new(value: T) -> Self {
+                Self(std::cell::UnsafeCell::new(value))
+            }
+
+            #[inline(always)]
+            pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+                f(self.0.get())
+            }
+
+            #[inline(always)]
+            pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+                f(self.0.get())
+            }
+        }
+    }
+}
+
+#[cfg(not(loom))]
+pub(crate) use std_backend::*;
+
+#[cfg(loom)]
+pub(crate) use loom::{cell, sync};

@@ -1,0 +1,51 @@
+//! Running a future to completion on the calling thread.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+
+/// Wakes a thread blocked in `block_on`. The flag makes a wake that lands
+/// before the thread parks count (std's park token would too, but the flag
+/// also absorbs the spurious returns `thread::park` is allowed).
+struct ThreadWaker {
+    notified: AtomicBool,
+    thread: Thread,
+}
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.notified.swap(true, Ordering::AcqRel) {
+            self.thread.unpark();
+        }
+    }
+}
+
+thread_local! {
+    static THREAD_WAKER: Arc<ThreadWaker> = Arc::new(ThreadWaker {
+        notified: AtomicBool::new(false),
+        thread: thread::current(),
+    });
+}
+
+/// Polls `future` on this thread until it completes, sleeping while it is
+/// pending. The caller has set up the runtime context.
+pub(crate) fn run<F: Future>(future: F) -> F::Output {
+    let thread_waker = THREAD_WAKER.with(Arc::clone);
+    let waker = Waker::from(thread_waker.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        while !thread_waker.notified.swap(false, Ordering::AcqRel) {
+            thread::park();
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `Builder`: configure and start a runtime.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Runtime;
+
+type Callback = Arc<dyn Fn() + Send + Sync + 'static>;
+type NameFn = Arc<dyn Fn() -> String + Send + Sync + 'static>;
+
+/// The largest `worker_threads` accepted. Far above any machine weft runs
+/// on; a bigger number is a bug in the caller, not a configuration.
+pub const MAX_WORKER_THREADS: usize = 4096;
+/// The smallest `thread_stack_size` accepted (a worker needs room to poll).
+pub const MIN_STACK_SIZE: usize = 64 * 1024;
+/// The largest `thread_stack_size` accepted.
+pub const MAX_STACK_SIZE: usize = 1 << 30;
+
+/// Configures a runtime. Settings are checked by [`build`](Self::build),
+/// which names the offending setting in its error.
+///
+/// # Examples
+///
+/// ```
+/// use weft::runtime::Builder;
+///
+/// let rt = Builder::new_multi_thread()
+///     .worker_threads(2)
+///     .thread_name("my-worker")
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(rt.spawn(async { 1 + 1 })).unwrap(), 2);
+///
+/// let err = Builder::new_multi_thread().worker_threads(0).build().unwrap_err();
+/// assert!(err.to_string().contains("worker_threads"));
+/// ```
+#[derive(Clone)]
+pub struct Builder {
+    pub(super) worker_threads: Option<usize>,
+    pub(super) thread_name: NameFn,
+    pub(super) thread_stack_size: Option<usize>,
+    pub(super) on_thread_start: Option<Callback>,
+    pub(super) on_thread_stop: Option<Callback>,
+    pub(super) inject_batch_cap: usize,
+    pub(super) lifo_slot: bool,
+    pub(super) global_check_target: Duration,
+}
+
+impl Builder {
+    /// A builder for the multi-thread, work-stealing runtime.
+    pub fn new_multi_thread() -> Builder {
+        Builder {
+            worker_threads: None,
+            thread_name: Arc::new(|| "weft-worker".to_owned()),
+            thread_stack_size: None,
+            on_thread_start: None,
+            on_thread_stop: None,
+            inject_batch_cap: 32,
+            lifo_slot: true,
+            global_check_target: Duration::from_micros(200),
+        }
+    }
+
+    /// Number of worker threads. Default: the machine's available
+    /// parallelism. Must be in `1..=4096`.
+    pub fn worker_threads(&mut self, n: usize) -> &mut Self {
+        self.worker_threads = Some(n);
+        self
+    }
+
+    /// Name given to every worker thread. Default: `weft-worker`.
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name = name.into();
+        self.thread_name = Arc::new(move || name.clone());
+        self
+    }
+
+    /// A function producing each worker thread's name.
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.thread_name = Arc::new(f);
+        self
+    }
+
+    /// Stack size of each worker thread, in bytes. Must be between 64 KiB and
+    /// 1 GiB. Default: std's (2 MiB).
+    pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
+        self.thread_stack_size = Some(bytes);
+        self
+    }
+
+    /// Runs `f` on each worker thread when it starts, before it polls any
+    /// task. If `f` panics, [`build`](Self::build) returns an error.
+    pub fn on_thread_start<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f` on each worker thread just before it exits.
+    pub fn on_thread_stop<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// Largest batch a worker takes from the global inject queue at once
+    /// (`min(len / workers + 1, cap, free local slots)`). It bounds how many
+    /// outside tasks can run ahead of older local work per check. Default 32;
+    /// must be at least 1.
+    pub fn inject_batch_cap(&mut self, cap: usize) -> &mut Self {
+        self.inject_batch_cap = cap;
+        self
+    }
+
+    /// Whether a task woken by a running task runs next on the same worker
+    /// (the LIFO slot). Default: on.
+    pub fn lifo_slot(&mut self, enabled: bool) -> &mut Self {
+        self.lifo_slot = enabled;
+        self
+    }
+
+    /// Target time between two periodic checks of the global queue; the
+    /// check interval in ticks adapts to the measured poll time. Default
+    /// 200 µs; must be between 1 µs and 1 s.
+    pub fn global_check_target(&mut self, target: Duration) -> &mut Self {
+        self.global_check_target = target;
+        self
+    }
+
+    pub(super) fn resolved_worker_threads(&self) -> usize {
+        self.worker_threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    fn validate(&self) -> io::Result<()> {
+        let workers = self.resolved_worker_threads();
+        if workers == 0 {
+            return Err(invalid("worker_threads", "must be at least 1, got 0"));
+        }
+        if workers > MAX_WORKER_THREADS {
+            return Err(invalid(
+                "worker_threads",
+                &format!("must be at most {MAX_WORKER_THREADS}, got {workers}"),
+            ));
+        }
+        if let Some(size) = self.thread_stack_size {
+            if !(MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&size) {
+                return Err(invalid(
+                    "thread_stack_size",
+                    &format!(
+                        "must be between {MIN_STACK_SIZE} and {MAX_STACK_SIZE} bytes, got {size}"
+                    ),
+                ));
+            }
+        }
+        if self.inject_batch_cap == 0 {
+            return Err(invalid("inject_batch_cap", "must be at least 1, got 0"));
+        }
+        let target = self.global_check_target;
+        if target < Duration::from_micros(1) || target > Duration::from_secs(1) {
+            return Err(invalid(
+                "global_check_target",
+                &format!("must be between 1 µs and 1 s, got {target:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Validates the settings and starts the worker threads.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` naming the setting when one is out of range; the OS
+    /// error if a thread cannot be spawned; `Other` if `on_thread_start`
+    /// panicked.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        self.validate()?;
+        Runtime::start(self)
+    }
+}
+
+fn invalid(setting: &str, problem: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("invalid weft runtime setting `{setting}`: {problem}"),
+    )
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("worker_threads", &self.worker_threads)
+            .field("thread_name", &(self.thread_name)())
+            .field("thread_stack_size", &self.thread_stack_size)
+            .field("inject_batch_cap", &self.inject_batch_cap)
+            .field("lifo_slot", &self.lifo_slot)
+            .field("global_check_target", &self.global_check_target)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,126 @@
+//! The thread-local runtime context.
+//!
+//! Three independent pieces, each set by an RAII guard that restores the
+//! previous value on drop (also when unwinding):
+//!
+//! - the current [`Handle`] (`Handle::current`, `weft::spawn`): set on
+//!   worker threads, inside `block_on`, and by `Runtime::enter`;
+//! - the worker's `Core` (a raw pointer valid while the worker's run loop is
+//!   on the stack): the local fast path for wakes and spawns;
+//! - whether this thread is *driving* a runtime (a worker, or inside
+//!   `block_on`): blocking on another future here would stall that runtime,
+//!   so a nested `block_on` panics.
+
+use std::cell::{Cell, RefCell};
+
+use crate::runtime::Handle;
+use crate::scheduler::worker::Core;
+
+struct Context {
+    handle: RefCell<Option<Handle>>,
+    core: Cell<*const Core>,
+    driving: Cell<Driving>,
+}
+
+/// What, if anything, this thread is driving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Driving {
+    Nothing,
+    Worker,
+    BlockOn,
+}
+
+thread_local! {
+    static CONTEXT: Context = const {
+        Context {
+            handle: RefCell::new(None),
+            core: Cell::new(std::ptr::null()),
+            driving: Cell::new(Driving::Nothing),
+        }
+    };
+}
+
+/// Calls `f` with this thread's worker core, if it is a worker in its run
+/// loop. (`None` also during thread-local destruction.)
+#[inline]
+pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    let core = CONTEXT
+        .try_with(|cx| cx.core.get())
+        .unwrap_or(std::ptr::null());
+    // SAFETY: a non-null pointer was set by `CoreGuard`, whose lifetime is
+    // bounded by the `&Core` it was made from; the guard clears it before
+    // that borrow ends.
+    f(unsafe { core.as_ref() })
+}
+
+/// Calls `f` with the current handle, if any.
+pub(crate) fn with_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    let mut f = Some(f);
+    CONTEXT
+        .try_with(|cx| (f.take().unwrap())(cx.handle.borrow().as_ref()))
+        .unwrap_or_else(|_| (f.take().unwrap())(None))
+}
+
+/// Restores the previous handle on drop.
+pub(crate) struct HandleGuard {
+    previous: Option<Handle>,
+}
+
+pub(crate) fn set_handle(handle: Handle) -> HandleGuard {
+    let previous = CONTEXT.with(|cx| cx.handle.replace(Some(handle)));
+    HandleGuard { previous }
+}
+
+impl Drop for HandleGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        let _ = CONTEXT.try_with(|cx| cx.handle.replace(previous));
+    }
+}
+
+/// Clears the core pointer on drop.
+pub(crate) struct CoreGuard<'a> {
+    _core: std::marker::PhantomData<&'a Core>,
+}
+
+pub(crate) fn set_core(core: &Core) -> CoreGuard<'_> {
+    CONTEXT.with(|cx| cx.core.set(core));
+    CoreGuard {
+        _core: std::marker::PhantomData,
+    }
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|cx| cx.core.set(std::ptr::null()));
+    }
+}
+
+/// Marks the thread as driving a runtime until dropped.
+pub(crate) struct DrivingGuard {
+    previous: Driving,
+}
+
+/// Marks this thread as driving; panics with an explanation if it already
+/// is (blocking here would stall the runtime being driven).
+#[track_caller]
+pub(crate) fn enter_driving(what: Driving) -> DrivingGuard {
+    let previous = CONTEXT.with(|cx| cx.driving.replace(what));
+    if previous != Driving::Nothing {
+        CONTEXT.with(|cx| cx.driving.set(previous));
+        panic!(
+            "Cannot start a runtime from within a runtime: `block_on` was called on a thread that \
+             is already driving a weft runtime (a worker thread, or inside another `block_on`). \
+             Blocking here would stall every task of that runtime. Inside async code, `.await` \
+             the future instead, or spawn it with `weft::spawn` and await its `JoinHandle`."
+        );
+    }
+    DrivingGuard { previous }
+}
+
+impl Drop for DrivingGuard {
+    fn drop(&mut self) {
+        let previous = self.previous;
+        let _ = CONTEXT.try_with(|cx| cx.driving.set(previous));
+    }
+}

@@ -1,0 +1,125 @@
+//! `Handle`: a cloneable reference to a running runtime.
+
+use std::fmt;
+use std::future::Future;
+
+use super::context::{self, Driving};
+use crate::loom::sync::Arc;
+use crate::metrics::RuntimeMetrics;
+use crate::scheduler::Shared;
+use crate::task::{self, JoinHandle};
+
+/// A handle to a runtime: spawn onto it and block on futures from any
+/// thread. Cheap to clone; it does not keep the worker threads running
+/// (dropping the [`Runtime`](super::Runtime) shuts them down).
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TryCurrentError(());
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "no weft runtime is running on this thread: call this from a task spawned on a \
+             runtime, inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive",
+        )
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+impl Handle {
+    /// The handle of the runtime this thread is running in.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context (see [`try_current`](Self::try_current)).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// rt.block_on(async {
+    ///     let handle = weft::runtime::Handle::current();
+    ///     assert_eq!(handle.spawn(async { 3 }).await.unwrap(), 3);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn current() -> Handle {
+        match Handle::try_current() {
+            Ok(handle) => handle,
+            Err(err) => panic!("`Handle::current()` failed: {err}"),
+        }
+    }
+
+    /// The handle of the current runtime, or an error outside one.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::with_handle(|handle| handle.cloned()).ok_or(TryCurrentError(()))
+    }
+
+    /// Spawns a task on this runtime. See [`crate::spawn`].
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        task::spawn_on(&self.shared, future)
+    }
+
+    /// Runs `future` to completion on the current thread, with this runtime
+    /// as the current context (so `weft::spawn` works inside).
+    ///
+    /// # Panics
+    ///
+    /// When called on a thread already driving a runtime: a worker thread
+    /// (from inside a task) or inside another `block_on`.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _driving = context::enter_driving(Driving::BlockOn);
+        let _handle = context::set_handle(self.clone());
+        super::block_on::run(future)
+    }
+
+    /// Makes this runtime the current context until the guard is dropped,
+    /// so that `weft::spawn` and `Handle::current` work on this thread.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _guard: context::set_handle(self.clone()),
+            _handle: std::marker::PhantomData,
+        }
+    }
+
+    /// A snapshot of the runtime's counters (see [`RuntimeMetrics`]).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.shared.metrics()
+    }
+
+    /// Number of worker threads.
+    pub fn num_workers(&self) -> usize {
+        self.shared.config.num_workers
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("num_workers", &self.num_workers())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Returned by [`Handle::enter`] and [`Runtime::enter`](super::Runtime::enter).
+#[must_use = "the runtime context is left as soon as the guard is dropped"]
+pub struct EnterGuard<'a> {
+    _guard: context::HandleGuard,
+    /// Borrows the handle, and is `!Send`: it restores *this* thread's context.
+    _handle: std::marker::PhantomData<(&'a Handle, *const ())>,
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,305 @@
+//! The runtime: worker threads, the thread-local context, `block_on`,
+//! shutdown.
+//!
+//! # Shutdown order
+//!
+//! 1. Set the shutdown flag and unpark every worker (`Shared::begin_shutdown`).
+//!    From here on a wake from outside drops the task instead of queueing
+//!    it, and a spawn is refused (its `JoinHandle` reports cancellation).
+//! 2. Each worker notices the flag at its next tick or wake-up, leaves its
+//!    loop and drops the tasks in its LIFO slot and ring.
+//! 3. The runtime waits for the workers (bounded by `shutdown_timeout`).
+//! 4. `Shared::shutdown_drain` drops what is left in the inject queue, then
+//!    closes the task registry and wakes every task still registered; each
+//!    wake reaches the shut-down scheduler, which drops the task. Every
+//!    pending future is dropped exactly once: a `Runnable` exists at most
+//!    once per task and is dropped (or run) by whoever holds it, and a
+//!    task's registry waker is taken out exactly once.
+//!
+//! Step 3 must not run on one of the runtime's own workers (it would wait
+//! for itself): dropping a runtime inside one of its tasks panics.
+
+mod block_on;
+mod builder;
+pub(crate) mod context;
+mod handle;
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::scheduler::worker::Core;
+use crate::scheduler::{Config, Shared};
+use crate::task::JoinHandle;
+
+pub use builder::{Builder, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE};
+pub use handle::{EnterGuard, Handle, TryCurrentError};
+
+/// A multi-thread, work-stealing async runtime.
+///
+/// # Examples
+///
+/// ```
+/// use weft::runtime::Runtime;
+///
+/// let rt = Runtime::new().unwrap();
+/// let sum = rt.block_on(async {
+///     let tasks: Vec<_> = (0..10u64).map(|i| weft::spawn(async move { i * i })).collect();
+///     let mut sum = 0;
+///     for task in tasks {
+///         sum += task.await.unwrap();
+///     }
+///     sum
+/// });
+/// assert_eq!(sum, 285);
+/// ```
+pub struct Runtime {
+    handle: Handle,
+    workers: Vec<thread::JoinHandle<()>>,
+    exited: Arc<ExitLatch>,
+}
+
+/// Counts workers that have left their loop, so shutdown can wait with a
+/// deadline (std's `JoinHandle::join` has none).
+struct ExitLatch {
+    running: Mutex<usize>,
+    all_exited: Condvar,
+}
+
+impl ExitLatch {
+    fn worker_exited(&self) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        *running -= 1;
+        if *running == 0 {
+            self.all_exited.notify_all();
+        }
+    }
+
+    /// Waits until every worker exited or the deadline passes.
+    fn wait(&self, deadline: Option<Instant>) -> bool {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        while *running > 0 {
+            match deadline {
+                None => {
+                    running = self
+                        .all_exited
+                        .wait(running)
+                        .unwrap_or_else(|e| e.into_inner())
+                }
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    running = self
+                        .all_exited
+                        .wait_timeout(running, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Runtime {
+    /// A runtime with default settings: one worker per available core.
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().build()
+    }
+
+    pub(crate) fn start(builder: &Builder) -> io::Result<Runtime> {
+        let num_workers = builder.resolved_worker_threads();
+        let (shared, locals) = Shared::new(Config {
+            num_workers,
+            inject_batch_cap: builder.inject_batch_cap,
+            lifo_slot: builder.lifo_slot,
+            global_check_target_ns: builder.global_check_target.as_nanos() as u64,
+        });
+        let handle = Handle { shared };
+        let exited = Arc::new(ExitLatch {
+            running: Mutex::new(num_workers),
+            all_exited: Condvar::new(),
+        });
+        let mut runtime = Runtime {
+            handle,
+            workers: Vec::with_capacity(num_workers),
+            exited,
+        };
+        let (started_tx, started_rx) = mpsc::channel();
+        for (index, local) in locals.into_iter().enumerate() {
+            let mut thread = thread::Builder::new().name((builder.thread_name)());
+            if let Some(size) = builder.thread_stack_size {
+                thread = thread.stack_size(size);
+            }
+            let worker = WorkerThread {
+                core: Core::new(index, runtime.handle.shared.clone(), local),
+                handle: runtime.handle.clone(),
+                on_start: builder.on_thread_start.clone(),
+                on_stop: builder.on_thread_stop.clone(),
+                exited: runtime.exited.clone(),
+                started: started_tx.clone(),
+            };
+            match thread.spawn(move || worker.run()) {
+                Ok(join) => runtime.workers.push(join),
+                Err(err) => {
+                    // The workers not started never count down the latch.
+                    let missing = num_workers - runtime.workers.len();
+                    *runtime.exited.running.lock().unwrap() -= missing;
+                    return Err(err);
+                }
+            }
+        }
+        drop(started_tx);
+        for _ in 0..num_workers {
+            match started_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => {
+                    return Err(io::Error::other(format!(
+                        "the `on_thread_start` hook panicked on a worker thread: {message}"
+                    )));
+                }
+                Err(_) => return Err(io::Error::other("a worker thread exited during start-up")),
+            }
+        }
+        Ok(runtime)
+    }
+
+    /// A handle to this runtime, for spawning from other threads.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Spawns a task. Works from any thread.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let handle = rt.spawn(async { "done" });
+    /// assert_eq!(rt.block_on(handle).unwrap(), "done");
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs `future` to completion on the current thread; tasks it spawns
+    /// run on the workers. See [`Handle::block_on`] for when it panics.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Makes this runtime the thread's current context until the guard drops.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.handle.enter()
+    }
+
+    /// Shuts down, waiting at most `timeout` for the workers to stop (a task
+    /// stuck in a long poll keeps its worker until the poll returns; that
+    /// thread is then left to finish on its own). Every task that has not
+    /// completed is cancelled and its future dropped.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown(Some(Instant::now() + timeout));
+    }
+
+    /// Shuts down without waiting for the workers.
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
+    fn shutdown(&mut self, deadline: Option<Instant>) {
+        let shared = &self.handle.shared;
+        let on_own_worker = crate::runtime::context::with_core(|core| {
+            core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
+        });
+        if !shared.begin_shutdown() {
+            return;
+        }
+        if on_own_worker {
+            // Waiting would deadlock; cancel what can be cancelled and say why.
+            shared.shutdown_drain();
+            if !thread::panicking() {
+                panic!(
+                    "a weft runtime was dropped (or shut down) from inside one of its own tasks: \
+                     its worker would wait for itself. Drop it from the thread that created it, \
+                     or move it out of the runtime first."
+                );
+            }
+            return;
+        }
+        let workers = std::mem::take(&mut self.workers);
+        if self.exited.wait(deadline) {
+            for worker in workers {
+                let _ = worker.join();
+            }
+        }
+        shared.shutdown_drain();
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(None);
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("num_workers", &self.workers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything a worker thread owns.
+struct WorkerThread {
+    core: Core,
+    handle: Handle,
+    on_start: Option<Arc<dyn Fn() + Send + Sync>>,
+    on_stop: Option<Arc<dyn Fn() + Send + Sync>>,
+    exited: Arc<ExitLatch>,
+    started: mpsc::Sender<Result<(), String>>,
+}
+
+impl WorkerThread {
+    fn run(self) {
+        let _handle = context::set_handle(self.handle.clone());
+        let _driving = context::enter_driving(context::Driving::Worker);
+        let started = match &self.on_start {
+            None => Ok(()),
+            Some(hook) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()))
+                .map_err(|panic| panic_message(&*panic)),
+        };
+        let start_failed = started.is_err();
+        let _ = self.started.send(started);
+        if start_failed {
+            // `build` reports the error and drops the runtime, which shuts
+            // this worker's siblings down; this one never runs.
+            self.core.close();
+        } else {
+            let _core = context::set_core(&self.core);
+            self.core.run();
+        }
+        if let Some(hook) = &self.on_stop {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+        }
+        self.exited.worker_exited();
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_owned()
+    }
+}

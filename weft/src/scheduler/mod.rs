@@ -1,0 +1,277 @@
+//! The multi-thread work-stealing scheduler.
+//!
+//! # Parts
+//!
+//! - `queue.rs`: each worker's bounded local ring (256 tasks, steal half).
+//! - LIFO slot (in [`Remote`]): the task a running task just woke or spawned
+//!   runs next on the same worker, at most [`MAX_LIFO_STREAK`] times in a
+//!   row. The slot is an `AtomicPtr`, so it is stealable: a task parked there
+//!   behind a long poll is not stuck (tokio #4941); thieves take it only on
+//!   their last pass, after every queue (as Go takes `runnext`), so tasks that
+//!   talk to each other keep their locality.
+//! - `inject.rs`: one lock-free global queue for tasks from outside and for
+//!   overflow. Drained in batches: `min(len / workers + 1, cap, free slots)`
+//!   at every periodic global check *and* whenever the local ring is empty.
+//! - `idle.rs`: the searching/unparked state word and the sleeper list.
+//! - `park.rs`: how one worker sleeps.
+//! - `worker.rs`: the run loop.
+//!
+//! # Why each peer wins where it wins, and what weft takes from each
+//!
+//! tokio keeps a woken task on the waker's worker (LIFO slot, local ring):
+//! tasks that wake each other stay in one cache, so `yield_many` and
+//! `ping_pong`-like chatter are cheap. But it takes *one* task from the
+//! global queue per periodic check (every ~61 ticks), so remote spawns into
+//! a saturated runtime wait for many ticks (busy2: ~40 ms).
+//! smol (`async-executor`) pushes every wake into one global FIFO and a
+//! runner with an empty local queue takes half of it: outside work is never
+//! starved (busy2: 0.3 ms), but tasks that wake each other pay a shared
+//! queue operation per wake (`yield_many` twice tokio's).
+//! weft keeps tokio's locality for wakes from inside (LIFO slot, local
+//! ring, yields to the back of the local ring) and smol's drain of outside
+//! work (a batch from the inject queue whenever the local ring runs dry, not
+//! only every N ticks).
+//!
+//! # Scaling past the dev machine
+//!
+//! No hot path takes a runtime-wide lock: local pushes and pops touch only
+//! the worker's own ring and counters; the inject queue is lock-free (a CAS
+//! per push, one CAS per batch pop) so remote spawners do not serialise on
+//! a mutex as with tokio's inject lock; the task registry is sharded (4 ×
+//! workers shards, each worker its own); the sleeper list lock is taken only
+//! on the park/unpark path. The remaining shared lines are the idle state
+//! word (read on every notify, written on park/unpark/search transitions,
+//! bounded by "at most half search") and the inject queue's head and tail
+//! (written only when remote work exists). On 64 cores the inject tail is
+//! the point that remote spawners contend on; sharding it per spawner group
+//! is the next step if measurements call for it.
+
+pub(crate) mod idle;
+pub(crate) mod inject;
+pub(crate) mod park;
+pub(crate) mod queue;
+pub(crate) mod worker;
+
+use std::ptr::NonNull;
+
+use crossbeam_utils::CachePadded;
+
+use crate::loom::sync::Arc;
+use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
+use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
+use crate::task::{Registry, Task};
+
+use idle::Idle;
+use inject::Inject;
+use park::Parker;
+use queue::Steal;
+
+/// Polls in a row a worker takes from its LIFO slot before it goes back to
+/// its ring in FIFO order, so two tasks waking each other cannot starve it.
+pub(crate) const MAX_LIFO_STREAK: u32 = 3;
+
+/// Scheduler settings fixed at build time.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) num_workers: usize,
+    /// Upper bound on one batch from the inject queue.
+    pub(crate) inject_batch_cap: usize,
+    /// Whether a woken task goes to the LIFO slot.
+    pub(crate) lifo_slot: bool,
+    /// Target time between two periodic global checks, in nanoseconds.
+    pub(crate) global_check_target_ns: u64,
+}
+
+/// What other threads may touch of a worker.
+pub(crate) struct Remote {
+    pub(crate) steal: Steal<Task>,
+    /// The LIFO slot: a `Runnable` turned into a raw pointer, or null.
+    lifo: AtomicPtr<()>,
+    pub(crate) parker: Parker,
+    pub(crate) counters: WorkerCounters,
+}
+
+impl Remote {
+    /// Puts `task` in the slot and returns the task it displaced.
+    #[inline]
+    pub(crate) fn swap_lifo(&self, task: Option<Task>) -> Option<Task> {
+        let new = task.map_or(std::ptr::null_mut(), |t| t.into_raw().as_ptr());
+        let old = self.lifo.swap(new, Ordering::AcqRel);
+        // SAFETY: the slot only ever holds null or a pointer made by
+        // `Runnable::into_raw`; the swap hands ownership of it to us alone.
+        NonNull::new(old).map(|ptr| unsafe { Task::from_raw(ptr) })
+    }
+
+    /// Takes the task in the slot, if any (owner or thief).
+    #[inline]
+    pub(crate) fn take_lifo(&self) -> Option<Task> {
+        if self.lifo.load(Ordering::Relaxed).is_null() {
+            return None;
+        }
+        self.swap_lifo(None)
+    }
+
+    pub(crate) fn has_lifo(&self) -> bool {
+        !self.lifo.load(Ordering::Acquire).is_null()
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        drop(self.take_lifo());
+    }
+}
+
+/// State shared by the workers, the handles and every task's schedule
+/// function.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) inject: Inject<Task>,
+    pub(crate) remotes: Box<[CachePadded<Remote>]>,
+    pub(crate) idle: Idle,
+    pub(crate) registry: Registry,
+    shutdown: AtomicBool,
+    remote_wake_requests: CachePadded<SharedCounter>,
+}
+
+impl Shared {
+    /// Builds the shared state and each worker's owner handle of its ring.
+    pub(crate) fn new(config: Config) -> (Arc<Shared>, Vec<queue::Local<Task>>) {
+        let n = config.num_workers;
+        let mut locals = Vec::with_capacity(n);
+        let remotes = (0..n)
+            .map(|_| {
+                let (local, steal) = queue::local();
+                locals.push(local);
+                CachePadded::new(Remote {
+                    steal,
+                    lifo: AtomicPtr::new(std::ptr::null_mut()),
+                    parker: Parker::new(),
+                    counters: WorkerCounters::default(),
+                })
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            inject: Inject::new(),
+            remotes,
+            idle: Idle::new(n),
+            registry: Registry::new(n),
+            shutdown: AtomicBool::new(false),
+            remote_wake_requests: CachePadded::new(SharedCounter::default()),
+            config,
+        });
+        (shared, locals)
+    }
+
+    #[inline]
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Schedules a task from a thread that is not one of this runtime's
+    /// workers (or a worker that is shutting down).
+    pub(crate) fn schedule_remote(&self, task: Task) {
+        if self.is_shutdown() {
+            drop(task); // cancels it: the runtime is gone
+            return;
+        }
+        self.inject.push(task);
+        // `notify_parked`'s fence also orders the push before the shutdown
+        // re-check below: either `shutdown_drain` sees the task, or we see
+        // the flag and drain it ourselves.
+        self.notify_parked(None);
+        if self.is_shutdown() {
+            self.drain_inject();
+        }
+    }
+
+    /// Wakes a sleeping worker if rule 1 of `idle.rs` says so. `by` is the
+    /// notifying worker, for its counters.
+    pub(crate) fn notify_parked(&self, by: Option<usize>) {
+        if let Some(worker) = self.idle.worker_to_notify() {
+            match by {
+                Some(me) => self.remotes[me].counters.wake_requests.incr(),
+                None => self.remote_wake_requests.incr(),
+            }
+            self.remotes[worker].parker.unpark();
+        }
+    }
+
+    /// The last searcher's re-check before it sleeps (rule 4 of `idle.rs`).
+    pub(crate) fn notify_if_work_pending(&self, by: usize) {
+        let pending = || {
+            !self.inject.is_empty()
+                || self
+                    .remotes
+                    .iter()
+                    .any(|remote| !remote.steal.is_empty() || remote.has_lifo())
+        };
+        if let Some(worker) = self.idle.recheck_after_last_search(pending) {
+            self.remotes[by].counters.wake_requests.incr();
+            self.remotes[worker].parker.unpark();
+        }
+    }
+
+    /// Marks the runtime as shutting down and wakes every worker so it sees
+    /// the flag. Idempotent.
+    pub(crate) fn begin_shutdown(&self) -> bool {
+        let first = !self.shutdown.swap(true, Ordering::AcqRel);
+        // Orders the flag before the inject drain, pairing with the fence
+        // in `schedule_remote`'s notify.
+        fence(Ordering::SeqCst);
+        for remote in self.remotes.iter() {
+            remote.parker.unpark();
+        }
+        first
+    }
+
+    /// Drops every task still queued in the inject queue.
+    pub(crate) fn drain_inject(&self) {
+        while let Some(task) = self.inject.pop() {
+            drop_task(task);
+        }
+    }
+
+    /// After the workers are gone: cancels every task that is still alive
+    /// (queued, or pending with its waker held elsewhere), dropping each
+    /// future exactly once.
+    pub(crate) fn shutdown_drain(&self) {
+        self.drain_inject();
+        for remote in self.remotes.iter() {
+            if let Some(task) = remote.take_lifo() {
+                drop_task(task);
+            }
+        }
+        // Waking a registered task now reaches `schedule_remote`, which sees
+        // the shutdown flag and drops it (cancelling it).
+        for waker in self.registry.close() {
+            let _ = std::panic::catch_unwind(move || waker.wake());
+        }
+        self.drain_inject();
+    }
+
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let workers = self
+            .remotes
+            .iter()
+            .map(|remote| remote.counters.snapshot())
+            .collect();
+        let mut metrics = RuntimeMetrics::from_workers(workers);
+        metrics.spawned_remote = self.registry.spawned_remote();
+        metrics.remote_wake_requests = self.remote_wake_requests.get();
+        metrics.live_tasks = self.registry.live();
+        metrics.inject_queue_depth = self.inject.len();
+        metrics.local_queue_depths = self
+            .remotes
+            .iter()
+            .map(|remote| remote.steal.len() + usize::from(remote.has_lifo()))
+            .collect();
+        metrics
+    }
+}
+
+/// Drops a task without running it (cancelling it), containing a panic
+/// from its future's destructor.
+pub(crate) fn drop_task(task: Task) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(task)));
+}

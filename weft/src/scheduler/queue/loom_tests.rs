@@ -1,0 +1,109 @@
+//! loom models of the local queue (capacity 4 under loom).
+//!
+//! Invariant checked by every model: each task pushed is obtained exactly
+//! once — by the owner's pop, by a thief (returned or queued at the thief),
+//! or through the overflow sink — never lost, never duplicated.
+//!
+//! Orderings relied on: `tail` is published with Release and read with
+//! Acquire by thieves; every change of `head` is a CAS (AcqRel), so the
+//! owner's pops, the overflow claim and a thief's claim/release are ordered
+//! by `head`'s modification order. loom models all of these exactly (no
+//! SeqCst is involved).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p weft --lib --release queue`
+
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+
+use super::{Local, Overflow, Steal, local};
+
+#[derive(Default)]
+struct Sink(Mutex<Vec<usize>>);
+
+impl Overflow<usize> for Sink {
+    fn push_batch(&self, tasks: impl Iterator<Item = usize>) {
+        self.0.lock().unwrap().extend(tasks);
+    }
+}
+
+fn drain(local: &Local<usize>) -> Vec<usize> {
+    std::iter::from_fn(|| local.pop()).collect()
+}
+
+fn thief(steal: Steal<usize>, attempts: usize) -> thread::JoinHandle<Vec<usize>> {
+    thread::spawn(move || {
+        let (mine, _) = local();
+        let mut got = Vec::new();
+        for _ in 0..attempts {
+            got.extend(steal.steal_into(&mine));
+            got.extend(drain(&mine));
+        }
+        got
+    })
+}
+
+fn assert_each_once(mut seen: Vec<usize>, pushed: usize) {
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        (0..pushed).collect::<Vec<_>>(),
+        "a task was lost or duplicated"
+    );
+}
+
+#[test]
+fn steal_races_pop() {
+    loom::model(|| {
+        let (owner, steal) = local();
+        let sink = Sink::default();
+        for i in 0..3 {
+            let _ = owner.push_back(i, &sink);
+        }
+        let thief = thief(steal, 1);
+        let mut seen = drain(&owner);
+        seen.extend(thief.join().unwrap());
+        seen.extend(sink.0.lock().unwrap().drain(..));
+        assert_each_once(seen, 3);
+    });
+}
+
+#[test]
+fn overflow_races_steal() {
+    loom::model(|| {
+        let (owner, steal) = local();
+        let sink = Arc::new(Sink::default());
+        for i in 0..4 {
+            let _ = owner.push_back(i, &*sink);
+        }
+        let thief = thief(steal, 1);
+        // The ring is full: these pushes overflow, or find room a thief made.
+        for i in 4..6 {
+            let _ = owner.push_back(i, &*sink);
+        }
+        let mut seen = drain(&owner);
+        seen.extend(thief.join().unwrap());
+        seen.extend(sink.0.lock().unwrap().drain(..));
+        assert_each_once(seen, 6);
+    });
+}
+
+#[test]
+fn two_thieves_and_owner_push_pop() {
+    loom::model(|| {
+        let (owner, steal) = local();
+        let sink = Sink::default();
+        for i in 0..2 {
+            let _ = owner.push_back(i, &sink);
+        }
+        let first = thief(steal.clone(), 1);
+        let second = thief(steal, 1);
+        let _ = owner.push_back(2, &sink);
+        let mut seen: Vec<_> = owner.pop().into_iter().collect();
+        let _ = owner.push_back(3, &sink);
+        seen.extend(drain(&owner));
+        seen.extend(first.join().unwrap());
+        seen.extend(second.join().unwrap());
+        seen.extend(sink.0.lock().unwrap().drain(..));
+        assert_each_once(seen, 4);
+    });
+}

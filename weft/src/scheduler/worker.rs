@@ -1,0 +1,333 @@
+//! A worker thread's run loop.
+//!
+//! # The loop
+//!
+//! Each iteration ("tick") picks one task and polls it:
+//!
+//! 1. On a periodic global check (every `global_interval` ticks), or when
+//!    the local ring is empty: a batch from the inject queue, the first run
+//!    now, the rest appended to the ring.
+//! 2. The LIFO slot, unless it has run [`MAX_LIFO_STREAK`] times in a row
+//!    (then its task goes to the back of the ring).
+//! 3. The ring, oldest first.
+//! 4. A batch from the inject queue.
+//! 5. Searching: steal half of another worker's ring, then the inject queue,
+//!    then (last pass) another worker's LIFO slot.
+//! 6. Sleep (`park`), following the protocol of `idle.rs`.
+//!
+//! The periodic check interval adapts: every check measures the mean tick
+//! length since the last one and aims at `global_check_target_ns` between
+//! checks, clamped to `[2, 127]` ticks.
+//!
+//! # Ownership
+//!
+//! `Core` belongs to its worker thread. Tasks running on the worker reach it
+//! through the thread-local context (`runtime::context`) to push wakes
+//! locally; every field is a `Cell` or an owner-only handle, so a shared
+//! reference suffices and no `RefCell` borrow is taken per wake.
+//!
+//! # Shutdown
+//!
+//! The runtime sets the shutdown flag and unparks every worker. A worker
+//! sees the flag at its next periodic check or wake-up, leaves the loop,
+//! marks its core closing (so wakes caused by dropping tasks go the remote
+//! way and are dropped too) and drops every task in its LIFO slot and ring.
+//! The runtime then drains the inject queue and cancels the tasks still
+//! registered (see `Shared::shutdown_drain`).
+
+use std::cell::Cell;
+use std::time::Instant;
+
+use crate::loom::sync::Arc;
+use crate::metrics::WorkerCounters;
+use crate::task::Task;
+
+use super::idle::LeftSearching;
+use super::inject::Stash;
+use super::queue::{Local, Pushed};
+use super::{MAX_LIFO_STREAK, Remote, Shared, drop_task};
+
+const MIN_GLOBAL_INTERVAL: u32 = 2;
+const MAX_GLOBAL_INTERVAL: u32 = 127;
+const INITIAL_GLOBAL_INTERVAL: u32 = 31;
+
+/// A worker's private state.
+pub(crate) struct Core {
+    pub(crate) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    local: Local<Task>,
+    stash: Stash<Task>,
+    /// Set once the worker leaves its loop: wakes then take the remote path.
+    closing: Cell<bool>,
+    searching: Cell<bool>,
+    lifo_streak: Cell<u32>,
+    ticks_to_global_check: Cell<u32>,
+    global_interval: Cell<u32>,
+    last_global_check: Cell<Instant>,
+    mean_tick_ns: Cell<f64>,
+    rng: Cell<u64>,
+}
+
+impl Core {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, local: Local<Task>) -> Core {
+        Core {
+            index,
+            shared,
+            local,
+            stash: Stash::new(),
+            closing: Cell::new(false),
+            searching: Cell::new(false),
+            lifo_streak: Cell::new(0),
+            ticks_to_global_check: Cell::new(INITIAL_GLOBAL_INTERVAL),
+            global_interval: Cell::new(INITIAL_GLOBAL_INTERVAL),
+            last_global_check: Cell::new(Instant::now()),
+            mean_tick_ns: Cell::new(0.0),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F),
+            ),
+        }
+    }
+
+    #[inline]
+    fn remote(&self) -> &Remote {
+        &self.shared.remotes[self.index]
+    }
+
+    #[inline]
+    fn counters(&self) -> &WorkerCounters {
+        &self.remote().counters
+    }
+
+    /// Whether a wake on this thread may use the local fast path.
+    #[inline]
+    pub(crate) fn accepts_local(&self, shared: *const Shared) -> bool {
+        std::ptr::eq(&*self.shared, shared) && !self.closing.get()
+    }
+
+    /// Schedules a task woken (or spawned) by the task running here.
+    #[inline]
+    pub(crate) fn schedule_local(&self, task: Task, is_yield: bool) {
+        if is_yield || !self.shared.config.lifo_slot {
+            self.push_back(task);
+        } else if let Some(displaced) = self.remote().swap_lifo(Some(task)) {
+            self.push_back(displaced);
+        }
+    }
+
+    /// Appends a task to the ring. The owner will run it, so the wake-up of
+    /// a sleeping worker here is for parallelism, not liveness: a stale,
+    /// fence-free look at the idle counts decides whether to try.
+    #[inline]
+    fn push_back(&self, task: Task) {
+        match self.local.push_back(task, &self.shared.inject) {
+            Pushed::Local => {
+                let counts = self.shared.idle.counts();
+                if counts.searching == 0 && counts.unparked < self.shared.config.num_workers {
+                    self.shared.notify_parked(Some(self.index));
+                }
+            }
+            Pushed::Overflowed => {
+                self.counters().overflows.incr();
+                self.shared.notify_parked(Some(self.index));
+            }
+        }
+    }
+
+    /// The run loop; returns when the runtime shuts down.
+    pub(crate) fn run(&self) {
+        while !self.shared.is_shutdown() {
+            if let Some(task) = self.next_task().or_else(|| self.search()) {
+                if self.searching.get() {
+                    self.stop_searching();
+                }
+                self.run_task(task);
+            } else {
+                self.park();
+            }
+        }
+        self.close();
+    }
+
+    #[inline]
+    fn run_task(&self, task: Task) {
+        self.counters().polls.incr();
+        // A panic in the task's poll is caught by the task itself (it
+        // becomes a `JoinError`); this one catches a panic from dropping a
+        // cancelled task's future, which must not take the worker down.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));
+    }
+
+    fn next_task(&self) -> Option<Task> {
+        let countdown = self.ticks_to_global_check.get() - 1;
+        self.ticks_to_global_check.set(countdown);
+        if countdown == 0 {
+            self.tune_global_interval();
+            if let Some(task) = self.take_inject_batch() {
+                return Some(task);
+            }
+        } else if self.local.is_empty() {
+            // smol's half of the policy: a dry ring drains outside work now,
+            // not at the next periodic check.
+            if let Some(task) = self.take_inject_batch() {
+                return Some(task);
+            }
+        }
+        if let Some(task) = self.take_own_lifo() {
+            return Some(task);
+        }
+        self.lifo_streak.set(0);
+        self.local.pop().or_else(|| self.take_inject_batch())
+    }
+
+    #[inline]
+    fn take_own_lifo(&self) -> Option<Task> {
+        let task = self.remote().take_lifo()?;
+        let streak = self.lifo_streak.get();
+        if streak < MAX_LIFO_STREAK {
+            self.lifo_streak.set(streak + 1);
+            self.counters().lifo_hits.incr();
+            return Some(task);
+        }
+        // Streak exhausted: the LIFO task queues behind older work.
+        self.push_back(task);
+        None
+    }
+
+    /// `min(len / workers + 1, cap, free slots + 1)` tasks from the inject
+    /// queue; the first is returned, the rest go to the ring.
+    fn take_inject_batch(&self) -> Option<Task> {
+        let inject = &self.shared.inject;
+        if inject.is_empty() {
+            return None;
+        }
+        let config = &self.shared.config;
+        let limit = (inject.len() / config.num_workers + 1)
+            .min(config.inject_batch_cap)
+            .min(self.local.remaining_slots() + 1);
+        let (task, taken) = inject.pop_batch_into(&self.local, &self.stash, limit)?;
+        let counters = self.counters();
+        counters.inject_batches.incr();
+        counters.inject_tasks.add(taken as u64);
+        if taken > 1 && !self.searching.get() {
+            // More than this worker can start now: let an idle one help.
+            self.shared.notify_parked(Some(self.index));
+        }
+        Some(task)
+    }
+
+    fn tune_global_interval(&self) {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last_global_check.get()).as_nanos() as f64;
+        self.last_global_check.set(now);
+        let tick_ns = elapsed / f64::from(self.global_interval.get());
+        let mean = match self.mean_tick_ns.get() {
+            0.0 => tick_ns,
+            mean => 0.8 * mean + 0.2 * tick_ns,
+        };
+        self.mean_tick_ns.set(mean);
+        let target = self.shared.config.global_check_target_ns as f64;
+        let interval = (target / mean.max(1.0)) as u32;
+        let interval = interval.clamp(MIN_GLOBAL_INTERVAL, MAX_GLOBAL_INTERVAL);
+        self.global_interval.set(interval);
+        self.ticks_to_global_check.set(interval);
+    }
+
+    fn next_random(&self, bound: usize) -> usize {
+        // xorshift64*: cheap and good enough to pick a victim.
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize % bound
+    }
+
+    /// Steps 5 of the loop. Enters the searching state if allowed.
+    fn search(&self) -> Option<Task> {
+        if !self.searching.get() {
+            if !self.shared.idle.transition_worker_to_searching() {
+                return None;
+            }
+            self.searching.set(true);
+        }
+        let remotes = &self.shared.remotes;
+        let n = remotes.len();
+        let start = self.next_random(n);
+        let victims = (0..n).map(|i| (start + i) % n).filter(|&v| v != self.index);
+        for victim in victims.clone() {
+            let before = self.local.len();
+            if let Some(task) = remotes[victim].steal.steal_into(&self.local) {
+                let counters = self.counters();
+                counters.steals.incr();
+                counters
+                    .stolen_tasks
+                    .add((self.local.len() - before + 1) as u64);
+                return Some(task);
+            }
+        }
+        if let Some(task) = self.take_inject_batch() {
+            return Some(task);
+        }
+        // Last pass: a LIFO slot whose owner has not got to it.
+        for victim in victims {
+            if let Some(task) = remotes[victim].take_lifo() {
+                let counters = self.counters();
+                counters.steals.incr();
+                counters.stolen_tasks.incr();
+                return Some(task);
+            }
+        }
+        None
+    }
+
+    fn stop_searching(&self) {
+        self.searching.set(false);
+        if self.shared.idle.transition_worker_from_searching() == LeftSearching::WasLast {
+            // Rule 4: more work may be waiting; keep one worker looking.
+            self.shared.notify_parked(Some(self.index));
+        }
+    }
+
+    fn has_tasks(&self) -> bool {
+        !self.local.is_empty() || self.remote().has_lifo()
+    }
+
+    /// Step 6: sleep until a notifier picks this worker or the runtime
+    /// shuts down.
+    fn park(&self) {
+        if self.has_tasks() {
+            return;
+        }
+        let idle = &self.shared.idle;
+        let was_searching = self.searching.replace(false);
+        if idle.transition_worker_to_parked(self.index, was_searching) == LeftSearching::WasLast {
+            self.shared.notify_if_work_pending(self.index);
+        }
+        self.counters().parks.incr();
+        loop {
+            if self.shared.is_shutdown() {
+                idle.unpark_worker_by_id(self.index);
+                return;
+            }
+            self.remote().parker.park();
+            if !idle.is_parked(self.index) {
+                // A notifier chose us and counted us as searching.
+                self.searching.set(true);
+                self.counters().unparks.incr();
+                self.last_global_check.set(Instant::now());
+                return;
+            }
+        }
+    }
+
+    /// Leaves the loop for good: drops every task this worker still holds.
+    pub(crate) fn close(&self) {
+        self.closing.set(true);
+        if self.searching.replace(false) {
+            let _ = self.shared.idle.transition_worker_from_searching();
+        }
+        while let Some(task) = self.remote().take_lifo().or_else(|| self.local.pop()) {
+            drop_task(task);
+        }
+    }
+}
