@@ -113,6 +113,17 @@ impl<T: Send + 'static> JoinHandle<T> {
     }
 }
 
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        // async-task cancels a task whose handle is dropped; weft's (and
+        // tokio's) contract is to detach it instead.
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let State::Waiting(task) = std::mem::replace(state, State::Taken) {
+            task.detach();
+        }
+    }
+}
+
 impl<T: Send + 'static> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 

@@ -34,6 +34,7 @@ mod registry;
 mod yield_now;
 
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -59,9 +60,11 @@ pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
 }
 
-/// The spawned future: catches panics, unregisters on drop.
+/// The spawned future: catches panics (in `poll` and in the future's
+/// destructor, which async-task would otherwise turn into a process abort),
+/// and unregisters the task on drop.
 struct TaskFuture<F> {
-    future: F,
+    future: ManuallyDrop<F>,
     /// Declared after `future`, so it is dropped after it, even when the
     /// future's destructor panics.
     _entry: RegistryEntry,
@@ -85,13 +88,24 @@ impl Drop for RegistryEntry {
     }
 }
 
+impl<F> Drop for TaskFuture<F> {
+    fn drop(&mut self) {
+        // SAFETY: `future` is dropped exactly once, here, in place (it is
+        // pinned; dropping in place is what pinning permits).
+        let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
+        // A destructor that panics leaks what it had not dropped yet; the
+        // runtime and the worker carry on.
+        let _ = catch_unwind(AssertUnwindSafe(drop_future));
+    }
+}
+
 impl<F: Future> Future for TaskFuture<F> {
     type Output = Result<F::Output, Panic>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `future` is structurally pinned: it is never moved out of
         // `TaskFuture`, and `TaskFuture` has no `Unpin` impl of its own.
-        let future = unsafe { self.map_unchecked_mut(|this| &mut this.future) };
+        let future = unsafe { self.map_unchecked_mut(|this| &mut *this.future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
@@ -139,7 +153,7 @@ where
     let mut future = Some(future);
     let inserted = shared.registry.insert(spawner, |key| {
         let wrapped = TaskFuture {
-            future: future.take().expect("spawn closure runs once"),
+            future: ManuallyDrop::new(future.take().expect("spawn closure runs once")),
             _entry: RegistryEntry { registry, key },
         };
         let (runnable, task) = async_task::Builder::new()

@@ -1,0 +1,138 @@
+//! Builder validation, hooks, and the runtime context outside a runtime.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use weft::runtime::{Builder, Handle};
+
+fn build_error(configure: impl FnOnce(&mut Builder)) -> std::io::Error {
+    let mut builder = Builder::new_multi_thread();
+    configure(&mut builder);
+    builder.build().expect_err("invalid setting accepted")
+}
+
+#[test]
+fn invalid_settings_are_rejected_with_the_setting_named() {
+    type Configure = Box<dyn FnOnce(&mut Builder)>;
+    let cases: Vec<(&str, Configure)> = vec![
+        (
+            "worker_threads",
+            Box::new(|b| {
+                b.worker_threads(0);
+            }),
+        ),
+        (
+            "worker_threads",
+            Box::new(|b| {
+                b.worker_threads(1_000_000);
+            }),
+        ),
+        (
+            "thread_stack_size",
+            Box::new(|b| {
+                b.thread_stack_size(1);
+            }),
+        ),
+        (
+            "thread_stack_size",
+            Box::new(|b| {
+                b.thread_stack_size(usize::MAX);
+            }),
+        ),
+        (
+            "inject_batch_cap",
+            Box::new(|b| {
+                b.inject_batch_cap(0);
+            }),
+        ),
+        (
+            "global_check_target",
+            Box::new(|b| {
+                b.global_check_target(std::time::Duration::ZERO);
+            }),
+        ),
+    ];
+    for (setting, configure) in cases {
+        let err = build_error(configure);
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains(setting), "{setting}: {err}");
+    }
+}
+
+#[test]
+fn a_panicking_on_thread_start_hook_is_a_build_error_not_a_hang() {
+    let err = build_error(|b| {
+        b.worker_threads(2)
+            .on_thread_start(|| panic!("hook failed"));
+    });
+    assert!(err.to_string().contains("on_thread_start"), "{err}");
+    assert!(err.to_string().contains("hook failed"), "{err}");
+}
+
+#[test]
+fn thread_hooks_and_names_apply_to_every_worker() {
+    let starts = Arc::new(AtomicUsize::new(0));
+    let stops = Arc::new(AtomicUsize::new(0));
+    let rt = {
+        let (starts, stops) = (starts.clone(), stops.clone());
+        Builder::new_multi_thread()
+            .worker_threads(3)
+            .thread_name("test-worker")
+            .thread_stack_size(256 * 1024)
+            .on_thread_start(move || {
+                starts.fetch_add(1, Ordering::SeqCst);
+            })
+            .on_thread_stop(move || {
+                stops.fetch_add(1, Ordering::SeqCst);
+            })
+            .build()
+            .unwrap()
+    };
+    assert_eq!(
+        starts.load(Ordering::SeqCst),
+        3,
+        "build returns after every hook ran"
+    );
+    let name = rt
+        .block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
+        .unwrap();
+    assert_eq!(name.as_deref(), Some("test-worker"));
+    drop(rt);
+    assert_eq!(stops.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn outside_a_runtime_try_current_errors_and_current_panics_helpfully() {
+    let err = Handle::try_current().unwrap_err();
+    assert!(err.to_string().contains("Runtime::block_on"), "{err}");
+    let panic = std::panic::catch_unwind(Handle::current).unwrap_err();
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("no weft runtime is running"), "{message}");
+    let panic = std::panic::catch_unwind(|| weft::spawn(async {})).unwrap_err();
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("outside of a weft runtime"), "{message}");
+}
+
+#[test]
+fn enter_makes_spawn_work_outside_block_on() {
+    let rt = common::rt(2, true);
+    let join = {
+        let _guard = rt.enter();
+        assert!(Handle::try_current().is_ok());
+        weft::spawn(async { 11 })
+    };
+    assert!(
+        Handle::try_current().is_err(),
+        "the guard restores the context"
+    );
+    assert_eq!(rt.block_on(join).unwrap(), 11);
+}
+
+#[test]
+fn default_runtime_uses_available_parallelism() {
+    let rt = weft::runtime::Runtime::new().unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(rt.handle().num_workers(), cores);
+}

@@ -1,0 +1,157 @@
+//! Shutdown: every pending future dropped exactly once, no leaked threads,
+//! clear panics where blocking would deadlock.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::DropCounter;
+
+const PENDING: usize = 100_000;
+
+#[test]
+fn shutdown_drops_a_hundred_thousand_pending_tasks_exactly_once() {
+    let drops = DropCounter::default();
+    let rt = common::rt(4, true);
+    let mut senders = Vec::new();
+    let mut handles = Vec::new();
+    for i in 0..PENDING {
+        let tracked = drops.track();
+        // Three kinds of pending: never woken (waker dropped), waker held by
+        // a channel outside the runtime, and detached.
+        match i % 3 {
+            0 => handles.push(rt.spawn(async move {
+                let _tracked = tracked;
+                std::future::pending::<()>().await;
+            })),
+            1 => {
+                let (tx, rx) = common::oneshot::<()>();
+                senders.push(tx);
+                handles.push(rt.spawn(async move {
+                    let _tracked = tracked;
+                    rx.await;
+                }));
+            }
+            _ => drop(rt.spawn(async move {
+                let _tracked = tracked;
+                std::future::pending::<()>().await;
+            })),
+        }
+    }
+    // Let the workers poll (most of) them once.
+    let live = rt.handle().metrics().live_tasks;
+    assert_eq!(live, PENDING);
+    drop(rt);
+    assert_eq!(
+        drops.drops(),
+        PENDING,
+        "every pending future is dropped, once"
+    );
+    let other = common::rt(1, true);
+    for handle in handles {
+        assert!(other.block_on(handle).unwrap_err().is_cancelled());
+    }
+    drop(senders);
+    assert_eq!(drops.drops(), PENDING, "no second drop when the wakers go");
+}
+
+#[test]
+fn shutdown_drops_tasks_that_never_got_to_run() {
+    let drops = DropCounter::default();
+    let rt = common::rt(1, true);
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    // Occupy the only worker in a long poll so everything else stays queued.
+    drop(rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }));
+    started_rx.recv().unwrap();
+    for _ in 0..10_000 {
+        let tracked = drops.track();
+        drop(rt.spawn(async move {
+            let _tracked = tracked;
+        }));
+    }
+    drop(rt);
+    assert_eq!(drops.drops(), 10_000);
+}
+
+#[test]
+fn spawn_after_shutdown_is_cancelled_not_lost() {
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    drop(rt);
+    let drops = DropCounter::default();
+    let tracked = drops.track();
+    let join = handle.spawn(async move {
+        let _tracked = tracked;
+    });
+    assert_eq!(drops.drops(), 1, "the refused future is dropped at once");
+    let other = common::rt(1, true);
+    assert!(other.block_on(join).unwrap_err().is_cancelled());
+}
+
+#[test]
+fn shutdown_timeout_returns_on_time_with_a_stuck_task() {
+    let rt = common::rt(2, true);
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    drop(rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_secs(2)); // a poll that will not end soon
+    }));
+    started_rx.recv().unwrap();
+    let start = Instant::now();
+    rt.shutdown_timeout(Duration::from_millis(100));
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "shutdown_timeout took {took:?}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "Cannot start a runtime from within a runtime")]
+fn block_on_inside_a_runtime_panics_with_a_clear_message() {
+    let rt = common::rt(1, true);
+    rt.block_on(async {
+        weft::runtime::Handle::current().block_on(async {});
+    });
+}
+
+#[test]
+fn block_on_inside_a_task_panics_and_the_worker_survives() {
+    let rt = common::rt(1, true);
+    let err = rt
+        .block_on(rt.spawn(async { weft::runtime::Handle::current().block_on(async { 1 }) }))
+        .unwrap_err();
+    let message = common::panic_text(&*err.into_panic());
+    assert!(
+        message.contains("Cannot start a runtime from within a runtime"),
+        "{message}"
+    );
+    assert_eq!(rt.block_on(rt.spawn(async { 2 })).unwrap(), 2);
+}
+
+#[test]
+fn dropping_the_runtime_inside_its_own_task_panics_instead_of_deadlocking() {
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    let (tx, rx) = mpsc::channel();
+    let join = handle.spawn(async move {
+        drop(rt);
+    });
+    std::thread::spawn(move || {
+        let other = common::rt(1, true);
+        tx.send(other.block_on(join)).unwrap();
+    });
+    let result = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("no deadlock");
+    let err = result.unwrap_err();
+    assert!(err.is_panic(), "{err}");
+    assert!(
+        err.to_string().contains("from inside one of its own tasks"),
+        "{err}"
+    );
+}
