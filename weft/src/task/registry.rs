@@ -17,8 +17,8 @@
 //!   because waking drops futures, whose wrappers lock the shard again.
 //!
 //! Shards: `4 × workers`, rounded up to a power of two. A worker inserts
-//! into its own shard; other threads pick one by a thread-local counter. The
-//! cost is one uncontended lock per spawn and one per completion.
+//! into its own shard; other threads go round-robin over all shards. The
+//! cost is one (mostly uncontended) lock per spawn and one per completion.
 
 use std::cell::Cell;
 use std::task::Waker;
@@ -55,7 +55,7 @@ pub(crate) enum Spawner {
 }
 
 thread_local! {
-    static REMOTE_SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+    static REMOTE_SHARD: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Registry {
@@ -72,15 +72,13 @@ impl Registry {
         let n = self.shards.len();
         match spawner {
             Spawner::Worker(index) => index % n,
-            Spawner::Remote => REMOTE_SHARD.with(|cell| {
-                let mut shard = cell.get();
-                if shard == usize::MAX {
-                    // Spread outside threads over the shards by the
-                    // address of their thread-local (distinct per thread).
-                    shard = (cell as *const Cell<usize> as usize >> 6) % n;
-                    cell.set(shard);
-                }
-                shard
+            // Round-robin per outside thread: a burst of remote spawns
+            // spreads over every shard instead of making the spawner and
+            // the workers completing its tasks fight over one lock.
+            Spawner::Remote => REMOTE_SHARD.with(|next| {
+                let shard = next.get().wrapping_add(1);
+                next.set(shard);
+                shard % n
             }),
         }
     }
