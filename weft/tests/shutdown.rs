@@ -155,3 +155,38 @@ fn dropping_the_runtime_inside_its_own_task_panics_instead_of_deadlocking() {
         "{err}"
     );
 }
+
+#[test]
+fn a_waker_used_after_its_runtime_is_gone_is_a_no_op() {
+    use std::sync::{Arc, Mutex};
+    use std::task::{Poll, Waker};
+
+    let stolen: Arc<Mutex<Option<Waker>>> = Arc::default();
+    let rt = common::rt(2, true);
+    let drops = DropCounter::default();
+    let join = {
+        let stolen = stolen.clone();
+        let tracked = drops.track();
+        rt.spawn(std::future::poll_fn(move |cx| {
+            let _keep = &tracked;
+            *stolen.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        }))
+    };
+    while stolen.lock().unwrap().is_none() {
+        std::thread::yield_now();
+    }
+    drop(rt);
+    assert_eq!(drops.drops(), 1);
+    let waker = stolen.lock().unwrap().take().unwrap();
+    waker.wake_by_ref();
+    waker.clone().wake();
+    drop(waker);
+    assert_eq!(drops.drops(), 1, "waking a cancelled task does nothing");
+    assert!(
+        common::rt(1, true)
+            .block_on(join)
+            .unwrap_err()
+            .is_cancelled()
+    );
+}

@@ -111,6 +111,14 @@ impl fmt::Debug for Handle {
 }
 
 /// Returned by [`Handle::enter`] and [`Runtime::enter`](super::Runtime::enter).
+///
+/// It restores the calling thread's previous context when dropped, so it
+/// cannot be sent to another thread:
+///
+/// ```compile_fail
+/// fn assert_send<T: Send>() {}
+/// assert_send::<weft::runtime::EnterGuard<'static>>();
+/// ```
 #[must_use = "the runtime context is left as soon as the guard is dropped"]
 pub struct EnterGuard<'a> {
     _guard: context::HandleGuard,
