@@ -162,13 +162,16 @@ impl Core {
         self.ticks_to_global_check.set(countdown);
         if countdown == 0 {
             self.tune_global_interval();
+        }
+        // smol's half of the policy: a dry ring drains outside work now, not
+        // only at the periodic check.
+        if countdown == 0 || self.local.is_empty() {
             if let Some(task) = self.take_inject_batch() {
-                return Some(task);
-            }
-        } else if self.local.is_empty() {
-            // smol's half of the policy: a dry ring drains outside work now,
-            // not at the next periodic check.
-            if let Some(task) = self.take_inject_batch() {
+                // The batch waited in the inject queue longer than the task
+                // in the LIFO slot: that one queues behind it.
+                if let Some(lifo) = self.remote().take_lifo() {
+                    self.push_back(lifo);
+                }
                 return Some(task);
             }
         }
