@@ -41,7 +41,7 @@ fn shutdown_drops_a_hundred_thousand_pending_tasks_exactly_once() {
     }
     // Let the workers poll (most of) them once.
     let live = rt.handle().metrics().live_tasks;
-    assert_eq!(live, PENDING);
+    assert_eq!(live, PENDING as u64);
     drop(rt);
     assert_eq!(
         drops.drops(),

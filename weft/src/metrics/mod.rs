@@ -12,14 +12,16 @@
 //! join) they are exact.
 //!
 //! Counts that outside threads produce (remote spawns, wake requests made
-//! from outside the runtime) cannot have a single writer; they live in the
-//! task registry's shards (under the lock already taken for the spawn) or in
-//! a padded atomic updated with `fetch_add` on the remote path only.
+//! from outside the runtime, futures dropped off the workers) cannot have a
+//! single writer; they live in striped atomics updated with `fetch_add`, on
+//! the remote paths only.
 //!
 //! The counters are plain `std` atomics even under loom: they are not part
 //! of any protocol, and modelling them would only grow the state space.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
 
 /// A single-writer event counter.
 #[derive(Debug, Default)]
@@ -44,18 +46,35 @@ impl Counter {
     }
 }
 
-/// A counter any thread may add to (remote paths only).
+/// A counter any thread may add to (remote paths only), striped over
+/// cache lines so that outside threads spawning at once do not all bounce
+/// one line: each thread adds to the stripe it was assigned on first use.
 #[derive(Debug, Default)]
-pub(crate) struct SharedCounter(AtomicU64);
+pub(crate) struct SharedCounter {
+    stripes: [CachePadded<AtomicU64>; STRIPES],
+}
+
+const STRIPES: usize = 8;
+
+thread_local! {
+    static STRIPE: usize = {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES
+    };
+}
 
 impl SharedCounter {
     #[inline]
     pub(crate) fn incr(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+        let stripe = STRIPE.try_with(|s| *s).unwrap_or(0);
+        self.stripes[stripe].fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.stripes
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
     }
 }
 
@@ -107,6 +126,9 @@ worker_counters! {
     polls,
     /// Tasks spawned by tasks running on this worker.
     spawned_local,
+    /// Tasks whose future was dropped on this worker (completed or
+    /// cancelled).
+    tasks_finished,
     /// Batches taken from the inject queue.
     inject_batches,
     /// Tasks taken from the inject queue, over all batches.
@@ -141,8 +163,11 @@ pub struct RuntimeMetrics {
     pub spawned_remote: u64,
     /// Wake-ups of sleeping workers requested from outside the workers.
     pub remote_wake_requests: u64,
-    /// Tasks spawned and not yet completed or dropped.
-    pub live_tasks: usize,
+    /// Futures dropped off the workers (shutdown, or cancellation from
+    /// outside).
+    pub finished_remote: u64,
+    /// Tasks spawned and not yet finished (completed or cancelled).
+    pub live_tasks: u64,
     /// Tasks waiting in the inject queue when the snapshot was taken.
     pub inject_queue_depth: usize,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.

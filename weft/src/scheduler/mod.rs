@@ -131,7 +131,9 @@ pub(crate) struct Shared {
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     shutdown: AtomicBool,
-    remote_wake_requests: CachePadded<SharedCounter>,
+    remote_wake_requests: SharedCounter,
+    remote_spawns: SharedCounter,
+    remote_finishes: SharedCounter,
 }
 
 impl Shared {
@@ -157,7 +159,9 @@ impl Shared {
             idle: Idle::new(n),
             registry: Registry::new(n),
             shutdown: AtomicBool::new(false),
-            remote_wake_requests: CachePadded::new(SharedCounter::default()),
+            remote_wake_requests: SharedCounter::default(),
+            remote_spawns: SharedCounter::default(),
+            remote_finishes: SharedCounter::default(),
             config,
         });
         (shared, locals)
@@ -250,6 +254,27 @@ impl Shared {
         self.drain_inject();
     }
 
+    #[inline]
+    pub(crate) fn count_remote_spawn(&self) {
+        self.remote_spawns.incr();
+    }
+
+    /// Counts a dropped task future on the worker that dropped it, if it is
+    /// one of ours, or on the striped remote counter.
+    #[inline]
+    pub(crate) fn count_task_finished(&self) {
+        let on_worker = crate::runtime::context::with_core(|core| match core {
+            Some(core) if std::ptr::eq(&*core.shared, self) => {
+                self.remotes[core.index].counters.tasks_finished.incr();
+                true
+            }
+            _ => false,
+        });
+        if !on_worker {
+            self.remote_finishes.incr();
+        }
+    }
+
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let workers = self
             .remotes
@@ -257,9 +282,13 @@ impl Shared {
             .map(|remote| remote.counters.snapshot())
             .collect();
         let mut metrics = RuntimeMetrics::from_workers(workers);
-        metrics.spawned_remote = self.registry.spawned_remote();
+        metrics.spawned_remote = self.remote_spawns.get();
+        metrics.finished_remote = self.remote_finishes.get();
         metrics.remote_wake_requests = self.remote_wake_requests.get();
-        metrics.live_tasks = self.registry.live();
+        // Saturating: the counters are read one after another, not as one
+        // atomic picture, so a racing snapshot may see a finish first.
+        metrics.live_tasks = (metrics.total.spawned_local + metrics.spawned_remote)
+            .saturating_sub(metrics.total.tasks_finished + metrics.finished_remote);
         metrics.inject_queue_depth = self.inject.len();
         metrics.local_queue_depths = self
             .remotes

@@ -104,6 +104,12 @@ impl Core {
         std::ptr::eq(&*self.shared, shared) && !self.closing.get()
     }
 
+    /// Counts a task spawned by the task running here.
+    #[inline]
+    pub(crate) fn count_spawn(&self) {
+        self.counters().spawned_local.incr();
+    }
+
     /// Schedules a task woken (or spawned) by the task running here.
     #[inline]
     pub(crate) fn schedule_local(&self, task: Task, is_yield: bool) {

@@ -10,7 +10,8 @@
 //!   the task is scheduled; it lives in a queue or LIFO slot, or is being
 //!   run. Dropping it without running cancels the task (drops the future).
 //! - `Waker` — may schedule the task; waking a completed or cancelled task
-//!   does nothing. The registry (`registry.rs`) holds one per live task.
+//!   does nothing. The registry (`registry.rs`) holds one per task that has
+//!   returned `Pending` at least once and is not finished.
 //! - `async_task::Task` — inside [`JoinHandle`]: the right to the output.
 //!   Dropping a `JoinHandle` *detaches* (tokio semantics); `abort` cancels.
 //!
@@ -18,8 +19,10 @@
 //!
 //! The spawned future is wrapped in [`TaskFuture`], which (1) catches a panic
 //! in `poll` and turns it into the task's output (`Err(panic)`), so a panic
-//! never unwinds through a worker, and (2) removes the task's registry entry
-//! when the future is dropped, whether it completed or was cancelled.
+//! never unwinds through a worker, (2) registers the task in the registry at
+//! its first `Pending` and removes the entry when the future is dropped,
+//! whether it completed or was cancelled, and (3) counts finished tasks for
+//! the `live_tasks` metric.
 //!
 //! # Scheduling
 //!
@@ -37,7 +40,7 @@ use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use async_task::{Runnable, ScheduleInfo, WithInfo};
 
@@ -46,7 +49,8 @@ use crate::runtime::context;
 use crate::scheduler::Shared;
 
 pub use join::{JoinError, JoinHandle};
-pub(crate) use registry::{EntryKey, Registry, Spawner};
+pub(crate) use registry::Registry;
+use registry::{Closed, EntryKey};
 pub use yield_now::yield_now;
 
 /// A scheduled task: the right to poll it once.
@@ -62,29 +66,36 @@ pub(crate) struct TaskMeta {
 
 /// The spawned future: catches panics (in `poll` and in the future's
 /// destructor, which async-task would otherwise turn into a process abort),
-/// and unregisters the task on drop.
+/// registers the task once it can be idle, unregisters it on drop.
 struct TaskFuture<F> {
     future: ManuallyDrop<F>,
-    /// Declared after `future`, so it is dropped after it, even when the
-    /// future's destructor panics.
-    _entry: RegistryEntry,
+    /// The runtime's state. Valid for the future's whole life: the task's
+    /// metadata holds an `Arc` to it, and async-task drops the metadata only
+    /// when it frees the task, after the future is gone.
+    shared: *const Shared,
+    entry: Option<EntryKey>,
 }
 
-struct RegistryEntry {
-    registry: *const Registry,
-    key: EntryKey,
-}
+// SAFETY: `shared` points to `Shared`, which is `Sync`, and is kept alive as
+// documented on the field; the rest is `Send` when `F` is.
+unsafe impl<F: Send> Send for TaskFuture<F> {}
 
-// SAFETY: the pointer is only used to call `Registry::remove`, which is
-// thread-safe; see `Drop` for why it is valid.
-unsafe impl Send for RegistryEntry {}
+impl<F> TaskFuture<F> {
+    fn shared(&self) -> &Shared {
+        // SAFETY: see the field's documentation.
+        unsafe { &*self.shared }
+    }
 
-impl Drop for RegistryEntry {
-    fn drop(&mut self) {
-        // SAFETY: the registry lives in `Shared`, which this task's metadata
-        // keeps alive (an `Arc`); async-task drops the metadata only when it
-        // frees the task, after the future (which owns this entry) is gone.
-        unsafe { (*self.registry).remove(self.key) };
+    /// First `Pending`: from now on the task can be idle, so it must be
+    /// findable at shutdown.
+    #[cold]
+    fn register(&mut self, waker: &Waker) {
+        let worker = context::with_core(|core| core.map(|core| core.index));
+        match self.shared().registry.insert(worker, waker.clone()) {
+            Ok(key) => self.entry = Some(key),
+            // Shutting down: a wake now makes the scheduler drop the task.
+            Err(Closed) => waker.wake_by_ref(),
+        }
     }
 }
 
@@ -96,6 +107,11 @@ impl<F> Drop for TaskFuture<F> {
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
         let _ = catch_unwind(AssertUnwindSafe(drop_future));
+        let shared = self.shared();
+        if let Some(key) = self.entry {
+            shared.registry.remove(key);
+        }
+        shared.count_task_finished();
     }
 }
 
@@ -104,10 +120,18 @@ impl<F: Future> Future for TaskFuture<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `future` is structurally pinned: it is never moved out of
-        // `TaskFuture`, and `TaskFuture` has no `Unpin` impl of its own.
-        let future = unsafe { self.map_unchecked_mut(|this| &mut *this.future) };
+        // `TaskFuture` (dropped in place in `Drop`), and `TaskFuture` has no
+        // `Unpin` impl of its own; the other fields are not pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        let future = unsafe { Pin::new_unchecked(&mut *this.future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Pending) => {
+                if this.entry.is_none() {
+                    this.register(cx.waker());
+                }
+                Poll::Pending
+            }
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Err(panic) => Poll::Ready(Err(panic)),
         }
@@ -141,38 +165,31 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let core_index = context::with_core(|core| match core {
-        Some(core) if core.accepts_local(&**shared) => Some(core.index),
-        _ => None,
-    });
-    let spawner = core_index.map_or(Spawner::Remote, Spawner::Worker);
-    let registry: *const Registry = &shared.registry;
+    if shared.is_shutdown() {
+        return JoinHandle::cancelled_at_spawn(future);
+    }
+    let wrapped = TaskFuture {
+        future: ManuallyDrop::new(future),
+        shared: &**shared,
+        entry: None,
+    };
     let meta = TaskMeta {
         shared: shared.clone(),
     };
-    let mut future = Some(future);
-    let inserted = shared.registry.insert(spawner, |key| {
-        let wrapped = TaskFuture {
-            future: ManuallyDrop::new(future.take().expect("spawn closure runs once")),
-            _entry: RegistryEntry { registry, key },
-        };
-        let (runnable, task) = async_task::Builder::new()
-            .metadata(meta)
-            .spawn(move |_| wrapped, WithInfo(schedule));
-        let waker = runnable.waker();
-        ((runnable, task), waker)
-    });
-    let Some((runnable, task)) = inserted else {
-        // The runtime is shut down: the task is cancelled before it starts.
-        return JoinHandle::cancelled_at_spawn(future.take().expect("not spawned"));
-    };
-    match core_index {
-        Some(index) => context::with_core(|core| {
-            let core = core.expect("spawned on a worker");
-            shared.remotes[index].counters.spawned_local.incr();
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(meta)
+        .spawn(move |_| wrapped, WithInfo(schedule));
+    let on_worker = context::with_core(|core| match core {
+        Some(core) if core.accepts_local(&**shared) => {
+            core.count_spawn();
             core.schedule_local(runnable, false);
-        }),
-        None => shared.schedule_remote(runnable),
+            None
+        }
+        _ => Some(runnable),
+    });
+    if let Some(runnable) = on_worker {
+        shared.count_remote_spawn();
+        shared.schedule_remote(runnable);
     }
     JoinHandle::new(task)
 }

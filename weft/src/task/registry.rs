@@ -1,4 +1,4 @@
-//! Every live task, so that shutdown can cancel the ones nobody will wake.
+//! The idle tasks, so that shutdown can cancel the ones nobody will wake.
 //!
 //! A task that is pending with its waker held by something outside the
 //! runtime (or by nothing at all) is in no queue; without this list the
@@ -6,19 +6,28 @@
 //! the task's waker: shutdown wakes it, the wake reaches the (shut down)
 //! scheduler, which drops the `Runnable` and with it the future.
 //!
+//! # Lazy registration
+//!
+//! Only a task that can be idle needs an entry, and a task can be idle only
+//! after a poll returned `Pending`. So a task registers itself the first time
+//! its future returns `Pending`, not at spawn: the many tasks that finish in
+//! their first poll never touch this list. At shutdown every other task is
+//! in a queue (drained), or being polled (its worker finishes the poll: if
+//! the task registers then and finds the list closed, it wakes itself, and
+//! the shut-down scheduler drops it).
+//!
 //! # Invariants
 //!
-//! - An entry is inserted under its shard's lock *before* the task can run,
-//!   and removed by the task's own future wrapper when the future is dropped
-//!   (completion or cancellation), exactly once.
+//! - An entry is inserted by the task's own future wrapper, under the
+//!   shard's lock, at its first `Pending`; it is removed by the same wrapper
+//!   when the future is dropped (completion or cancellation), exactly once.
 //! - `close` takes every waker out under the lock and marks each shard
-//!   closed; later inserts fail (the spawn yields a cancelled task) and later
-//!   removals are no-ops. Wakers are woken after the lock is released,
-//!   because waking drops futures, whose wrappers lock the shard again.
+//!   closed; later inserts fail and later removals are no-ops. Wakers are
+//!   woken after the lock is released, because waking drops futures, whose
+//!   wrappers lock the shard again.
 //!
-//! Shards: `4 × workers`, rounded up to a power of two. A worker inserts
-//! into its own shard; other threads go round-robin over all shards. The
-//! cost is one (mostly uncontended) lock per spawn and one per completion.
+//! Shards: `4 × workers`, rounded up to a power of two. A worker uses its
+//! own shard; other threads go round-robin over all of them.
 
 use std::cell::Cell;
 use std::task::Waker;
@@ -38,8 +47,6 @@ pub(crate) struct EntryKey {
 struct Shard {
     slots: Vec<Option<Waker>>,
     free: Vec<u32>,
-    live: usize,
-    spawned_remote: u64,
     closed: bool,
 }
 
@@ -47,15 +54,12 @@ pub(crate) struct Registry {
     shards: Box<[CachePadded<Mutex<Shard>>]>,
 }
 
-/// The spawner, for choosing a shard and counting remote spawns.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Spawner {
-    Worker(usize),
-    Remote,
-}
+/// The registry is closed: the runtime is shutting down.
+#[derive(Debug)]
+pub(crate) struct Closed;
 
 thread_local! {
-    static REMOTE_SHARD: Cell<usize> = const { Cell::new(0) };
+    static NEXT_SHARD: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Registry {
@@ -68,14 +72,11 @@ impl Registry {
         }
     }
 
-    fn shard_for(&self, spawner: Spawner) -> usize {
+    fn shard_for(&self, worker: Option<usize>) -> usize {
         let n = self.shards.len();
-        match spawner {
-            Spawner::Worker(index) => index % n,
-            // Round-robin per outside thread: a burst of remote spawns
-            // spreads over every shard instead of making the spawner and
-            // the workers completing its tasks fight over one lock.
-            Spawner::Remote => REMOTE_SHARD.with(|next| {
+        match worker {
+            Some(index) => index % n,
+            None => NEXT_SHARD.with(|next| {
                 let shard = next.get().wrapping_add(1);
                 next.set(shard);
                 shard % n
@@ -83,36 +84,28 @@ impl Registry {
         }
     }
 
-    /// Reserves an entry, builds the task with its key, and stores the
-    /// waker `make` returns. `None` when the registry is closed.
-    pub(crate) fn insert<R>(
-        &self,
-        spawner: Spawner,
-        make: impl FnOnce(EntryKey) -> (R, Waker),
-    ) -> Option<R> {
-        let shard_index = self.shard_for(spawner);
+    /// Registers an idle-capable task by its waker. `worker` is the worker
+    /// polling it, if any (its shard is then uncontended).
+    pub(crate) fn insert(&self, worker: Option<usize>, waker: Waker) -> Result<EntryKey, Closed> {
+        let shard_index = self.shard_for(worker);
         let mut shard = self.shards[shard_index].lock().unwrap();
         if shard.closed {
-            return None;
+            return Err(Closed);
         }
         let slot = match shard.free.pop() {
-            Some(slot) => slot,
+            Some(slot) => {
+                shard.slots[slot as usize] = Some(waker);
+                slot
+            }
             None => {
-                shard.slots.push(None);
+                shard.slots.push(Some(waker));
                 (shard.slots.len() - 1) as u32
             }
         };
-        let key = EntryKey {
+        Ok(EntryKey {
             shard: shard_index as u32,
             slot,
-        };
-        let (result, waker) = make(key);
-        shard.slots[slot as usize] = Some(waker);
-        shard.live += 1;
-        if let Spawner::Remote = spawner {
-            shard.spawned_remote += 1;
-        }
-        Some(result)
+        })
     }
 
     /// Removes an entry (the task's future is being dropped).
@@ -122,38 +115,24 @@ impl Registry {
             if shard.closed {
                 return;
             }
-            shard.live -= 1;
             shard.free.push(key.slot);
             shard.slots[key.slot as usize].take()
         };
-        // Dropped outside the lock: it is this task's own waker, whose drop
-        // never reaches the registry, but keep the critical section minimal.
+        // Dropped outside the lock. It is this task's own waker and the task
+        // is being dropped by a holder of its `Runnable`, so this never frees
+        // the task or re-enters the registry.
         drop(waker);
     }
 
-    /// Closes every shard and returns the wakers of the tasks still alive.
+    /// Closes every shard and returns the wakers of the registered tasks.
     pub(crate) fn close(&self) -> Vec<Waker> {
         let mut wakers = Vec::new();
         for shard in self.shards.iter() {
             let mut shard = shard.lock().unwrap();
             shard.closed = true;
-            shard.live = 0;
             shard.free.clear();
             wakers.extend(shard.slots.drain(..).flatten());
         }
         wakers
-    }
-
-    /// Tasks spawned and not yet finished.
-    pub(crate) fn live(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().unwrap().live).sum()
-    }
-
-    /// Tasks spawned from outside the workers.
-    pub(crate) fn spawned_remote(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap().spawned_remote)
-            .sum()
     }
 }
