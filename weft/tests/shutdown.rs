@@ -179,9 +179,10 @@ fn a_waker_used_after_its_runtime_is_gone_is_a_no_op() {
     drop(rt);
     assert_eq!(drops.drops(), 1);
     let waker = stolen.lock().unwrap().take().unwrap();
+    let clone = waker.clone();
     waker.wake_by_ref();
-    waker.clone().wake();
-    drop(waker);
+    waker.wake();
+    drop(clone);
     assert_eq!(drops.drops(), 1, "waking a cancelled task does nothing");
     assert!(
         common::rt(1, true)
