@@ -4,9 +4,11 @@
 //!
 //! Each iteration ("tick") picks one task and polls it:
 //!
-//! 1. On a periodic global check (every `global_interval` ticks), or when
-//!    the local ring is empty: a batch from the inject queue, the first run
-//!    now, the rest appended to the ring.
+//! 1. On a periodic global check (every `global_interval` ticks), when the
+//!    local ring is empty, or when a task has yielded since the last look:
+//!    a batch from the inject queue, the first run now, the rest appended
+//!    to the ring, and a task waiting in the LIFO slot queued behind them
+//!    (the batch waited longer).
 //! 2. The LIFO slot, unless it has run [`MAX_LIFO_STREAK`] times in a row
 //!    (then its task goes to the back of the ring).
 //! 3. The ring, oldest first.
@@ -59,6 +61,8 @@ pub(crate) struct Core {
     stash: Stash<Task>,
     /// Set once the worker leaves its loop: wakes then take the remote path.
     closing: Cell<bool>,
+    /// A task yielded since the last look at the inject queue.
+    yielded: Cell<bool>,
     searching: Cell<bool>,
     lifo_streak: Cell<u32>,
     ticks_to_global_check: Cell<u32>,
@@ -76,6 +80,7 @@ impl Core {
             local,
             stash: Stash::new(),
             closing: Cell::new(false),
+            yielded: Cell::new(false),
             searching: Cell::new(false),
             lifo_streak: Cell::new(0),
             ticks_to_global_check: Cell::new(INITIAL_GLOBAL_INTERVAL),
@@ -113,7 +118,10 @@ impl Core {
     /// Schedules a task woken (or spawned) by the task running here.
     #[inline]
     pub(crate) fn schedule_local(&self, task: Task, is_yield: bool) {
-        if is_yield || !self.shared.config.lifo_slot {
+        if is_yield {
+            self.yielded.set(true);
+            self.push_back(task);
+        } else if !self.shared.config.lifo_slot {
             self.push_back(task);
         } else if let Some(displaced) = self.remote().swap_lifo(Some(task)) {
             self.push_back(displaced);
@@ -169,9 +177,12 @@ impl Core {
         if countdown == 0 {
             self.tune_global_interval();
         }
-        // smol's half of the policy: a dry ring drains outside work now, not
-        // only at the periodic check.
-        if countdown == 0 || self.local.is_empty() {
+        // smol's half of the policy: outside work is drained now, not only
+        // at the periodic check, when the ring is dry or a task has just
+        // yielded (a yield asks to let others run, and the inject queue's
+        // tasks are others too: tokio gets the same effect by parking
+        // yielded tasks outside its run queue).
+        if countdown == 0 || self.yielded.replace(false) || self.local.is_empty() {
             if let Some(task) = self.take_inject_batch() {
                 // The batch waited in the inject queue longer than the task
                 // in the LIFO slot: that one queues behind it.
