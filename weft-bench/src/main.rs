@@ -1,1 +1,5 @@
-fn main() {}
+//! `weft-bench`: see the crate's README.
+
+fn main() -> std::process::ExitCode {
+    weft_bench::cli::main()
+}

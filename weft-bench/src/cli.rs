@@ -1,0 +1,168 @@
+//! The command line: `weft-bench [run] [OPTIONS]` (the default) and
+//! `weft-bench compare BASE.json NEW.json`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::compare;
+use crate::harness::{self, Profile, RunConfig};
+use crate::json;
+use crate::report;
+use crate::runtimes::{RuntimeKind, Tuning};
+use crate::workloads::Workload;
+
+/// The benchmark lane: weft next to tokio and smol on tokio's scheduler
+/// workloads, in the same run.
+#[derive(Debug, Parser)]
+#[command(name = "weft-bench", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Options of `run`, the default subcommand.
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the workloads and print the table (the default).
+    Run(RunArgs),
+    /// Compare two `--json` documents; exit 1 on a failure or regression.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Worker threads of every runtime.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: the whole lane in well under two minutes (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: twice the rounds, twice the iterations per round.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Run only these workloads (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "WORKLOAD")]
+    only: Vec<Workload>,
+    /// The runtimes to run, in the order their blocks alternate.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
+    /// Seconds to wait for one iteration before marking the runtime failed.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = positive_seconds)]
+    iteration_timeout: Duration,
+    /// weft: largest batch taken from the inject queue at once.
+    #[arg(long, hide = true, value_name = "N")]
+    inject_batch_cap: Option<usize>,
+    /// weft: disable the LIFO slot.
+    #[arg(long, hide = true)]
+    no_lifo: bool,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// The baseline document.
+    base: PathBuf,
+    /// The document to check against it.
+    new: PathBuf,
+    /// Allowed growth, percent, of weft's median and of its ratios.
+    #[arg(long, default_value_t = compare::DEFAULT_TOLERANCE_PCT, value_name = "PCT")]
+    tolerance: f64,
+    /// Allowed growth, percent, of weft's context switches per iteration.
+    #[arg(long, default_value_t = compare::DEFAULT_CSW_TOLERANCE_PCT, value_name = "PCT")]
+    csw_tolerance: f64,
+}
+
+impl RunArgs {
+    fn config(&self) -> RunConfig {
+        RunConfig {
+            profile: match (self.quick, self.full) {
+                (false, true) => Profile::Full,
+                _ => Profile::Quick,
+            },
+            workers: usize::from(self.workers),
+            workloads: if self.only.is_empty() {
+                Workload::ALL.to_vec()
+            } else {
+                Workload::ALL
+                    .into_iter()
+                    .filter(|w| self.only.contains(w))
+                    .collect()
+            },
+            runtimes: dedup(&self.runtimes),
+            tuning: Tuning {
+                inject_batch_cap: self.inject_batch_cap,
+                lifo_slot: !self.no_lifo,
+            },
+            iteration_timeout: self.iteration_timeout,
+        }
+    }
+}
+
+fn positive_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.parse().map_err(|e| format!("{e}"))?;
+    if seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err("must be more than 0 and at most 86400 seconds".to_owned())
+    }
+}
+
+fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
+    let mut unique = Vec::with_capacity(runtimes.len());
+    for &kind in runtimes {
+        if !unique.contains(&kind) {
+            unique.push(kind);
+        }
+    }
+    unique
+}
+
+/// Parses the command line and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Run(cli.run)) {
+        Command::Run(args) => run(&args),
+        Command::Compare(args) => {
+            let tolerances = compare::Tolerances {
+                time_pct: args.tolerance,
+                csw_pct: args.csw_tolerance,
+            };
+            compare::main(&args.base, &args.new, tolerances)
+        }
+    }
+}
+
+/// Runs the lane; exits 1 if any runtime failed a workload.
+fn run(args: &RunArgs) -> ExitCode {
+    let document = harness::run(&args.config());
+    print!("{}", report::render(&document));
+    if let Some(path) = &args.json {
+        if let Err(err) = json::write(path, &document) {
+            eprintln!("weft-bench: cannot write {}: {err}", path.display());
+            return ExitCode::FAILURE;
+        }
+        eprintln!("weft-bench: wrote {}", path.display());
+    }
+    let any_failed = document
+        .workloads
+        .iter()
+        .flat_map(|w| w.runtimes.values())
+        .any(|r| r.ok_summary().is_none());
+    if any_failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

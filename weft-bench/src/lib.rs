@@ -1,0 +1,25 @@
+//! weft-bench: the benchmark lane. It runs tokio's scheduler workloads on
+//! weft, tokio and smol side by side in one process, alternating blocks of
+//! iterations between the runtimes, and reports times, ratios, context
+//! switches and weft's counters; it writes and compares JSON baselines.
+//!
+//! Modules, in the order data flows: [`cli`] parses the command line;
+//! [`harness`] alternates the runtimes of [`runtimes`], each owned by a
+//! [`driver`] thread that runs the [`workloads`] and times each iteration
+//! with [`measure`]; [`stats`]
+//! summarizes; [`report`] prints (with [`table`]); [`json`] is the document
+//! written by `--json` (with [`system`] describing the machine); [`compare`]
+//! is the regression gate between two documents.
+
+pub mod cli;
+pub mod compare;
+pub mod driver;
+pub mod harness;
+pub mod json;
+pub mod measure;
+pub mod report;
+pub mod runtimes;
+pub mod stats;
+pub mod system;
+pub mod table;
+pub mod workloads;

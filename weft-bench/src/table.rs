@@ -1,0 +1,116 @@
+//! A plain-text table: the first column left-aligned, the others
+//! right-aligned, columns as wide as their widest cell; and the number
+//! formats the tables share.
+
+use std::fmt::Write;
+
+/// A table being filled row by row.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers.
+    pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Table {
+        Table {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (missing cells are left blank).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table as text, one line per row, under an underlined header.
+    pub fn render(&self) -> String {
+        let widths: Vec<usize> = (0..self.header.len())
+            .map(|col| {
+                std::iter::once(&self.header)
+                    .chain(&self.rows)
+                    .filter_map(|row| row.get(col))
+                    .map(|cell| cell.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        for row in std::iter::once(&self.header)
+            .chain([&rule])
+            .chain(&self.rows)
+        {
+            let line: Vec<String> = widths
+                .iter()
+                .enumerate()
+                .map(|(col, &width)| {
+                    let cell = row.get(col).map_or("", String::as_str);
+                    if col == 0 {
+                        format!("{cell:<width$}")
+                    } else {
+                        format!("{cell:>width$}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        }
+        out
+    }
+}
+
+/// Milliseconds with three significant digits or so.
+pub fn ms(value: f64) -> String {
+    match value {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v if v >= 1.0 => format!("{v:.2}"),
+        v => format!("{v:.3}"),
+    }
+}
+
+/// A mean count per iteration.
+pub fn count(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+/// A relative change, `+12%` / `-3%`.
+pub fn delta_pct(base: f64, new: f64) -> String {
+    if base == 0.0 {
+        return if new == 0.0 {
+            "±0%".to_owned()
+        } else {
+            "new".to_owned()
+        };
+    }
+    format!("{:+.0}%", (new / base - 1.0) * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align() {
+        let mut table = Table::new(["name", "ms"]);
+        table.row(vec!["a".into(), "1.25".into()]);
+        table.row(vec!["longer".into(), "10.5".into()]);
+        assert_eq!(
+            table.render(),
+            "name      ms\n------  ----\na       1.25\nlonger  10.5\n"
+        );
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(ms(123.4), "123");
+        assert_eq!(ms(0.2914), "0.291");
+        assert_eq!(delta_pct(2.0, 2.5), "+25%");
+        assert_eq!(count(2.34), "2.3");
+    }
+}
