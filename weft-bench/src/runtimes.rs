@@ -129,17 +129,14 @@ pub struct Joined<H>(H);
 
 impl<H, T, E> Future for Joined<H>
 where
-    H: Future<Output = Result<T, E>>,
+    H: Future<Output = Result<T, E>> + Unpin,
     E: Debug,
 {
     type Output = T;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
-        // SAFETY: the handle is structurally pinned: `Joined` never moves it
-        // out, has no `Drop` impl, and is `Unpin` only when the handle is
-        // (weft's `JoinHandle<T>` is not `Unpin` unless `T` is).
-        let handle = unsafe { self.map_unchecked_mut(|joined| &mut joined.0) };
-        handle
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        // Every runtime's join handle is `Unpin` (tokio's, smol's, weft's).
+        Pin::new(&mut self.0)
             .poll(cx)
             .map(|result| result.expect("a benchmark task failed"))
     }

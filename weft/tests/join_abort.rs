@@ -170,5 +170,8 @@ fn join_handles_are_send_and_sync_and_errors_are_errors() {
     assert_send_sync::<weft::runtime::Handle>();
     assert_send_sync::<weft::runtime::Runtime>();
     assert_error::<weft::JoinError>();
+    // Unpin whatever the output, like tokio's, so it can be polled via &mut.
+    fn assert_unpin<T: Unpin>() {}
+    assert_unpin::<weft::JoinHandle<std::marker::PhantomPinned>>();
     assert_error::<weft::runtime::TryCurrentError>();
 }

@@ -113,6 +113,11 @@ impl<T: Send + 'static> JoinHandle<T> {
     }
 }
 
+// The output is stored inline but never pinned: `poll` only moves it out
+// through the mutex. So the handle can be `Unpin` whatever `T` is (as
+// tokio's is), and users can poll it through `&mut`.
+impl<T> Unpin for JoinHandle<T> {}
+
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // async-task cancels a task whose handle is dropped; weft's (and
