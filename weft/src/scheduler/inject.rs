@@ -18,8 +18,7 @@
 
 use super::queue::{Local, Overflow};
 
-/// The global queue. A batch pop never takes more than the rest of one
-/// crossbeam block (63 slots), whatever limit the caller passes.
+/// The global queue.
 pub(crate) struct Inject<T> {
     #[cfg(not(loom))]
     queue: crossbeam_deque::Injector<T>,
@@ -104,13 +103,26 @@ impl<T> Inject<T> {
         debug_assert!(limit >= 1 && limit - 1 <= local.remaining_slots());
         #[cfg(not(loom))]
         {
+            use crossbeam_deque::Steal;
             let first = loop {
                 match self.queue.steal_batch_with_limit_and_pop(&stash.0, limit) {
-                    crossbeam_deque::Steal::Success(task) => break task,
-                    crossbeam_deque::Steal::Empty => return None,
-                    crossbeam_deque::Steal::Retry => std::hint::spin_loop(),
+                    Steal::Success(task) => break task,
+                    Steal::Empty => return None,
+                    Steal::Retry => std::hint::spin_loop(),
                 }
             };
+            // One claim stops at the end of a crossbeam block (63 slots):
+            // claim again until the limit is reached or the queue is empty.
+            while stash.0.len() + 1 < limit {
+                match self
+                    .queue
+                    .steal_batch_with_limit(&stash.0, limit - 1 - stash.0.len())
+                {
+                    Steal::Success(()) => {}
+                    Steal::Empty => break,
+                    Steal::Retry => std::hint::spin_loop(),
+                }
+            }
             let rest = stash.0.len();
             local.push_back_batch(std::iter::from_fn(|| stash.0.pop()));
             Some((first, rest + 1))
