@@ -15,7 +15,14 @@
 //! 4. A batch from the inject queue.
 //! 5. Searching: steal half of another worker's ring, then the inject queue,
 //!    then (last pass) another worker's LIFO slot.
-//! 6. Sleep (`park`), following the protocol of `idle.rs`.
+//! 6. A searcher that found nothing yields its core and searches again,
+//!    [`SPIN_ROUNDS`] times: work that arrives within that window is taken
+//!    without a park/unpark pair. (Measured on 2 cores, 4 workers:
+//!    spawn_many_local went from ~200 to ~40 context switches per iteration
+//!    and got faster; a `spin_loop` busy-wait of the same length cut the
+//!    switches too but took the core from the spawning thread and cost 30%
+//!    in time.)
+//! 7. Sleep (`park`), following the protocol of `idle.rs`.
 //!
 //! The periodic check interval adapts: every check measures the mean tick
 //! length since the last one and aims at `global_check_target_ns` between
@@ -52,6 +59,8 @@ use super::{MAX_LIFO_STREAK, Remote, Shared, drop_task};
 const MIN_GLOBAL_INTERVAL: u32 = 2;
 const MAX_GLOBAL_INTERVAL: u32 = 127;
 const INITIAL_GLOBAL_INTERVAL: u32 = 31;
+/// Search attempts, each after a `yield_now`, before a searcher sleeps.
+const SPIN_ROUNDS: u32 = 3;
 
 /// A worker's private state.
 pub(crate) struct Core {
@@ -150,7 +159,11 @@ impl Core {
     /// The run loop; returns when the runtime shuts down.
     pub(crate) fn run(&self) {
         while !self.shared.is_shutdown() {
-            if let Some(task) = self.next_task().or_else(|| self.search()) {
+            if let Some(task) = self
+                .next_task()
+                .or_else(|| self.search())
+                .or_else(|| self.spin_for_work())
+            {
                 if self.searching.get() {
                     self.stop_searching();
                 }
@@ -262,7 +275,7 @@ impl Core {
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize % bound
     }
 
-    /// Steps 5 of the loop. Enters the searching state if allowed.
+    /// Step 5 of the loop. Enters the searching state if allowed.
     fn search(&self) -> Option<Task> {
         if !self.searching.get() {
             if !self.shared.idle.transition_worker_to_searching() {
@@ -300,6 +313,23 @@ impl Core {
         None
     }
 
+    /// A short spin before sleeping: work that arrives within a few
+    /// microseconds is taken without a park/unpark pair.
+    fn spin_for_work(&self) -> Option<Task> {
+        if !self.searching.get() {
+            return None;
+        }
+        for _ in 0..SPIN_ROUNDS {
+            // Yield rather than burn the core: on an oversubscribed machine
+            // the thread producing the work may be waiting for it.
+            std::thread::yield_now();
+            if let Some(task) = self.search() {
+                return Some(task);
+            }
+        }
+        None
+    }
+
     fn stop_searching(&self) {
         self.searching.set(false);
         if self.shared.idle.transition_worker_from_searching() == LeftSearching::WasLast {
@@ -312,7 +342,7 @@ impl Core {
         !self.local.is_empty() || self.remote().has_lifo()
     }
 
-    /// Step 6: sleep until a notifier picks this worker or the runtime
+    /// Step 7: sleep until a notifier picks this worker or the runtime
     /// shuts down.
     fn park(&self) {
         if self.has_tasks() {
