@@ -268,8 +268,19 @@ struct WorkerThread {
     started: mpsc::Sender<Result<(), String>>,
 }
 
+/// Counts the worker out of the exit latch however its thread ends, so a
+/// bug that unwinds a worker can never make shutdown wait forever.
+struct ExitGuard(Arc<ExitLatch>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        self.0.worker_exited();
+    }
+}
+
 impl WorkerThread {
     fn run(self) {
+        let _exit = ExitGuard(self.exited.clone());
         let _handle = context::set_handle(self.handle.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
@@ -290,7 +301,6 @@ impl WorkerThread {
         if let Some(hook) = &self.on_stop {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
         }
-        self.exited.worker_exited();
     }
 }
 
