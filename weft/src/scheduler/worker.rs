@@ -316,7 +316,9 @@ impl Core {
     /// A short spin before sleeping: work that arrives within a few
     /// microseconds is taken without a park/unpark pair.
     fn spin_for_work(&self) -> Option<Task> {
-        if !self.searching.get() {
+        // One spinner is enough to catch the next task; more would only
+        // take turns on the cores with the thread producing the work.
+        if !self.searching.get() || self.shared.idle.counts().searching > 1 {
             return None;
         }
         for _ in 0..SPIN_ROUNDS {
