@@ -42,3 +42,114 @@ fn snapshot_totals_match_the_tasks_run() {
     let summed: u64 = after.workers.iter().map(|w| w.polls).sum();
     assert_eq!(summed, after.total.polls);
 }
+
+#[test]
+fn every_poll_is_timed_when_sampling_every_poll() {
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .poll_time_sample_every(1)
+        .build()
+        .unwrap();
+    let joins: Vec<_> = (0..1_000).map(|_| rt.spawn(async {})).collect();
+    rt.block_on(async move {
+        for join in joins {
+            join.await.unwrap();
+        }
+    });
+    let metrics = rt.handle().metrics();
+    let histogram = metrics.total.poll_time_histogram;
+    assert_eq!(
+        histogram.count(),
+        metrics.total.polls,
+        "one timed poll per poll"
+    );
+    assert!(histogram.sum_ns > 0);
+    let per_worker: u64 = metrics
+        .workers
+        .iter()
+        .map(|w| w.poll_time_histogram.count())
+        .sum();
+    assert_eq!(per_worker, histogram.count());
+}
+
+#[test]
+fn default_sampling_times_one_poll_in_sixteen() {
+    let rt = common::rt(1, true);
+    let joins: Vec<_> = (0..1_600).map(|_| rt.spawn(async {})).collect();
+    rt.block_on(async move {
+        for join in joins {
+            join.await.unwrap();
+        }
+    });
+    let metrics = rt.handle().metrics();
+    let timed = metrics.total.poll_time_histogram.count();
+    assert_eq!(
+        timed,
+        metrics.total.polls.div_ceil(16),
+        "polls: {}",
+        metrics.total.polls
+    );
+}
+
+#[test]
+fn busy_time_is_counted_and_bounded_by_wall_time() {
+    let start = std::time::Instant::now();
+    let rt = common::rt(2, true);
+    rt.block_on(rt.spawn(async {
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+    }))
+    .unwrap();
+    drop(rt.spawn(async {})); // a poll after the spin, so a check or park accounts it
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let busy: u64 = rt.handle().metrics().total.busy_ns;
+    let wall = start.elapsed().as_nanos() as u64;
+    assert!(busy >= 20_000_000, "busy {busy} ns after a 20 ms poll");
+    assert!(
+        busy <= 2 * wall,
+        "busy {busy} ns exceeds 2 workers × wall {wall} ns"
+    );
+}
+
+#[test]
+fn prometheus_text_has_every_family_and_consistent_histograms() {
+    let rt = common::rt(2, true);
+    let joins: Vec<_> = (0..100).map(|_| rt.spawn(async {})).collect();
+    rt.block_on(async move {
+        for join in joins {
+            join.await.unwrap();
+        }
+    });
+    let metrics = rt.handle().metrics();
+    let text = metrics.to_prometheus();
+    for family in [
+        "weft_polls_total",
+        "weft_busy_seconds_total",
+        "weft_parks_total",
+        "weft_poll_time_seconds",
+        "weft_live_tasks",
+        "weft_inject_queue_depth",
+        "weft_local_queue_depth",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {family} ")),
+            "{family} missing:\n{text}"
+        );
+    }
+    for (worker, w) in metrics.workers.iter().enumerate() {
+        let line = format!("weft_polls_total{{worker=\"{worker}\"}} {}", w.polls);
+        assert!(text.contains(&line), "{line} missing");
+        let count = format!(
+            "weft_poll_time_seconds_count{{worker=\"{worker}\"}} {}",
+            w.poll_time_histogram.count()
+        );
+        assert!(text.contains(&count), "{count} missing");
+        let inf = format!(
+            "weft_poll_time_seconds_bucket{{worker=\"{worker}\",le=\"+Inf\"}} {}",
+            w.poll_time_histogram.count()
+        );
+        assert!(text.contains(&inf), "{inf} missing");
+    }
+}

@@ -119,6 +119,7 @@ impl Runtime {
             inject_batch_cap: builder.inject_batch_cap,
             lifo_slot: builder.lifo_slot,
             global_check_target_ns: builder.global_check_target.as_nanos() as u64,
+            poll_time_sample_every: builder.poll_time_sample_every,
         });
         let handle = Handle { shared };
         let exited = Arc::new(ExitLatch {
@@ -281,6 +282,7 @@ impl Drop for ExitGuard {
 impl WorkerThread {
     fn run(self) {
         let _exit = ExitGuard(self.exited.clone());
+        let _slot = crate::metrics::WorkerSlot::acquire();
         let _handle = context::set_handle(self.handle.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {

@@ -80,6 +80,8 @@ pub(crate) struct Config {
     pub(crate) lifo_slot: bool,
     /// Target time between two periodic global checks, in nanoseconds.
     pub(crate) global_check_target_ns: u64,
+    /// One poll in this many is timed for the poll-time histogram.
+    pub(crate) poll_time_sample_every: u32,
 }
 
 /// What other threads may touch of a worker.

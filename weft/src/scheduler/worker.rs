@@ -78,7 +78,18 @@ pub(crate) struct Core {
     global_interval: Cell<u32>,
     last_global_check: Cell<Instant>,
     mean_tick_ns: Cell<f64>,
+    /// Start of the awake time not yet added to the `busy_ns` counter.
+    busy_since: Cell<Instant>,
+    polls_to_timed_poll: Cell<u32>,
     rng: Cell<u64>,
+}
+
+/// Polls a task once. A panic in the task's poll is caught by the task
+/// itself (it becomes a `JoinError`); this catches a panic from dropping a
+/// cancelled task's future, which must not take the worker down.
+#[inline]
+fn poll(task: Task) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));
 }
 
 impl Core {
@@ -96,6 +107,8 @@ impl Core {
             global_interval: Cell::new(INITIAL_GLOBAL_INTERVAL),
             last_global_check: Cell::new(Instant::now()),
             mean_tick_ns: Cell::new(0.0),
+            busy_since: Cell::new(Instant::now()),
+            polls_to_timed_poll: Cell::new(1),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F),
             ),
@@ -178,10 +191,27 @@ impl Core {
     #[inline]
     fn run_task(&self, task: Task) {
         self.counters().polls.incr();
-        // A panic in the task's poll is caught by the task itself (it
-        // becomes a `JoinError`); this one catches a panic from dropping a
-        // cancelled task's future, which must not take the worker down.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));
+        // One poll in `poll_time_sample_every` is timed (metrics/histogram.rs
+        // says why not all).
+        let countdown = self.polls_to_timed_poll.get() - 1;
+        if countdown > 0 {
+            self.polls_to_timed_poll.set(countdown);
+            poll(task);
+        } else {
+            self.polls_to_timed_poll
+                .set(self.shared.config.poll_time_sample_every);
+            let start = Instant::now();
+            poll(task);
+            self.counters().poll_times.record(start.elapsed());
+        }
+    }
+
+    /// Adds the awake time since the last call to `busy_ns`.
+    fn account_busy_time(&self, now: Instant) {
+        let busy = now.saturating_duration_since(self.busy_since.replace(now));
+        self.counters()
+            .busy_ns
+            .add(u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX));
     }
 
     fn next_task(&self) -> Option<Task> {
@@ -250,6 +280,7 @@ impl Core {
 
     fn tune_global_interval(&self) {
         let now = Instant::now();
+        self.account_busy_time(now);
         let elapsed = now.duration_since(self.last_global_check.get()).as_nanos() as f64;
         self.last_global_check.set(now);
         let tick_ns = elapsed / f64::from(self.global_interval.get());
@@ -356,6 +387,7 @@ impl Core {
             self.shared.notify_if_work_pending(self.index);
         }
         self.counters().parks.incr();
+        self.account_busy_time(Instant::now());
         loop {
             if self.shared.is_shutdown() {
                 idle.unpark_worker_by_id(self.index);
@@ -366,7 +398,9 @@ impl Core {
                 // A notifier chose us and counted us as searching.
                 self.searching.set(true);
                 self.counters().unparks.incr();
-                self.last_global_check.set(Instant::now());
+                let now = Instant::now();
+                self.last_global_check.set(now);
+                self.busy_since.set(now);
                 return;
             }
         }
@@ -374,6 +408,7 @@ impl Core {
 
     /// Leaves the loop for good: drops every task this worker still holds.
     pub(crate) fn close(&self) {
+        self.account_busy_time(Instant::now());
         self.closing.set(true);
         if self.searching.replace(false) {
             let _ = self.shared.idle.transition_worker_from_searching();

@@ -1,0 +1,52 @@
+//! `RuntimeMetrics`: what `Handle::metrics()` returns.
+
+use super::events::WorkerMetrics;
+
+/// A snapshot of a runtime's counters. See [`Handle::metrics`](crate::runtime::Handle::metrics).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct RuntimeMetrics {
+    /// Number of worker threads.
+    pub num_workers: usize,
+    /// Per-worker counters, indexed by worker.
+    pub workers: Vec<WorkerMetrics>,
+    /// The sum of `workers`.
+    pub total: WorkerMetrics,
+    /// Tasks spawned from threads that are not workers of this runtime.
+    pub spawned_remote: u64,
+    /// Wake-ups of sleeping workers requested from outside the workers.
+    pub remote_wake_requests: u64,
+    /// Futures dropped off the workers (shutdown, or cancellation from
+    /// outside).
+    pub finished_remote: u64,
+    /// Tasks spawned and not yet finished (completed or cancelled).
+    pub live_tasks: u64,
+    /// Tasks waiting in the inject queue when the snapshot was taken.
+    pub inject_queue_depth: usize,
+    /// Tasks waiting in each worker's local queue when the snapshot was taken.
+    pub local_queue_depths: Vec<usize>,
+}
+
+impl RuntimeMetrics {
+    pub(crate) fn from_workers(workers: Vec<WorkerMetrics>) -> RuntimeMetrics {
+        let mut total = WorkerMetrics::default();
+        workers.iter().for_each(|w| total.accumulate(w));
+        RuntimeMetrics {
+            num_workers: workers.len(),
+            workers,
+            total,
+            ..RuntimeMetrics::default()
+        }
+    }
+
+    /// Every task spawned, from inside and outside.
+    pub fn spawned(&self) -> u64 {
+        self.total.spawned_local + self.spawned_remote
+    }
+
+    /// All wake requests, from workers and from outside.
+    pub fn wake_requests(&self) -> u64 {
+        self.total.wake_requests + self.remote_wake_requests
+    }
+}
