@@ -46,6 +46,24 @@
 //! the point that remote spawners contend on; sharding it per spawner group
 //! is the next step if measurements call for it.
 
+//! # Where the next parts plug in
+//!
+//! - **Timers and I/O** stack under `park.rs`: the worker that holds the
+//!   driver parks on it (epoll/timer wait with the next deadline) instead of
+//!   the condvar, and `Parker::unpark` also pokes the driver. `idle.rs`
+//!   decides whom to wake and does not change.
+//! - **Lanes** become one ring per lane in `Core` (the ring is generic over
+//!   its task type and capacity), the lane in `TaskMeta`; `next_task` picks
+//!   the lane by its guaranteed share before it picks within a lane, and the
+//!   inject queue keeps one queue per lane.
+//! - **The stall monitor** needs no new hot-path writes: it samples each
+//!   worker's `polls` counter (single-writer, already there); a worker whose
+//!   count has not moved for the stall threshold while it is not parked is
+//!   stuck in one poll. The handoff then needs `Core` to move between
+//!   threads: today it lives on the worker's stack behind the thread-local
+//!   pointer; it will live in a per-worker slot the worker takes at start
+//!   and checks after every poll, so a spare thread can take it over.
+
 pub(crate) mod idle;
 pub(crate) mod inject;
 pub(crate) mod park;
