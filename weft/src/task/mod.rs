@@ -3,10 +3,10 @@
 //! # The task cell
 //!
 //! A task is an `async_task` allocation: header (state word, reference
-//! count, awaiter), our [`TaskMeta`], the schedule function, and the future
+//! count, awaiter), our `TaskMeta`, the schedule function, and the future
 //! (later its output). One allocation per task. The handles:
 //!
-//! - `Runnable` ([`Task`] here) — the right to poll. Exactly one exists while
+//! - `Runnable` (`Task` here) — the right to poll. Exactly one exists while
 //!   the task is scheduled; it lives in a queue or LIFO slot, or is being
 //!   run. Dropping it without running cancels the task (drops the future).
 //! - `Waker` — may schedule the task; waking a completed or cancelled task
@@ -17,7 +17,7 @@
 //!
 //! # The future wrapper
 //!
-//! The spawned future is wrapped in [`TaskFuture`], which (1) catches a panic
+//! The spawned future is wrapped in `TaskFuture`, which (1) catches a panic
 //! in `poll` and turns it into the task's output (`Err(panic)`), so a panic
 //! never unwinds through a worker, (2) registers the task in the registry at
 //! its first `Pending` and removes the entry when the future is dropped,
