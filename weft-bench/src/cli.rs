@@ -1,5 +1,6 @@
-//! The command line: `weft-bench [run] [OPTIONS]` (the default) and
-//! `weft-bench compare BASE.json NEW.json`.
+//! The command line: `weft-bench [run] [OPTIONS]` (the default),
+//! `weft-bench compare BASE.json NEW.json`, `weft-bench metrics` (the
+//! metrics lane) and `weft-bench metrics-dump --format json|prometheus`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::compare;
 use crate::harness::{self, Profile, RunConfig};
 use crate::json;
+use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
 use crate::workloads::Workload;
@@ -32,6 +34,10 @@ enum Command {
     Run(RunArgs),
     /// Compare two `--json` documents; exit 1 on a failure or regression.
     Compare(CompareArgs),
+    /// The metrics lane: are weft's counters exact, and cheap to sample?
+    Metrics(MetricsArgs),
+    /// Run a small workload on weft and print `Handle::metrics()`.
+    MetricsDump(DumpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +88,64 @@ struct CompareArgs {
     /// Allowed growth, percent, of weft's context switches per iteration.
     #[arg(long, default_value_t = compare::DEFAULT_CSW_TOLERANCE_PCT, value_name = "PCT")]
     csw_tolerance: f64,
+}
+
+#[derive(Debug, Args)]
+struct MetricsArgs {
+    /// Worker threads of every weft runtime.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: the whole lane in about a minute (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: 20 s per sampling interval, twice the overhead rounds.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Tasks counting transactions.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    tasks: u32,
+    /// How the 10 µs wait is waited: spin (yield until the deadline) or timer.
+    #[arg(long, value_enum, default_value = "spin")]
+    short_wait: Mechanism,
+    /// Run only these parts (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
+    only: Vec<Part>,
+}
+
+#[derive(Debug, Args)]
+struct DumpArgs {
+    /// The output format.
+    #[arg(long, value_enum)]
+    format: dump::Format,
+    /// Worker threads.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+}
+
+impl MetricsArgs {
+    fn config(&self) -> MetricsConfig {
+        MetricsConfig {
+            profile: if self.full {
+                Profile::Full
+            } else {
+                Profile::Quick
+            },
+            workers: usize::from(self.workers),
+            tasks: self.tasks as usize,
+            short_wait: self.short_wait,
+            parts: if self.only.is_empty() {
+                vec![Part::Counting, Part::Overhead]
+            } else {
+                [Part::Counting, Part::Overhead]
+                    .into_iter()
+                    .filter(|p| self.only.contains(p))
+                    .collect()
+            },
+        }
+    }
 }
 
 impl RunArgs {
@@ -141,6 +205,42 @@ pub fn main() -> ExitCode {
             };
             compare::main(&args.base, &args.new, tolerances)
         }
+        Command::Metrics(args) => run_metrics(&args),
+        Command::MetricsDump(args) => match dump::render(args.format, usize::from(args.workers)) {
+            Ok(text) => {
+                println!("{}", text.trim_end());
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("weft-bench: metrics-dump failed: {err}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// Runs the metrics lane; exits 1 if it could not run or a count was
+/// wrong (a lost count, a decreasing snapshot), not for a missed target.
+fn run_metrics(args: &MetricsArgs) -> ExitCode {
+    let document = match metrics::run(&args.config()) {
+        Ok(document) => document,
+        Err(err) => {
+            eprintln!("weft-bench: metrics lane failed: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", metrics::report::render(&document));
+    if let Some(path) = &args.json {
+        if let Err(err) = metrics::document::write(path, &document) {
+            eprintln!("weft-bench: cannot write {}: {err}", path.display());
+            return ExitCode::FAILURE;
+        }
+        eprintln!("weft-bench: wrote {}", path.display());
+    }
+    if document.targets.correct() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

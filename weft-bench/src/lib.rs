@@ -10,6 +10,9 @@
 //! summarizes; [`report`] prints (with [`table`]); [`json`] is the document
 //! written by `--json` (with [`system`] describing the machine); [`compare`]
 //! is the regression gate between two documents.
+//!
+//! [`metrics`] is the metrics lane (`weft-bench metrics`, and
+//! `metrics-dump`): whether weft's counters are exact and cheap to sample.
 
 pub mod cli;
 pub mod compare;
@@ -17,6 +20,7 @@ pub mod driver;
 pub mod harness;
 pub mod json;
 pub mod measure;
+pub mod metrics;
 pub mod report;
 pub mod runtimes;
 pub mod stats;

@@ -19,8 +19,15 @@ impl Table {
         }
     }
 
-    /// Appends a row (missing cells are left blank).
+    /// Appends a row (missing cells are left blank; a row may not have
+    /// more cells than the header).
     pub fn row(&mut self, cells: Vec<String>) {
+        debug_assert!(
+            cells.len() <= self.header.len(),
+            "a row of {} cells under {} headers",
+            cells.len(),
+            self.header.len()
+        );
         self.rows.push(cells);
     }
 

@@ -76,3 +76,6 @@ where
         ),
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_support;

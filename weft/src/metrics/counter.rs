@@ -106,7 +106,10 @@ pub struct Sample {
 
 impl Sample {
     /// Events per second between `earlier` and this sample: Δcount ÷ Δt,
-    /// with Δt measured, not assumed. `None` if no time passed.
+    /// with Δt measured, not assumed. `None` if no time passed. To average
+    /// several such rates, weight each by its Δt (or divide the summed
+    /// counts by the summed time): a plain mean of ratios over uneven
+    /// intervals is biased.
     pub fn rate_since(&self, earlier: &Sample) -> Option<f64> {
         let seconds = self.at.checked_duration_since(earlier.at)?.as_secs_f64();
         (seconds > 0.0).then(|| self.count.wrapping_sub(earlier.count) as f64 / seconds)

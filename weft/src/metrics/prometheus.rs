@@ -91,11 +91,15 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 /// A per-worker counter family. `busy_ns` is exposed in seconds, as
 /// Prometheus' conventions ask.
 fn worker_family(out: &mut String, name: &str, help: &str, values: impl Iterator<Item = u64>) {
-    let (family, scale) = match name {
-        "busy_ns" => ("busy_seconds_total".to_owned(), 1e-9),
-        _ => (format!("{name}_total"), 1.0),
+    let (family, scale, help) = match name {
+        "busy_ns" => (
+            "busy_seconds_total".to_owned(),
+            1e-9,
+            "Seconds this worker was awake (running tasks or looking for them).",
+        ),
+        _ => (format!("{name}_total"), 1.0, help.trim()),
     };
-    header(out, &family, "counter", help.trim());
+    header(out, &family, "counter", help);
     for (worker, value) in values.enumerate() {
         if scale == 1.0 {
             let _ = writeln!(out, "weft_{family}{{worker=\"{worker}\"}} {value}");

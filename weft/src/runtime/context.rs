@@ -18,6 +18,8 @@ use crate::scheduler::worker::Core;
 
 struct Context {
     handle: RefCell<Option<Handle>>,
+    /// How many `HandleGuard`s are alive: guards must drop innermost first.
+    handle_depth: Cell<usize>,
     core: Cell<*const Core>,
     driving: Cell<Driving>,
 }
@@ -34,6 +36,7 @@ thread_local! {
     static CONTEXT: Context = const {
         Context {
             handle: RefCell::new(None),
+            handle_depth: Cell::new(0),
             core: Cell::new(std::ptr::null()),
             driving: Cell::new(Driving::Nothing),
         }
@@ -64,17 +67,42 @@ pub(crate) fn with_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
 /// Restores the previous handle on drop.
 pub(crate) struct HandleGuard {
     previous: Option<Handle>,
+    depth: usize,
 }
 
 pub(crate) fn set_handle(handle: Handle) -> HandleGuard {
-    let previous = CONTEXT.with(|cx| cx.handle.replace(Some(handle)));
-    HandleGuard { previous }
+    CONTEXT.with(|cx| {
+        let previous = cx.handle.replace(Some(handle));
+        let depth = cx.handle_depth.get() + 1;
+        cx.handle_depth.set(depth);
+        HandleGuard { previous, depth }
+    })
 }
 
 impl Drop for HandleGuard {
     fn drop(&mut self) {
         let previous = self.previous.take();
-        let _ = CONTEXT.try_with(|cx| cx.handle.replace(previous));
+        let in_order = CONTEXT
+            .try_with(|cx| {
+                if cx.handle_depth.get() == self.depth {
+                    cx.handle.replace(previous);
+                    cx.handle_depth.set(self.depth - 1);
+                    true
+                } else {
+                    // Out of order: no previous value is right any more, so
+                    // leave no runtime current rather than a stale one.
+                    cx.handle.replace(None);
+                    cx.handle_depth.set(0);
+                    false
+                }
+            })
+            .unwrap_or(true);
+        if !in_order && !std::thread::panicking() {
+            panic!(
+                "`EnterGuard` values dropped out of order: guards returned by `Runtime::enter` \
+                 and `Handle::enter` must be dropped in the reverse order they were created"
+            );
+        }
     }
 }
 

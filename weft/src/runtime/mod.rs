@@ -123,7 +123,9 @@ impl Runtime {
         });
         let handle = Handle { shared };
         let exited = Arc::new(ExitLatch {
-            running: Mutex::new(num_workers),
+            // Counted up per thread actually started, so that a start-up
+            // that fails half-way waits only for the workers that exist.
+            running: Mutex::new(0),
             all_exited: Condvar::new(),
         });
         let mut runtime = Runtime {
@@ -133,7 +135,7 @@ impl Runtime {
         };
         let (started_tx, started_rx) = mpsc::channel();
         for (index, local) in locals.into_iter().enumerate() {
-            let mut thread = thread::Builder::new().name((builder.thread_name)());
+            let mut thread = thread::Builder::new().name(thread_name(builder)?);
             if let Some(size) = builder.thread_stack_size {
                 thread = thread.stack_size(size);
             }
@@ -145,18 +147,17 @@ impl Runtime {
                 exited: runtime.exited.clone(),
                 started: started_tx.clone(),
             };
+            *runtime.exited.running.lock().unwrap() += 1;
             match thread.spawn(move || worker.run()) {
                 Ok(join) => runtime.workers.push(join),
                 Err(err) => {
-                    // The workers not started never count down the latch.
-                    let missing = num_workers - runtime.workers.len();
-                    *runtime.exited.running.lock().unwrap() -= missing;
+                    *runtime.exited.running.lock().unwrap() -= 1;
                     return Err(err);
                 }
             }
         }
         drop(started_tx);
-        for _ in 0..num_workers {
+        for _ in 0..runtime.workers.len() {
             match started_rx.recv() {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => {
@@ -304,6 +305,25 @@ impl WorkerThread {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
         }
     }
+}
+
+/// The next worker's name from the builder's name function, which must not
+/// panic and must give a name the OS accepts (no NUL byte).
+fn thread_name(builder: &Builder) -> io::Result<String> {
+    let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (builder.thread_name)()))
+        .map_err(|panic| {
+        io::Error::other(format!(
+            "the `thread_name_fn` function panicked: {}",
+            panic_message(&*panic)
+        ))
+    })?;
+    if name.contains('\0') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("invalid weft runtime setting `thread_name`: {name:?} contains a NUL byte"),
+        ));
+    }
+    Ok(name)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -147,3 +147,6 @@ impl<T> Overflow<T> for Inject<T> {
         self.queue.lock().unwrap().extend(tasks);
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -390,7 +390,11 @@ impl Core {
         self.account_busy_time(Instant::now());
         loop {
             if self.shared.is_shutdown() {
-                idle.unpark_worker_by_id(self.index);
+                if !idle.unpark_worker_by_id(self.index) {
+                    // A notifier had picked us, counting us as searching:
+                    // `close` gives that back.
+                    self.searching.set(true);
+                }
                 return;
             }
             self.remote().parker.park();

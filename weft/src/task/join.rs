@@ -16,9 +16,11 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use super::{Panic, TaskMeta};
+use super::{Contained, Panic, TaskMeta};
 
-type Output<T> = Result<T, Panic>;
+/// What a task produces: its output or its panic, in a wrapper whose drop
+/// cannot abort the process (see `Contained`).
+type Output<T> = Contained<Result<T, Panic>>;
 type CancelFuture<T> = Pin<Box<dyn Future<Output = Option<Output<T>>> + Send>>;
 
 enum State<T> {
@@ -141,7 +143,7 @@ impl<T: Send + 'static> Future for JoinHandle<T> {
             State::Taken => panic!("JoinHandle polled after it returned Ready"),
         };
         *state = State::Taken;
-        Poll::Ready(match result {
+        Poll::Ready(match result.map(Contained::into_inner) {
             Some(Ok(value)) => Ok(value),
             Some(Err(panic)) => Err(JoinError::panicked(panic)),
             None => Err(JoinError::cancelled()),
@@ -251,3 +253,6 @@ impl From<JoinError> for std::io::Error {
         std::io::Error::other(err)
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

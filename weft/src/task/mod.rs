@@ -116,7 +116,7 @@ impl<F> Drop for TaskFuture<F> {
 }
 
 impl<F: Future> Future for TaskFuture<F> {
-    type Output = Result<F::Output, Panic>;
+    type Output = Contained<Result<F::Output, Panic>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `future` is structurally pinned: it is never moved out of
@@ -129,12 +129,46 @@ impl<F: Future> Future for TaskFuture<F> {
             Ok(Poll::Pending) => {
                 if this.entry.is_none() {
                     this.register(cx.waker());
+                } else if this.shared().is_shutdown() {
+                    // Polled once more during shutdown (a worker finishing
+                    // its last ticks): the registry may already be closed
+                    // and will not find this task again, so a wake makes the
+                    // shut-down scheduler drop it.
+                    cx.waker().wake_by_ref();
                 }
                 Poll::Pending
             }
-            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
-            Err(panic) => Poll::Ready(Err(panic)),
+            Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
+            Err(panic) => Poll::Ready(Contained::new(Err(panic))),
         }
+    }
+}
+
+/// A task's output as async-task stores it. async-task drops an output
+/// nobody collects (a detached task's) inside an abort-on-panic guard, so a
+/// destructor that panics would take the whole process down; this wrapper
+/// contains such a panic instead (the value's remaining fields leak).
+pub(crate) struct Contained<T>(ManuallyDrop<T>);
+
+impl<T> Contained<T> {
+    fn new(value: T) -> Self {
+        Contained(ManuallyDrop::new(value))
+    }
+
+    /// The value, which its new owner drops normally.
+    pub(crate) fn into_inner(self) -> T {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped (ManuallyDrop), so the value is
+        // moved out exactly once and `Contained::drop` does not run on it.
+        unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+}
+
+impl<T> Drop for Contained<T> {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here; `into_inner` bypasses this `Drop`.
+        let drop_value = || unsafe { ManuallyDrop::drop(&mut self.0) };
+        let _ = catch_unwind(AssertUnwindSafe(drop_value));
     }
 }
 

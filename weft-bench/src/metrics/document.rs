@@ -1,0 +1,324 @@
+//! The metrics lane's `--json` document (schema `weft-bench-metrics/1`,
+//! described in the crate's README) and the targets of issue 7, judged
+//! from what was measured.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::json::{Machine, Versions};
+use crate::metrics::counting::{CountingConfig, CountingRun};
+use crate::metrics::estimate::error_pct;
+use crate::metrics::overhead::{OverheadConfig, OverheadResult};
+use crate::metrics::wait::NOISE;
+use crate::metrics::{MetricsConfig, Part};
+use crate::stats;
+
+/// Identifies the document format.
+pub const SCHEMA: &str = "weft-bench-metrics/1";
+
+/// `Counter`'s error must stay under this at every interval, percent.
+pub const COUNTER_ERR_TARGET_PCT: f64 = 0.5;
+
+/// A sampler period this many times its interval means the sampler was
+/// kept off the CPU (by the workload or by another process).
+pub const STARVED_FACTOR: f64 = 10.0;
+
+/// Other processes using more than this percentage of the machine make a
+/// measurement suspect.
+pub const BUSY_OTHERS_PCT: f64 = 5.0;
+
+/// The `Handle::metrics()` sampler may slow a workload by this much.
+pub const OVERHEAD_TARGET_RATIO: f64 = 1.01;
+
+/// One run of the metrics lane.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricsDocument {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// When the run started, seconds since the Unix epoch.
+    pub created_unix_s: u64,
+    /// How long the run took, s.
+    pub duration_s: f64,
+    /// Where it ran.
+    pub machine: Machine,
+    /// What was measured.
+    pub versions: Versions,
+    /// How it was measured.
+    pub settings: MetricsSettings,
+    /// The targets, judged.
+    pub targets: Targets,
+    /// The counting experiment, one entry per wait.
+    pub counting: Vec<CountingRun>,
+    /// The sampler overhead, one entry per workload.
+    pub overhead: Vec<OverheadResult>,
+}
+
+/// How a run was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricsSettings {
+    /// `quick` or `full`.
+    pub profile: String,
+    /// Worker threads of every weft runtime.
+    pub workers: usize,
+    /// Tasks counting transactions.
+    pub tasks: usize,
+    /// Relative half-width of the uniform noise on every wait, percent.
+    pub wait_noise_pct: f64,
+    /// Sampling intervals, ms, in the order run.
+    pub intervals_ms: Vec<f64>,
+    /// A phase samples at least this long, s...
+    pub window_s: f64,
+    /// ...and at least this many intervals.
+    pub min_samples: u32,
+    /// The tasks run this long before the first phase, s.
+    pub warmup_s: f64,
+    /// The baseline sampler's interval, ms.
+    pub baseline_interval_ms: f64,
+    /// Rounds of the overhead part.
+    pub overhead_rounds: usize,
+    /// The `Handle::metrics()` sampler's interval, ms.
+    pub overhead_sampler_interval_ms: f64,
+    /// The parts run.
+    pub parts: Vec<String>,
+}
+
+impl MetricsSettings {
+    /// The settings of `config` as run.
+    pub fn new(
+        config: &MetricsConfig,
+        counting: &[CountingConfig],
+        overhead: &OverheadConfig,
+    ) -> MetricsSettings {
+        let first = &counting[0];
+        MetricsSettings {
+            profile: config.profile.name().to_owned(),
+            workers: config.workers,
+            tasks: config.tasks,
+            wait_noise_pct: NOISE * 100.0,
+            intervals_ms: first.intervals.iter().map(|i| ms(*i)).collect(),
+            window_s: first.window.as_secs_f64(),
+            min_samples: first.min_samples,
+            warmup_s: first.warmup.as_secs_f64(),
+            baseline_interval_ms: ms(first.baseline_interval),
+            overhead_rounds: overhead.rounds,
+            overhead_sampler_interval_ms: ms(overhead.interval),
+            parts: config
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Counting => "counting".to_owned(),
+                    Part::Overhead => "overhead".to_owned(),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn ms(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// The targets of issue 7 against what this run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Targets {
+    /// Largest |error| of `Counter` over every phase of every wait,
+    /// percent; `None` without the counting part.
+    pub counter_max_abs_err_pct: Option<f64>,
+    /// Whether it is under [`COUNTER_ERR_TARGET_PCT`].
+    pub counter_target_met: Option<bool>,
+    /// Largest |error| of the Counter's time-weighted rate (Σ Δcount ÷
+    /// Σ Δt over a phase's samples) against exact, percent.
+    pub counter_max_abs_time_weighted_err_pct: Option<f64>,
+    /// What may have disturbed the measurements: phases whose sampler was
+    /// starved (a period over [`STARVED_FACTOR`] times its interval), and
+    /// phases or workloads during which other processes used more than
+    /// [`BUSY_OTHERS_PCT`] of the machine.
+    pub disturbances: Vec<String>,
+    /// Every wait's end-of-run totals agreed exactly.
+    pub counts_exact: Option<bool>,
+    /// Per workload, the sampler overhead against [`OVERHEAD_TARGET_RATIO`].
+    pub overhead: Vec<OverheadTarget>,
+    /// Every round of every workload taken together.
+    pub overhead_pooled: Option<PooledOverhead>,
+    /// No `Handle::metrics()` read saw summed polls decrease.
+    pub snapshots_monotonic: Option<bool>,
+}
+
+/// One workload's overhead against the target.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadTarget {
+    /// The workload.
+    pub workload: String,
+    /// `met`: every round slowed by at most 1%; `missed`: every round by
+    /// more; `unresolved`: the rounds disagree.
+    pub status: TargetStatus,
+}
+
+/// The round ratios of every workload, pooled: a summary with more power
+/// than any one workload's rounds (each round is still its own workload's
+/// off/tick/on blocks side by side).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PooledOverhead {
+    /// Rounds pooled.
+    pub rounds: usize,
+    /// Median of the rounds' `on ÷ off`.
+    pub on_off_median: f64,
+    /// Rounds whose `on ÷ off` is above 1.0.
+    pub on_off_above_one: usize,
+    /// Median of the rounds' `on ÷ tick` (the reads alone).
+    pub on_tick_median: f64,
+    /// Rounds whose `on ÷ tick` is above 1.0.
+    pub on_tick_above_one: usize,
+}
+
+impl PooledOverhead {
+    fn of(results: &[OverheadResult]) -> Option<PooledOverhead> {
+        let on_off: Vec<f64> = results
+            .iter()
+            .flat_map(|r| r.on_off.rounds.clone())
+            .collect();
+        let on_tick: Vec<f64> = results
+            .iter()
+            .flat_map(|r| r.on_tick.rounds.clone())
+            .collect();
+        let above = |v: &[f64]| v.iter().filter(|&&r| r > 1.0).count();
+        Some(PooledOverhead {
+            rounds: on_off.len(),
+            on_off_median: stats::median(&on_off)?,
+            on_off_above_one: above(&on_off),
+            on_tick_median: stats::median(&on_tick)?,
+            on_tick_above_one: above(&on_tick),
+        })
+    }
+}
+
+/// Whether every round is on the same side of a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetStatus {
+    /// Every round meets it.
+    Met,
+    /// Every round misses it.
+    Missed,
+    /// The rounds disagree.
+    Unresolved,
+}
+
+impl TargetStatus {
+    /// Judges per-round `on ÷ off` ratios against [`OVERHEAD_TARGET_RATIO`].
+    pub fn of_rounds(round_ratios: &[f64]) -> TargetStatus {
+        if round_ratios.iter().all(|&r| r <= OVERHEAD_TARGET_RATIO) {
+            TargetStatus::Met
+        } else if round_ratios.iter().all(|&r| r > OVERHEAD_TARGET_RATIO) {
+            TargetStatus::Missed
+        } else {
+            TargetStatus::Unresolved
+        }
+    }
+
+    /// The status as printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetStatus::Met => "met",
+            TargetStatus::Missed => "missed",
+            TargetStatus::Unresolved => "unresolved",
+        }
+    }
+}
+
+impl Targets {
+    /// Judges the targets from the measurements.
+    pub fn evaluate(counting: &[CountingRun], overhead: &[OverheadResult]) -> Targets {
+        let phases = || counting.iter().flat_map(|run| &run.phases);
+        let counter_max_abs_err_pct = phases()
+            .map(|phase| phase.figures.counter.err_pct.abs())
+            .reduce(f64::max);
+        let time_weighted = phases()
+            .map(|phase| error_pct(phase.figures.counter_window_tps, phase.figures.exact_tps))
+            .map(f64::abs)
+            .reduce(f64::max);
+        let measured = !counting.is_empty();
+        let sampled = !overhead.is_empty();
+        Targets {
+            counter_max_abs_err_pct,
+            counter_target_met: counter_max_abs_err_pct.map(|e| e < COUNTER_ERR_TARGET_PCT),
+            counter_max_abs_time_weighted_err_pct: time_weighted,
+            disturbances: disturbances(counting, overhead),
+            counts_exact: measured.then(|| counting.iter().all(|r| r.exactness.exact)),
+            overhead: overhead
+                .iter()
+                .map(|r| OverheadTarget {
+                    workload: r.workload.clone(),
+                    status: TargetStatus::of_rounds(&r.on_off.rounds),
+                })
+                .collect(),
+            overhead_pooled: PooledOverhead::of(overhead),
+            snapshots_monotonic: sampled.then(|| overhead.iter().all(|r| r.sampler.decreases == 0)),
+        }
+    }
+
+    /// Whether every correctness check passed (targets on speed and error
+    /// are reported, not enforced).
+    pub fn correct(&self) -> bool {
+        self.counts_exact != Some(false) && self.snapshots_monotonic != Some(false)
+    }
+}
+
+/// Lines for [`Targets::disturbances`].
+fn disturbances(counting: &[CountingRun], overhead: &[OverheadResult]) -> Vec<String> {
+    let busy = |pct: Option<f64>| pct.filter(|&p| p > BUSY_OTHERS_PCT);
+    let mut lines = Vec::new();
+    for run in counting {
+        for phase in &run.phases {
+            let what = format!(
+                "wait {}, interval {} ms",
+                run.wait.label(),
+                phase.interval_ms
+            );
+            if let Some(pct) = busy(phase.others_cpu_pct) {
+                lines.push(format!(
+                    "{what}: other processes used {pct:.0}% of the machine"
+                ));
+            }
+            let longest = phase.figures.period_max_ms;
+            if longest > STARVED_FACTOR * phase.interval_ms {
+                lines.push(format!(
+                    "{what}: sampler starved, longest period {longest:.1} ms"
+                ));
+            }
+        }
+    }
+    for result in overhead {
+        if let Some(pct) = busy(result.others_cpu_pct) {
+            let workload = &result.workload;
+            lines.push(format!(
+                "{workload}: other processes used {pct:.0}% of the machine"
+            ));
+        }
+    }
+    lines
+}
+
+/// Writes `document` to `path` as compact JSON (read it with `jq .`).
+pub fn write(path: &Path, document: &MetricsDocument) -> io::Result<()> {
+    let text = serde_json::to_string(document).map_err(io::Error::other)?;
+    fs::write(path, text + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overhead_target_needs_every_round() {
+        assert_eq!(TargetStatus::of_rounds(&[0.99, 1.005]), TargetStatus::Met);
+        assert_eq!(TargetStatus::of_rounds(&[1.02, 1.2]), TargetStatus::Missed);
+        assert_eq!(
+            TargetStatus::of_rounds(&[0.95, 1.05]),
+            TargetStatus::Unresolved
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! Helpers shared by the loom models (`cfg(all(test, loom))` only).
+//!
+//! # Why the models need these
+//!
+//! loom runs every modelled thread as a coroutine on the test's OS thread,
+//! and it replays a recorded prefix of scheduling decisions to explore the
+//! next interleaving. So every iteration of a model must do the same thing
+//! given the same decisions. Two pieces of weft state live in `std`
+//! thread-locals, which loom does not reset between iterations:
+//!
+//! - `runtime::context` (the current worker core): never set in the models,
+//!   so every wake takes the remote path, as a wake from outside does.
+//! - the task registry's round-robin shard counter (`NEXT_SHARD`): a task
+//!   registered from outside picks its shard from it. Left alone, the
+//!   shard a task lands on would depend on the previous iteration, and with
+//!   it which mutex a thread blocks on: the replay would diverge.
+//!   [`realign_registry_round_robin`], called at the *end* of an iteration,
+//!   brings the counter back to the same value after every iteration.
+//!
+//! Counters that only observe (polls, drops) are `std` atomics: they are not
+//! part of any protocol, and loom executes one thread at a time, so they
+//! read exactly what happened in the interleaving being explored without
+//! adding states to explore.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Waker;
+
+use crate::loom::sync::Arc;
+use crate::scheduler::queue::Local;
+use crate::scheduler::{Config, Shared};
+use crate::task::{Registry, Task};
+
+/// The shared state of a runtime with `num_workers` workers and default
+/// settings, and each worker's ring; no thread is started. (The one place
+/// the models spell out `Config`: a new setting is added here.)
+pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
+    Shared::new(Config {
+        num_workers,
+        inject_batch_cap: 32,
+        lifo_slot: true,
+        global_check_target_ns: 200_000,
+        poll_time_sample_every: 16,
+    })
+}
+
+/// Brings the registry's round-robin counter on this OS thread to the value
+/// after which the next registration from outside a worker uses shard 0.
+///
+/// Call it as the last thing in a model's closure: the number of
+/// registrations it makes then depends only on the interleaving explored
+/// (the counter is at the same value when every iteration starts), so the
+/// model stays deterministic.
+pub(crate) fn realign_registry_round_robin(num_workers: usize) {
+    let shards = (num_workers * 4).next_power_of_two();
+    let last = format!("shard: {},", shards - 1);
+    let scratch = Registry::new(num_workers);
+    for _ in 0..shards {
+        let key = scratch
+            .insert(None, Waker::noop().clone())
+            .expect("a fresh registry is open");
+        // `EntryKey`'s fields are private to the registry; its `Debug`
+        // output names the shard.
+        if format!("{key:?}").contains(&last) {
+            return;
+        }
+    }
+    unreachable!("round robin over {shards} shards never reached the last one");
+}
+
+/// Counts events (drops, polls) without being part of the model.
+#[derive(Clone, Default)]
+pub(crate) struct Count(std::sync::Arc<AtomicUsize>);
+
+impl Count {
+    pub(crate) fn incr(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Increments its counter when dropped: put one in a future to count how
+/// many times that future is dropped.
+pub(crate) struct DropProbe(pub(crate) Count);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.incr();
+    }
+}
+
+/// Runs `future` to completion on the current loom thread, parking it
+/// (loom's park, so a lost wake-up is a reported deadlock) while it is
+/// pending. (loom's own `block_on` needs its `futures` feature.)
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(loom::thread::Thread);
+
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    let waker = Waker::from(std::sync::Arc::new(Unpark(loom::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        loom::thread::park();
+    }
+}
+
+/// A loom object that both sides of a race loom cannot see touch, before
+/// and after their part of it.
+///
+/// loom explores alternative orders only between operations on the *same
+/// loom object* (partial order reduction): two threads whose race is on
+/// `std` atomics, such as async-task's state word, look independent to it,
+/// and it would try one order only. Touching one shared loom atomic at the
+/// edges of each side makes the sides dependent, so loom tries every order
+/// of those edges (and with them of the `std` transitions between them).
+#[derive(Clone)]
+pub(crate) struct RacePoint(Arc<crate::loom::sync::atomic::AtomicUsize>);
+
+impl RacePoint {
+    pub(crate) fn new() -> RacePoint {
+        RacePoint(Arc::new(crate::loom::sync::atomic::AtomicUsize::new(0)))
+    }
+
+    pub(crate) fn touch(&self) {
+        self.0
+            .fetch_add(1, crate::loom::sync::atomic::Ordering::AcqRel);
+    }
+}

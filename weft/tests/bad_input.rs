@@ -1,0 +1,286 @@
+//! Bad input: every builder setting just outside (and just inside) its
+//! range, and public functions called in the wrong context. Each mistake
+//! gives an error or a panic whose message names the setting or says what
+//! to do. (`context.rs` has the first cases: zero and huge worker counts,
+//! tiny and huge stacks, a zero batch cap, a zero check target, a
+//! panicking start hook, spawning or `Handle::current` outside a runtime;
+//! `shutdown.rs` has `block_on` inside a runtime and dropping a runtime in
+//! its own task.)
+
+mod common;
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::mpsc;
+use std::task::{Context, Waker};
+use std::time::Duration;
+
+use weft::runtime::{Builder, Handle, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE};
+
+fn build(configure: impl FnOnce(&mut Builder)) -> std::io::Result<weft::runtime::Runtime> {
+    let mut builder = Builder::new_multi_thread();
+    builder.worker_threads(2);
+    configure(&mut builder);
+    builder.build()
+}
+
+/// The setting is rejected with `InvalidInput`, and the message names it
+/// and says what is allowed.
+fn assert_rejected(configure: impl FnOnce(&mut Builder), setting: &str, allowed: &[&str]) {
+    let err = build(configure).expect_err("an invalid setting was accepted");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    let message = err.to_string();
+    assert!(message.contains(&format!("`{setting}`")), "{message}");
+    assert!(message.contains("must be"), "{message}");
+    for fragment in allowed {
+        assert!(
+            message.contains(fragment),
+            "{setting}: {message:?} lacks {fragment:?}"
+        );
+    }
+}
+
+/// The setting is accepted and the runtime runs tasks.
+fn assert_accepted(configure: impl FnOnce(&mut Builder)) {
+    let rt = build(configure).expect("a valid setting was rejected");
+    let sum = rt.block_on(async {
+        let joins: Vec<_> = (0..100u32).map(|i| weft::spawn(async move { i })).collect();
+        let mut sum = 0;
+        for join in joins {
+            sum += join.await.unwrap();
+        }
+        sum
+    });
+    assert_eq!(sum, 99 * 100 / 2);
+}
+
+#[test]
+fn worker_threads_one_past_the_maximum_is_rejected() {
+    assert_rejected(
+        |b| {
+            b.worker_threads(MAX_WORKER_THREADS + 1);
+        },
+        "worker_threads",
+        &["4096", "4097"],
+    );
+    assert_accepted(|b| {
+        b.worker_threads(1);
+    });
+}
+
+#[test]
+fn thread_stack_size_just_outside_its_range_is_rejected() {
+    let range = [MIN_STACK_SIZE.to_string(), MAX_STACK_SIZE.to_string()];
+    let range: Vec<&str> = range.iter().map(String::as_str).collect();
+    assert_rejected(
+        |b| {
+            b.thread_stack_size(MIN_STACK_SIZE - 1);
+        },
+        "thread_stack_size",
+        &range,
+    );
+    assert_rejected(
+        |b| {
+            b.thread_stack_size(MAX_STACK_SIZE + 1);
+        },
+        "thread_stack_size",
+        &range,
+    );
+    // The smallest stack accepted really runs tasks (in a debug build too).
+    assert_accepted(|b| {
+        b.thread_stack_size(MIN_STACK_SIZE);
+    });
+}
+
+#[test]
+fn global_check_target_just_outside_its_range_is_rejected() {
+    for target in [
+        Duration::from_nanos(999),
+        Duration::from_secs(1) + Duration::from_nanos(1),
+        Duration::MAX,
+    ] {
+        assert_rejected(
+            |b| {
+                b.global_check_target(target);
+            },
+            "global_check_target",
+            &["1 µs", "1 s"],
+        );
+    }
+    for target in [Duration::from_micros(1), Duration::from_secs(1)] {
+        assert_accepted(|b| {
+            b.global_check_target(target);
+        });
+    }
+}
+
+#[test]
+fn poll_time_sample_every_zero_is_rejected() {
+    assert_rejected(
+        |b| {
+            b.poll_time_sample_every(0);
+        },
+        "poll_time_sample_every",
+        &["at least 1"],
+    );
+    assert_accepted(|b| {
+        b.poll_time_sample_every(u32::MAX);
+    });
+}
+
+#[test]
+fn the_smallest_inject_batch_cap_drains_outside_work() {
+    // Cap 1: every batch is a single task; remote spawns still all run.
+    let rt = build(|b| {
+        b.inject_batch_cap(1);
+    })
+    .unwrap();
+    let joins: Vec<_> = (0..10_000u64).map(|i| rt.spawn(async move { i })).collect();
+    let sum: u64 = rt.block_on(async {
+        let mut sum = 0;
+        for join in joins {
+            sum += join.await.unwrap();
+        }
+        sum
+    });
+    assert_eq!(sum, 9_999 * 10_000 / 2);
+}
+
+#[test]
+fn a_builder_rejected_once_can_be_fixed_and_reused() {
+    let mut builder = Builder::new_multi_thread();
+    builder.worker_threads(0);
+    let err = builder.build().unwrap_err();
+    assert!(err.to_string().contains("worker_threads"), "{err}");
+    let rt = builder.worker_threads(2).build().unwrap();
+    assert_eq!(rt.block_on(rt.spawn(async { 5 })).unwrap(), 5);
+    // And builds a second, independent runtime.
+    let second = builder.build().unwrap();
+    assert_eq!(second.block_on(second.spawn(async { 6 })).unwrap(), 6);
+}
+
+#[test]
+fn a_join_handle_polled_after_its_result_panics_clearly() {
+    let rt = common::rt(1, true);
+    let mut handle = pin!(rt.spawn(async { 1 }));
+    let result = rt.block_on(handle.as_mut());
+    assert_eq!(result.unwrap(), 1);
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = handle
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+    }))
+    .unwrap_err();
+    let message = common::panic_text(&*panic);
+    assert!(
+        message.contains("polled after it returned Ready"),
+        "{message}"
+    );
+}
+
+#[test]
+fn into_panic_on_a_cancelled_error_panics_and_names_the_alternative() {
+    let rt = common::rt(1, true);
+    let handle = rt.spawn(std::future::pending::<()>());
+    handle.abort();
+    let err = rt.block_on(handle).unwrap_err();
+    assert!(err.is_cancelled());
+    let panic =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| err.into_panic())).unwrap_err();
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("cancelled"), "{message}");
+    // The non-panicking way gives the error back.
+    let handle = rt.spawn(std::future::pending::<()>());
+    handle.abort();
+    let err = rt.block_on(handle).unwrap_err();
+    assert!(err.try_into_panic().unwrap_err().is_cancelled());
+}
+
+#[test]
+fn block_on_of_another_runtime_inside_a_task_panics_and_says_what_to_do() {
+    let rt = common::rt(1, true);
+    let other = common::rt(1, true);
+    let other_handle = other.handle().clone();
+    let err = rt
+        .block_on(rt.spawn(async move { other_handle.block_on(async { 1 }) }))
+        .unwrap_err();
+    let message = common::panic_text(&*err.into_panic());
+    assert!(
+        message.contains("Cannot start a runtime from within a runtime"),
+        "{message}"
+    );
+    assert!(
+        message.contains(".await"),
+        "says what to do instead: {message}"
+    );
+    assert_eq!(
+        rt.block_on(rt.spawn(async { 2 })).unwrap(),
+        2,
+        "the worker survived"
+    );
+}
+
+#[test]
+fn shutdown_timeout_inside_its_own_task_panics_instead_of_deadlocking() {
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    let (tx, rx) = mpsc::channel();
+    let join = handle.spawn(async move { rt.shutdown_timeout(Duration::from_secs(5)) });
+    std::thread::spawn(move || {
+        let other = common::rt(1, true);
+        tx.send(other.block_on(join)).unwrap();
+    });
+    let err = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("no deadlock")
+        .unwrap_err();
+    assert!(err.is_panic(), "{err}");
+    assert!(
+        err.to_string().contains("from inside one of its own tasks"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_handle_of_a_dropped_runtime_still_blocks_on_and_refuses_spawns() {
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    drop(rt);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = handle.block_on(async {
+            // The context is set (spawning does not panic), but the runtime
+            // is gone: the spawn is refused and reported as cancelled.
+            let join = weft::spawn(async { 1 });
+            join.await
+        });
+        tx.send(outcome.map_err(|err| err.is_cancelled())).unwrap();
+    });
+    let outcome = rx.recv_timeout(Duration::from_secs(10)).expect("no hang");
+    assert_eq!(outcome, Err(true));
+}
+
+/// `EnterGuard`s restore the previous context when dropped; dropped out of
+/// order, they must not leave a stale runtime as the thread's current one
+/// (tokio panics: "`EnterGuard` values dropped out of order"); weft
+/// panics too, and leaves no runtime current.
+#[test]
+fn enter_guards_dropped_out_of_order_do_not_leave_a_stale_context() {
+    let first = common::rt(1, true);
+    let second = common::rt(1, true);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let outer = first.enter();
+        let inner = second.enter();
+        drop(outer);
+        drop(inner);
+    }));
+    if let Err(panic) = outcome {
+        // Refusing loudly is fine too, if the message says what went wrong.
+        let message = common::panic_text(&*panic);
+        assert!(message.contains("order"), "{message}");
+    }
+    assert!(
+        Handle::try_current().is_err(),
+        "no runtime is current once every EnterGuard is dropped"
+    );
+}
