@@ -133,7 +133,10 @@ impl<F: Future> Future for TaskFuture<F> {
                     // Polled once more during shutdown (a worker finishing
                     // its last ticks): the registry may already be closed
                     // and will not find this task again, so a wake makes the
-                    // shut-down scheduler drop it.
+                    // shut-down scheduler drop it. The flag is visible here
+                    // whenever it matters: the registry's close wakes this
+                    // task (an RMW on its state word) after setting the
+                    // flag, and this run began with an RMW on the same word.
                     cx.waker().wake_by_ref();
                 }
                 Poll::Pending
