@@ -43,15 +43,7 @@ fn assert_rejected(configure: impl FnOnce(&mut Builder), setting: &str, allowed:
 /// The setting is accepted and the runtime runs tasks.
 fn assert_accepted(configure: impl FnOnce(&mut Builder)) {
     let rt = build(configure).expect("a valid setting was rejected");
-    let sum = rt.block_on(async {
-        let joins: Vec<_> = (0..100u32).map(|i| weft::spawn(async move { i })).collect();
-        let mut sum = 0;
-        for join in joins {
-            sum += join.await.unwrap();
-        }
-        sum
-    });
-    assert_eq!(sum, 99 * 100 / 2);
+    common::assert_serves(&rt);
 }
 
 #[test]

@@ -110,3 +110,17 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default()
 }
+
+/// Asserts that `rt` still runs tasks on its workers: 100 spawns from
+/// inside, each value back.
+pub fn assert_serves(rt: &Runtime) {
+    let sum: u32 = rt.block_on(async {
+        let joins: Vec<_> = (0..100u32).map(|i| weft::spawn(async move { i })).collect();
+        let mut sum = 0;
+        for join in joins {
+            sum += join.await.unwrap();
+        }
+        sum
+    });
+    assert_eq!(sum, 99 * 100 / 2, "the runtime no longer serves");
+}
