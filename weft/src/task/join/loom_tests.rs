@@ -148,6 +148,14 @@ fn run_queued(shared: &Shared, log: &Log) -> bool {
     }
 }
 
+/// A thread that runs queued tasks until none is left. Each poll but the
+/// last re-queues the task (its wake, made while it runs, goes to the
+/// inject queue), so it runs until nothing is queued.
+fn spawn_runner(shared: &Arc<Shared>, log: &Log) -> thread::JoinHandle<()> {
+    let (shared, log) = (shared.clone(), log.clone());
+    thread::spawn(move || while run_queued(&shared, &log) {})
+}
+
 /// The checks on a task once every thread is done.
 fn assert_accounted(log: &Log, result: Option<Result<Output, JoinError>>) {
     assert_eq!(log.future_drops.get(), 1, "future dropped exactly once");
@@ -183,12 +191,7 @@ fn abort_races_completion(yields: usize) {
     let log = Log::default();
     let race = RacePoint::new();
     let handle = spawn_on(&shared, Job::new(yields, &log, &race));
-    let runner = {
-        let (shared, log) = (shared.clone(), log.clone());
-        // Each poll but the last re-queues the task (its wake, made while
-        // it runs, goes to the inject queue): run until nothing is queued.
-        thread::spawn(move || while run_queued(&shared, &log) {})
-    };
+    let runner = spawn_runner(&shared, &log);
     let aborter = {
         let log = log.clone();
         thread::spawn(move || {
@@ -300,10 +303,7 @@ fn detach_races_completion() {
         let log = Log::default();
         let race = RacePoint::new();
         let handle = spawn_on(&shared, Job::new(1, &log, &race));
-        let runner = {
-            let (shared, log) = (shared.clone(), log.clone());
-            thread::spawn(move || while run_queued(&shared, &log) {})
-        };
+        let runner = spawn_runner(&shared, &log);
         let detacher = thread::spawn(move || {
             race.touch();
             drop(handle);
@@ -331,10 +331,7 @@ fn await_races_completion() {
         let log = Log::default();
         let race = RacePoint::new();
         let handle = spawn_on(&shared, Job::new(1, &log, &race));
-        let runner = {
-            let (shared, log) = (shared.clone(), log.clone());
-            thread::spawn(move || while run_queued(&shared, &log) {})
-        };
+        let runner = spawn_runner(&shared, &log);
         let awaiter = thread::spawn(move || {
             race.touch();
             block_on(handle)
