@@ -13,6 +13,11 @@
 //! AcqRel), so the fence-fence argument in `idle.rs` is what is checked
 //! here; deleting either fence makes these models fail.
 //!
+//! `searcher_that_found_work_hands_on_later_pushes` checks rule 4 after a
+//! successful search (no task left behind a long poll while a worker
+//! sleeps). Checked by breaking it: without the wake-up, loom reports the
+//! sleeper deadlocked.
+//!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p weft --lib --release idle`
 
 use loom::sync::Arc;
@@ -170,5 +175,47 @@ fn two_searchers_park_while_spawner_notifies() {
             &[(0, true, false), (1, true, false), (2, false, true)],
         );
         world.assert_settled(3);
+    });
+}
+
+/// Rule 4 after a search that found work: the last searcher takes a task
+/// and then never looks at a queue again (its task is a long poll), while
+/// a spawner pushes a second task and, seeing the searcher, may not wake
+/// anyone. The second task must still reach the sleeping worker: if neither
+/// the spawner nor the searcher's rule-4 wake-up reaches it, it sleeps
+/// forever and loom reports the deadlock.
+#[test]
+fn searcher_that_found_work_hands_on_later_pushes() {
+    loom::model(|| {
+        let world = World::new(2);
+        let _ = world.idle.transition_worker_to_parked(1, false);
+        assert!(world.idle.transition_worker_to_searching());
+        world.queued.store(1, Ordering::Release);
+
+        let long_poller = {
+            let world = world.clone();
+            thread::spawn(move || {
+                assert!(world.try_take(), "the first task is there from the start");
+                if world.idle.transition_worker_from_searching() == LeftSearching::WasLast {
+                    world.unpark(world.idle.worker_to_notify());
+                }
+                // Stuck in the task's poll from here on.
+            })
+        };
+        let sleeper = {
+            let world = world.clone();
+            thread::spawn(move || world.worker(1, false, true))
+        };
+        world.spawn_task();
+        long_poller.join().unwrap();
+        sleeper.join().unwrap();
+        assert_eq!(
+            world.ran.load(Ordering::Acquire),
+            1,
+            "the sleeper ran the second task"
+        );
+        let counts = world.idle.counts();
+        assert_eq!(counts.unparked, 2, "both workers end awake");
+        assert_eq!(counts.searching, 0);
     });
 }
