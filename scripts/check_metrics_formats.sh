@@ -99,9 +99,11 @@ for worker in worker_labels:
 (workers_gauge,) = family("weft_workers", "gauge").samples
 assert workers_gauge.value == workers, workers_gauge
 per_worker(family("weft_local_queue_depth", "gauge"))
-for name in ["weft_live_tasks", "weft_inject_queue_depth"]:
+for name in ["weft_live_tasks", "weft_inject_queue_depth", "weft_blocking_threads",
+             "weft_blocking_idle_threads", "weft_blocking_queue_depth"]:
     family(name, "gauge")
-for name in ["weft_spawned_remote_total", "weft_finished_remote_total", "weft_remote_wake_requests_total"]:
+for name in ["weft_spawned_remote_total", "weft_finished_remote_total", "weft_remote_wake_requests_total",
+             "weft_blocking_tasks_spawned_total"]:
     family(name, "counter")
 
 samples = sum(len(f.samples) for f in families.values())

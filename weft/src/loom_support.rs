@@ -25,6 +25,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
 
+use crate::blocking::{BlockingPool, PoolConfig};
 use crate::loom::sync::Arc;
 use crate::scheduler::queue::Local;
 use crate::scheduler::{Config, Shared};
@@ -34,13 +35,23 @@ use crate::task::{Registry, Task};
 /// settings, and each worker's ring; no thread is started. (The one place
 /// the models spell out `Config`: a new setting is added here.)
 pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
-    Shared::new(Config {
+    let config = Config {
         num_workers,
         inject_batch_cap: 32,
         lifo_slot: true,
         global_check_target_ns: 200_000,
         poll_time_sample_every: 16,
-    })
+    };
+    // The models never spawn blocking tasks; the pool only has to exist.
+    let blocking = BlockingPool::new(PoolConfig {
+        max_threads: 1,
+        keep_alive: std::time::Duration::from_secs(1),
+        thread_name: std::sync::Arc::new(|| "weft-blocking".to_owned()),
+        stack_size: None,
+        on_thread_start: None,
+        on_thread_stop: None,
+    });
+    Shared::new(config, blocking)
 }
 
 /// Brings the registry's round-robin counter on this OS thread to the value

@@ -121,6 +121,51 @@ fn poll_time_sample_every_zero_is_rejected() {
 }
 
 #[test]
+fn max_blocking_threads_zero_is_rejected() {
+    assert_rejected(
+        |b| {
+            b.max_blocking_threads(0);
+        },
+        "max_blocking_threads",
+        &["at least 1"],
+    );
+    assert_accepted(|b| {
+        b.max_blocking_threads(1);
+    });
+}
+
+#[test]
+fn thread_keep_alive_just_outside_its_range_is_rejected() {
+    for keep_alive in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        Duration::from_secs(3600) + Duration::from_nanos(1),
+    ] {
+        assert_rejected(
+            |b| {
+                b.thread_keep_alive(keep_alive);
+            },
+            "thread_keep_alive",
+            &["1 ms", "1 hour"],
+        );
+    }
+    for keep_alive in [Duration::from_millis(1), Duration::from_secs(3600)] {
+        assert_accepted(|b| {
+            b.thread_keep_alive(keep_alive);
+        });
+    }
+}
+
+#[test]
+fn spawn_blocking_outside_a_runtime_panics_and_says_what_to_do() {
+    let panic = std::panic::catch_unwind(|| weft::task::spawn_blocking(|| 1))
+        .expect_err("spawn_blocking outside a runtime must panic");
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("outside of a weft runtime"), "{message}");
+    assert!(message.contains("Handle::spawn_blocking"), "{message}");
+}
+
+#[test]
 fn the_smallest_inject_batch_cap_drains_outside_work() {
     // Cap 1: every batch is a single task; remote spawns still all run.
     let rt = build(|b| {

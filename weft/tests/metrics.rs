@@ -132,6 +132,10 @@ fn prometheus_text_has_every_family_and_consistent_histograms() {
         "weft_live_tasks",
         "weft_inject_queue_depth",
         "weft_local_queue_depth",
+        "weft_blocking_threads",
+        "weft_blocking_idle_threads",
+        "weft_blocking_queue_depth",
+        "weft_blocking_tasks_spawned_total",
     ] {
         assert!(
             text.contains(&format!("# TYPE {family} ")),

@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 6] = [
+        let runtime_wide: [(&str, &str, &str, u64); 10] = [
             (
                 "workers",
                 "gauge",
@@ -64,6 +64,30 @@ impl RuntimeMetrics {
                 "gauge",
                 "Tasks waiting in the inject queue.",
                 self.inject_queue_depth as u64,
+            ),
+            (
+                "blocking_threads",
+                "gauge",
+                "Threads of the blocking pool.",
+                self.blocking_threads as u64,
+            ),
+            (
+                "blocking_idle_threads",
+                "gauge",
+                "Blocking-pool threads waiting for work.",
+                self.blocking_idle_threads as u64,
+            ),
+            (
+                "blocking_queue_depth",
+                "gauge",
+                "spawn_blocking closures waiting for a thread.",
+                self.blocking_queue_depth as u64,
+            ),
+            (
+                "blocking_tasks_spawned_total",
+                "counter",
+                "spawn_blocking calls accepted.",
+                self.blocking_tasks_spawned,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

@@ -26,6 +26,15 @@ pub struct RuntimeMetrics {
     pub inject_queue_depth: usize,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
+    /// Threads of the blocking pool alive (running a `spawn_blocking`
+    /// closure or waiting for one).
+    pub blocking_threads: usize,
+    /// Blocking-pool threads waiting for work.
+    pub blocking_idle_threads: usize,
+    /// `spawn_blocking` closures waiting for a thread.
+    pub blocking_queue_depth: usize,
+    /// `spawn_blocking` calls accepted since the runtime started.
+    pub blocking_tasks_spawned: u64,
 }
 
 impl RuntimeMetrics {

@@ -47,7 +47,12 @@ pub struct Builder {
     pub(super) lifo_slot: bool,
     pub(super) global_check_target: Duration,
     pub(super) poll_time_sample_every: u32,
+    pub(super) max_blocking_threads: usize,
+    pub(super) thread_keep_alive: Duration,
 }
+
+/// The default of [`Builder::max_blocking_threads`] (tokio's).
+pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 
 impl Builder {
     /// A builder for the multi-thread, work-stealing runtime.
@@ -62,6 +67,8 @@ impl Builder {
             lifo_slot: true,
             global_check_target: Duration::from_micros(200),
             poll_time_sample_every: 16,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            thread_keep_alive: Duration::from_secs(10),
         }
     }
 
@@ -138,6 +145,21 @@ impl Builder {
         self
     }
 
+    /// Most threads the blocking pool runs at once (see
+    /// [`crate::task::spawn_blocking`]); more `spawn_blocking` closures wait
+    /// in its queue. Default 512; must be at least 1.
+    pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread waits for work before it
+    /// exits. Default 10 s; must be between 1 ms and 1 hour.
+    pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
+        self.thread_keep_alive = keep_alive;
+        self
+    }
+
     /// Times one task poll in every `n` for the poll-time histogram of
     /// [`Handle::metrics`](super::Handle::metrics). Timing costs two clock
     /// reads; `1` times every poll. Default 16; must be at least 1.
@@ -181,6 +203,16 @@ impl Builder {
                 "must be at least 1, got 0",
             ));
         }
+        if self.max_blocking_threads == 0 {
+            return Err(invalid("max_blocking_threads", "must be at least 1, got 0"));
+        }
+        let keep_alive = self.thread_keep_alive;
+        if keep_alive < Duration::from_millis(1) || keep_alive > Duration::from_secs(3600) {
+            return Err(invalid(
+                "thread_keep_alive",
+                &format!("must be between 1 ms and 1 hour, got {keep_alive:?}"),
+            ));
+        }
         let target = self.global_check_target;
         if target < Duration::from_micros(1) || target > Duration::from_secs(1) {
             return Err(invalid(
@@ -221,6 +253,8 @@ impl fmt::Debug for Builder {
             .field("lifo_slot", &self.lifo_slot)
             .field("global_check_target", &self.global_check_target)
             .field("poll_time_sample_every", &self.poll_time_sample_every)
+            .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("thread_keep_alive", &self.thread_keep_alive)
             .finish_non_exhaustive()
     }
 }

@@ -68,6 +68,16 @@ impl Handle {
         task::spawn_on(&self.shared, future)
     }
 
+    /// Runs a blocking closure on this runtime's blocking pool. See
+    /// [`crate::task::spawn_blocking`]; this works from any thread.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        crate::blocking::spawn_blocking_on(&self.shared, f)
+    }
+
     /// Runs `future` to completion on the current thread, with this runtime
     /// as the current context (so `weft::spawn` works inside).
     ///

@@ -31,11 +31,14 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::blocking::{BlockingPool, PoolConfig};
 use crate::scheduler::worker::Core;
 use crate::scheduler::{Config, Shared};
 use crate::task::JoinHandle;
 
-pub use builder::{Builder, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE};
+pub use builder::{
+    Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
+};
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 
 /// A multi-thread, work-stealing async runtime.
@@ -114,13 +117,22 @@ impl Runtime {
 
     pub(crate) fn start(builder: &Builder) -> io::Result<Runtime> {
         let num_workers = builder.resolved_worker_threads();
-        let (shared, locals) = Shared::new(Config {
+        let config = Config {
             num_workers,
             inject_batch_cap: builder.inject_batch_cap,
             lifo_slot: builder.lifo_slot,
             global_check_target_ns: builder.global_check_target.as_nanos() as u64,
             poll_time_sample_every: builder.poll_time_sample_every,
+        };
+        let blocking = BlockingPool::new(PoolConfig {
+            max_threads: builder.max_blocking_threads,
+            keep_alive: builder.thread_keep_alive,
+            thread_name: builder.thread_name.clone(),
+            stack_size: builder.thread_stack_size,
+            on_thread_start: builder.on_thread_start.clone(),
+            on_thread_stop: builder.on_thread_stop.clone(),
         });
+        let (shared, locals) = Shared::new(config, blocking);
         let handle = Handle { shared };
         let exited = Arc::new(ExitLatch {
             // Counted up per thread actually started, so that a start-up
@@ -191,6 +203,16 @@ impl Runtime {
         self.handle.spawn(future)
     }
 
+    /// Runs a blocking closure on the runtime's blocking pool. See
+    /// [`crate::task::spawn_blocking`].
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
     /// Runs `future` to completion on the current thread; tasks it spawns
     /// run on the workers. See [`Handle::block_on`] for when it panics.
     #[track_caller]
@@ -203,10 +225,25 @@ impl Runtime {
         self.handle.enter()
     }
 
-    /// Shuts down, waiting at most `timeout` for the workers to stop (a task
-    /// stuck in a long poll keeps its worker until the poll returns; that
-    /// thread is then left to finish on its own). Every task that has not
-    /// completed is cancelled and its future dropped.
+    /// Shuts down, waiting at most `timeout` for the workers and the
+    /// blocking pool to stop (a task stuck in a long poll keeps its worker
+    /// until the poll returns, a `spawn_blocking` closure its thread until it
+    /// returns; those threads are then left to finish on their own). Every
+    /// task that has not completed is cancelled and its future dropped, and
+    /// queued blocking closures that no thread has started never run.
+    ///
+    /// Dropping the runtime shuts it down the same way but waits as long as
+    /// it takes.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// rt.spawn_blocking(|| std::thread::sleep(Duration::from_secs(5)));
+    /// let start = Instant::now();
+    /// rt.shutdown_timeout(Duration::from_millis(50));
+    /// assert!(start.elapsed() < Duration::from_secs(5));
+    /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown(Some(Instant::now() + timeout));
     }
@@ -224,6 +261,7 @@ impl Runtime {
         if !shared.begin_shutdown() {
             return;
         }
+        shared.blocking.begin_shutdown();
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.
             shared.shutdown_drain();
@@ -243,6 +281,12 @@ impl Runtime {
             }
         }
         shared.shutdown_drain();
+        if crate::blocking::is_pool_thread_of(shared) {
+            // Called from one of the pool's own threads (a blocking closure
+            // dropping the runtime): waiting would wait for itself.
+            return;
+        }
+        shared.blocking.wait_for_threads(deadline);
     }
 }
 

@@ -78,6 +78,7 @@ use std::ptr::NonNull;
 
 use crossbeam_utils::CachePadded;
 
+use crate::blocking::BlockingPool;
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
@@ -154,6 +155,8 @@ pub(crate) struct Shared {
     pub(crate) remotes: Box<[CachePadded<Remote>]>,
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
+    /// The `spawn_blocking` threads (`blocking/`).
+    pub(crate) blocking: BlockingPool,
     shutdown: AtomicBool,
     remote_wake_requests: SharedCounter,
     remote_spawns: SharedCounter,
@@ -162,7 +165,10 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Builds the shared state and each worker's owner handle of its ring.
-    pub(crate) fn new(config: Config) -> (Arc<Shared>, Vec<queue::Local<Task>>) {
+    pub(crate) fn new(
+        config: Config,
+        blocking: BlockingPool,
+    ) -> (Arc<Shared>, Vec<queue::Local<Task>>) {
         let n = config.num_workers;
         let mut locals = Vec::with_capacity(n);
         let remotes = (0..n)
@@ -182,6 +188,7 @@ impl Shared {
             remotes,
             idle: Idle::new(n),
             registry: Registry::new(n),
+            blocking,
             shutdown: AtomicBool::new(false),
             remote_wake_requests: SharedCounter::default(),
             remote_spawns: SharedCounter::default(),
@@ -319,6 +326,11 @@ impl Shared {
             .iter()
             .map(|remote| remote.steal.len() + usize::from(remote.has_lifo()))
             .collect();
+        let pool = self.blocking.metrics();
+        metrics.blocking_threads = pool.threads;
+        metrics.blocking_idle_threads = pool.idle_threads;
+        metrics.blocking_queue_depth = pool.queue_depth;
+        metrics.blocking_tasks_spawned = pool.spawned;
         metrics
     }
 }

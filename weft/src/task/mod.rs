@@ -59,9 +59,20 @@ pub(crate) type Task = Runnable<TaskMeta>;
 /// What a task's panic carries.
 pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 
-/// Per-task data stored in the task header.
+/// Per-task data stored in the task header: the runtime the task belongs
+/// to (its schedule function finds the runtime here).
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
+}
+
+impl TaskMeta {
+    pub(crate) fn new(shared: Arc<Shared>) -> TaskMeta {
+        TaskMeta { shared }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
 }
 
 /// The spawned future: catches panics (in `poll` and in the future's
@@ -154,7 +165,7 @@ impl<F: Future> Future for TaskFuture<F> {
 pub(crate) struct Contained<T>(ManuallyDrop<T>);
 
 impl<T> Contained<T> {
-    fn new(value: T) -> Self {
+    pub(crate) fn new(value: T) -> Self {
         Contained(ManuallyDrop::new(value))
     }
 
@@ -196,6 +207,57 @@ fn schedule(task: Task, info: ScheduleInfo) {
     shared.schedule_remote(task);
 }
 
+/// Runs a blocking closure on a thread of the current runtime's blocking
+/// pool, so that it does not hold an async worker, and returns a handle to
+/// its result.
+///
+/// Use it for work that blocks the thread (file I/O, a blocking client
+/// library, a long computation): a task that blocks keeps every other task
+/// on its worker waiting. Threads are started as needed up to
+/// [`Builder::max_blocking_threads`](crate::runtime::Builder::max_blocking_threads)
+/// (more closures wait in a queue) and exit after
+/// [`thread_keep_alive`](crate::runtime::Builder::thread_keep_alive) idle.
+///
+/// Awaiting the handle gives the closure's return value, or a
+/// [`JoinError`] if it panicked or was cancelled. [`JoinHandle::abort`]
+/// cancels the closure only if no thread has started it; a running closure
+/// always runs to the end. At shutdown, closures not yet started never run;
+/// running ones keep their threads until they return (dropping the runtime
+/// waits for them, `shutdown_timeout` waits until its deadline).
+///
+/// # Panics
+///
+/// Outside a runtime context, like [`crate::spawn`]; use
+/// [`Handle::spawn_blocking`](crate::runtime::Handle::spawn_blocking) from
+/// any thread.
+///
+/// ```
+/// let rt = weft::runtime::Runtime::new().unwrap();
+/// let len = rt.block_on(async {
+///     let read = weft::task::spawn_blocking(|| std::fs::read_to_string("Cargo.toml"));
+///     read.await.unwrap().map(|text| text.len())
+/// });
+/// assert!(len.unwrap() > 0);
+/// ```
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let spawned = context::with_handle(|handle| {
+        handle.map(|handle| crate::blocking::spawn_blocking_on(&handle.shared, f))
+    });
+    match spawned {
+        Some(join) => join,
+        None => panic!(
+            "`weft::task::spawn_blocking` called outside of a weft runtime: call it from a task, \
+             inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive; or use \
+             `weft::runtime::Handle::spawn_blocking` from any thread"
+        ),
+    }
+}
+
 /// Spawns `future` on the runtime behind `shared`.
 pub(crate) fn spawn_on<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
 where
@@ -210,11 +272,8 @@ where
         shared: &**shared,
         entry: None,
     };
-    let meta = TaskMeta {
-        shared: shared.clone(),
-    };
     let (runnable, task) = async_task::Builder::new()
-        .metadata(meta)
+        .metadata(TaskMeta::new(shared.clone()))
         .spawn(move |_| wrapped, WithInfo(schedule));
     let on_worker = context::with_core(|core| match core {
         Some(core) if core.accepts_local(&**shared) => {

@@ -1,0 +1,338 @@
+//! The blocking pool: threads that run `spawn_blocking` closures, so that
+//! blocking work (file I/O, a C library call, a heavy computation) never
+//! holds an async worker.
+//!
+//! # Tasks
+//!
+//! A blocking job is an async-task cell like any other task (same
+//! `TaskMeta`, same [`JoinHandle`]): its future runs the closure on its first
+//! poll and is never pending, and its schedule function hands the
+//! `Runnable` to this pool instead of a worker. So awaiting, detaching,
+//! `abort` (effective until a thread has started the closure, as in tokio),
+//! panics turned into a `JoinError`, and cancellation at shutdown all work
+//! as they do for async tasks.
+//!
+//! # Threads
+//!
+//! Threads are started on demand, up to `max_blocking_threads`. A thread
+//! that finds the queue empty waits up to `thread_keep_alive` for more work
+//! and then exits, so an idle runtime keeps no blocking threads for long.
+//! Everything is guarded by one mutex (`PoolState`), with the invariants:
+//!
+//! - `threads` counts the pool threads alive (started and not exited);
+//!   `idle <= threads` counts those waiting on `work_ready`;
+//! - `notified <= idle` counts wake-ups promised to idle threads and not
+//!   yet taken: a push wakes an idle thread only if `idle > notified`, so
+//!   two pushes never count on the same idle thread (the second would
+//!   otherwise wait behind the first's closure, which may block forever);
+//! - after `shutdown` is set the queue stays empty: pushes are refused and
+//!   the queue was drained (its tasks cancelled) under the same lock.
+//!
+//! The pool has no lock-free protocol (one mutex and two condvars), so it
+//! has no loom model; `tests/blocking.rs` exercises it.
+//!
+//! # Shutdown
+//!
+//! The runtime's shutdown refuses new blocking tasks, cancels the queued
+//! ones (their closures never run; their handles report cancellation) and
+//! waits for the running closures with the runtime's deadline: forever when
+//! the runtime is dropped, `timeout` in `shutdown_timeout`, not at all in
+//! `shutdown_background`. A closure still running after the deadline keeps
+//! its thread, which exits when the closure returns.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc as StdArc;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::loom::sync::Arc;
+use crate::runtime::Handle;
+use crate::scheduler::Shared;
+use crate::task::{Contained, JoinHandle, Panic, Task, TaskMeta};
+
+/// Settings of the pool, fixed when the runtime is built.
+#[derive(Clone)]
+pub(crate) struct PoolConfig {
+    pub(crate) max_threads: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) thread_name: StdArc<dyn Fn() -> String + Send + Sync>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) on_thread_start: Option<StdArc<dyn Fn() + Send + Sync>>,
+    pub(crate) on_thread_stop: Option<StdArc<dyn Fn() + Send + Sync>>,
+}
+
+/// The pool of one runtime (lives in its `Shared`).
+pub(crate) struct BlockingPool {
+    state: Mutex<PoolState>,
+    /// An idle thread waits here for a task or for shutdown.
+    work_ready: Condvar,
+    /// Shutdown waits here for `threads == 0`.
+    all_exited: Condvar,
+    config: PoolConfig,
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Task>,
+    threads: usize,
+    idle: usize,
+    notified: usize,
+    shutdown: bool,
+    /// Blocking tasks accepted since the runtime started.
+    spawned: u64,
+}
+
+/// What the metrics snapshot shows of the pool.
+pub(crate) struct PoolMetrics {
+    pub(crate) threads: usize,
+    pub(crate) idle_threads: usize,
+    pub(crate) queue_depth: usize,
+    pub(crate) spawned: u64,
+}
+
+impl BlockingPool {
+    pub(crate) fn new(config: PoolConfig) -> BlockingPool {
+        BlockingPool {
+            state: Mutex::new(PoolState::default()),
+            work_ready: Condvar::new(),
+            all_exited: Condvar::new(),
+            config,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        // Every critical section leaves the state consistent before any
+        // call that could panic, so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `task` and makes sure a thread will run it: an idle one not
+    /// yet promised to another task, else a new one if the cap allows, else
+    /// the next thread to finish its closure.
+    fn push(&self, shared: &Arc<Shared>, task: Task) {
+        let mut state = self.lock();
+        if state.shutdown {
+            drop(state);
+            drop(task); // cancels it: the runtime is shutting down
+            return;
+        }
+        state.spawned += 1;
+        state.queue.push_back(task);
+        if state.idle > state.notified {
+            state.notified += 1;
+            drop(state);
+            self.work_ready.notify_one();
+            return;
+        }
+        if state.threads >= self.config.max_threads {
+            return; // a busy thread takes it when its closure returns
+        }
+        state.threads += 1;
+        drop(state);
+        if let Err(err) = self.start_thread(shared) {
+            let mut state = self.lock();
+            state.threads -= 1;
+            if state.threads == 0 {
+                // Nobody can run the queue: cancel it rather than hang the
+                // tasks' handles forever.
+                let queued: Vec<Task> = state.queue.drain(..).collect();
+                self.all_exited.notify_all();
+                drop(state);
+                drop(queued);
+            }
+            // The error has no caller to go to: the handle of a task that
+            // never runs reports cancellation.
+            let _ = err;
+        }
+    }
+
+    fn start_thread(&self, shared: &Arc<Shared>) -> std::io::Result<()> {
+        let name = catch_unwind(AssertUnwindSafe(|| (self.config.thread_name)()))
+            .unwrap_or_else(|_| "weft-blocking".to_owned());
+        let mut builder = thread::Builder::new().name(name.replace('\0', ""));
+        if let Some(size) = self.config.stack_size {
+            builder = builder.stack_size(size);
+        }
+        let shared = shared.clone();
+        builder.spawn(move || run_thread(&shared)).map(drop)
+    }
+
+    /// The loop of one pool thread; returns when it retires.
+    fn work(&self) {
+        let mut state = self.lock();
+        loop {
+            if let Some(task) = state.queue.pop_front() {
+                drop(state);
+                // A panic in the closure is caught by the task's future;
+                // this catches one from dropping a cancelled closure.
+                let _ = catch_unwind(AssertUnwindSafe(move || task.run()));
+                state = self.lock();
+                continue;
+            }
+            if state.shutdown {
+                break;
+            }
+            state.idle += 1;
+            let deadline = Instant::now() + self.config.keep_alive;
+            let retire = loop {
+                let now = Instant::now();
+                let timed_out = now >= deadline;
+                if state.notified > 0 {
+                    state.notified -= 1;
+                    break false;
+                }
+                if state.shutdown || timed_out {
+                    break true;
+                }
+                state = self
+                    .work_ready
+                    .wait_timeout(state, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            };
+            state.idle -= 1;
+            if retire && state.queue.is_empty() {
+                break;
+            }
+        }
+        state.threads -= 1;
+        if state.threads == 0 {
+            self.all_exited.notify_all();
+        }
+    }
+
+    /// Refuses new tasks and cancels the queued ones. Idempotent.
+    pub(crate) fn begin_shutdown(&self) {
+        let mut state = self.lock();
+        state.shutdown = true;
+        let queued: Vec<Task> = state.queue.drain(..).collect();
+        drop(state);
+        self.work_ready.notify_all();
+        // Dropped outside the lock: a task's destructor may spawn.
+        for task in queued {
+            crate::scheduler::drop_task(task);
+        }
+    }
+
+    /// Waits until every pool thread has exited or `deadline` passes;
+    /// returns whether they all exited.
+    pub(crate) fn wait_for_threads(&self, deadline: Option<Instant>) -> bool {
+        let mut state = self.lock();
+        while state.threads > 0 {
+            state = match deadline {
+                None => self
+                    .all_exited
+                    .wait(state)
+                    .unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    self.all_exited
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+        true
+    }
+
+    pub(crate) fn metrics(&self) -> PoolMetrics {
+        let state = self.lock();
+        PoolMetrics {
+            threads: state.threads,
+            idle_threads: state.idle,
+            queue_depth: state.queue.len(),
+            spawned: state.spawned,
+        }
+    }
+}
+
+thread_local! {
+    /// The runtime whose pool this thread belongs to (null elsewhere).
+    static POOL_OF: std::cell::Cell<*const Shared> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Whether the calling thread is one of `shared`'s blocking-pool threads.
+pub(crate) fn is_pool_thread_of(shared: &Shared) -> bool {
+    POOL_OF.with(|pool_of| std::ptr::eq(pool_of.get(), shared))
+}
+
+/// Body of a pool thread: the runtime is the thread's current context (so
+/// `Handle::current`, `weft::spawn` and `Handle::block_on` work inside the
+/// closure) and the runtime's thread hooks run around it.
+fn run_thread(shared: &Arc<Shared>) {
+    let pool = &shared.blocking;
+    POOL_OF.with(|pool_of| pool_of.set(&**shared));
+    let _context = crate::runtime::context::set_handle(Handle {
+        shared: shared.clone(),
+    });
+    let hook = |hook: &Option<StdArc<dyn Fn() + Send + Sync>>| {
+        if let Some(hook) = hook {
+            let _ = catch_unwind(AssertUnwindSafe(|| hook()));
+        }
+    };
+    hook(&pool.config.on_thread_start);
+    pool.work();
+    hook(&pool.config.on_thread_stop);
+}
+
+/// The future of a blocking task: runs the closure once, on its first poll.
+struct BlockingFuture<F>(Option<F>);
+
+// The closure is never pinned: it is moved out before it runs.
+impl<F> Unpin for BlockingFuture<F> {}
+
+impl<F> Drop for BlockingFuture<F> {
+    fn drop(&mut self) {
+        // A closure dropped unrun (cancelled) whose captures panic in their
+        // destructor: async-task would abort the process on that panic.
+        if let Some(f) = self.0.take() {
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(f)));
+        }
+    }
+}
+
+impl<F, R> Future for BlockingFuture<F>
+where
+    F: FnOnce() -> R,
+{
+    type Output = Contained<Result<R, Panic>>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let f = self
+            .0
+            .take()
+            .expect("a blocking task is polled once: it never returns Pending");
+        Poll::Ready(Contained::new(catch_unwind(AssertUnwindSafe(f))))
+    }
+}
+
+/// Where async-task sends a blocking task to be run: its runtime's pool.
+fn schedule_blocking(task: Task) {
+    let shared = task.metadata().shared().clone();
+    shared.blocking.push(&shared, task);
+}
+
+/// Spawns `f` on the blocking pool of the runtime behind `shared`.
+pub(crate) fn spawn_blocking_on<F, R>(shared: &Arc<Shared>, f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    if shared.blocking.lock().shutdown {
+        return JoinHandle::cancelled_at_spawn(f);
+    }
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(TaskMeta::new(shared.clone()))
+        .spawn(move |_| BlockingFuture(Some(f)), schedule_blocking);
+    runnable.schedule();
+    JoinHandle::new(task)
+}

@@ -1,0 +1,308 @@
+//! `spawn_blocking`: results and panics, the thread cap, closures that
+//! block on each other, idle threads retiring, the runtime context inside a
+//! closure, abort, and every way a runtime with blocking work shuts down.
+//!
+//! Tests that could hang if the pool were wrong wait on channels with a
+//! generous timeout and fail with a message instead.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::{Duration, Instant};
+
+use common::DropCounter;
+use weft::runtime::{Builder, Handle, Runtime};
+
+/// Far longer than any step here takes; only a broken pool reaches it.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn runtime(max_blocking_threads: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(max_blocking_threads)
+        .build()
+        .expect("runtime builds")
+}
+
+/// Waits until `condition` holds, failing with `what` after `PATIENCE`.
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn results_arrive_from_inside_and_outside_the_runtime() {
+    let rt = runtime(4);
+    let outside = rt.handle().spawn_blocking(|| 6 * 7);
+    assert_eq!(rt.block_on(outside).unwrap(), 42);
+    let inside = rt.block_on(async {
+        let handles: Vec<_> = (0..50u64)
+            .map(|i| weft::task::spawn_blocking(move || i * 2))
+            .collect();
+        let mut sum = 0;
+        for handle in handles {
+            sum += handle.await.unwrap();
+        }
+        sum
+    });
+    assert_eq!(inside, 2 * (0..50).sum::<u64>());
+    let from_a_task = rt
+        .block_on(rt.spawn(async { weft::task::spawn_blocking(|| "from a task").await.unwrap() }));
+    assert_eq!(from_a_task.unwrap(), "from a task");
+    let metrics = rt.handle().metrics();
+    assert_eq!(metrics.blocking_tasks_spawned, 52);
+    assert!(
+        metrics.blocking_threads <= 4,
+        "{}",
+        metrics.blocking_threads
+    );
+}
+
+#[test]
+fn a_panicking_closure_gives_a_panic_error_and_the_pool_keeps_serving() {
+    let rt = runtime(1);
+    let err = rt
+        .block_on(rt.spawn_blocking(|| -> u32 { panic!("blocking boom") }))
+        .expect_err("the closure panicked");
+    assert!(err.is_panic(), "{err:?}");
+    assert_eq!(
+        common::panic_text(&*err.into_panic()),
+        "blocking boom",
+        "the panic payload is handed back"
+    );
+    // The pool's only thread survived the panic.
+    assert_eq!(rt.block_on(rt.spawn_blocking(|| 5)).unwrap(), 5);
+    common::assert_serves(&rt);
+}
+
+#[test]
+fn no_more_threads_than_the_cap_and_every_closure_runs() {
+    let rt = runtime(2);
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..40)
+        .map(|_| {
+            let (running, most) = (running.clone(), most.clone());
+            rt.spawn_blocking(move || {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(1));
+                running.fetch_sub(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let queued = rt.handle().metrics().blocking_queue_depth;
+    for handle in handles {
+        rt.block_on(handle).unwrap();
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 2, "two threads ran at once");
+    assert!(queued > 0, "40 closures on 2 threads must queue");
+    let metrics = rt.handle().metrics();
+    assert!(
+        metrics.blocking_threads <= 2,
+        "{}",
+        metrics.blocking_threads
+    );
+    assert_eq!(metrics.blocking_queue_depth, 0);
+}
+
+/// Each closure waits until all of them have started: this completes only
+/// if every closure got its own thread, none queued behind a blocked one
+/// (the pool must not promise one idle thread to two closures).
+#[test]
+fn closures_that_wait_for_each_other_each_get_a_thread() {
+    // Not dropped if the test fails: dropping would wait for the closures
+    // stuck at the barrier, and the failure would become a hang.
+    let rt = std::mem::ManuallyDrop::new(runtime(8));
+    for round in 0..20 {
+        let parties = 2 + round % 7;
+        let barrier = Arc::new(Barrier::new(parties));
+        let (done_tx, done_rx) = mpsc::channel();
+        for _ in 0..parties {
+            let (barrier, done_tx) = (barrier.clone(), done_tx.clone());
+            drop(rt.spawn_blocking(move || {
+                barrier.wait();
+                done_tx.send(()).unwrap();
+            }));
+        }
+        for _ in 0..parties {
+            done_rx
+                .recv_timeout(PATIENCE)
+                .unwrap_or_else(|_| panic!("round {round}: {parties} closures deadlocked"));
+        }
+    }
+    drop(std::mem::ManuallyDrop::into_inner(rt));
+}
+
+#[test]
+fn idle_threads_retire_after_the_keep_alive() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|_| rt.spawn_blocking(|| std::thread::sleep(Duration::from_millis(5))))
+        .collect();
+    for handle in handles {
+        rt.block_on(handle).unwrap();
+    }
+    assert!(rt.handle().metrics().blocking_threads >= 1);
+    eventually("the idle blocking threads exited", || {
+        rt.handle().metrics().blocking_threads == 0
+    });
+    // A new closure starts a new thread.
+    assert_eq!(rt.block_on(rt.spawn_blocking(|| 9)).unwrap(), 9);
+}
+
+#[test]
+fn the_runtime_is_the_context_inside_a_closure() {
+    let rt = runtime(2);
+    let result = rt.block_on(rt.spawn_blocking(|| {
+        let handle = Handle::current();
+        let spawned = weft::spawn(async { 20 });
+        let blocked_on = handle.block_on(async { 1 });
+        handle.block_on(spawned).unwrap() + blocked_on + handle.num_workers()
+    }));
+    assert_eq!(result.unwrap(), 23);
+}
+
+#[test]
+fn abort_before_a_thread_starts_the_closure_cancels_it() {
+    let rt = runtime(1);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel();
+    let blocker = rt.spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+    });
+    started_rx
+        .recv_timeout(PATIENCE)
+        .expect("the blocker started");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let drops = DropCounter::default();
+    let queued = {
+        let (ran, tracked) = (ran.clone(), drops.track());
+        rt.spawn_blocking(move || {
+            let _tracked = tracked;
+            ran.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    queued.abort();
+    release_tx.send(()).unwrap();
+    rt.block_on(blocker).unwrap();
+    let err = rt.block_on(queued).expect_err("aborted before it started");
+    assert!(err.is_cancelled(), "{err:?}");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "the aborted closure never ran"
+    );
+    eventually("the aborted closure was dropped", || drops.drops() == 1);
+}
+
+/// The fault test of issue 6: a closure blocked forever does not hold
+/// `shutdown_timeout` past its deadline (its thread is left behind).
+#[test]
+fn shutdown_timeout_returns_on_time_with_a_closure_blocked_forever() {
+    let rt = runtime(2);
+    let (_never_tx, never_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel();
+    drop(rt.spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        // Blocks until the test process exits: the sender is never used.
+        let _ = never_rx.recv();
+    }));
+    started_rx
+        .recv_timeout(PATIENCE)
+        .expect("the closure started");
+    let timeout = Duration::from_millis(200);
+    let start = Instant::now();
+    rt.shutdown_timeout(timeout);
+    let took = start.elapsed();
+    assert!(took >= timeout, "returned before its deadline: {took:?}");
+    assert!(
+        took < timeout + Duration::from_secs(5),
+        "shutdown_timeout waited far past its deadline: {took:?}"
+    );
+}
+
+#[test]
+fn shutdown_cancels_queued_closures_and_drops_each_once() {
+    let rt = runtime(1);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel();
+    drop(rt.spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = release_rx.recv();
+    }));
+    started_rx
+        .recv_timeout(PATIENCE)
+        .expect("the blocker started");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let drops = DropCounter::default();
+    let queued: Vec<_> = (0..10)
+        .map(|_| {
+            let (ran, tracked) = (ran.clone(), drops.track());
+            rt.spawn_blocking(move || {
+                let _tracked = tracked;
+                ran.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let handle = rt.handle().clone();
+    rt.shutdown_timeout(Duration::from_millis(50));
+    release_tx.send(()).unwrap();
+    assert_eq!(drops.drops(), 10, "every queued closure dropped once");
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "no queued closure ran");
+    for join in queued {
+        let err = handle.block_on(join).expect_err("cancelled by shutdown");
+        assert!(err.is_cancelled(), "{err:?}");
+    }
+    // After shutdown a new closure is refused, never run, and dropped.
+    let late = DropCounter::default();
+    let tracked = late.track();
+    let err = handle
+        .block_on(handle.spawn_blocking(move || drop(tracked)))
+        .expect_err("refused after shutdown");
+    assert!(err.is_cancelled(), "{err:?}");
+    assert_eq!(late.drops(), 1);
+}
+
+#[test]
+fn dropping_the_runtime_waits_for_running_closures() {
+    let rt = runtime(2);
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started_rx) = mpsc::channel();
+    for _ in 0..2 {
+        let (finished, started_tx) = (finished.clone(), started_tx.clone());
+        drop(rt.spawn_blocking(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            finished.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    for _ in 0..2 {
+        started_rx.recv_timeout(PATIENCE).expect("closure started");
+    }
+    drop(rt);
+    assert_eq!(finished.load(Ordering::SeqCst), 2, "drop waited for both");
+}
+
+#[test]
+fn a_closure_may_drop_its_own_runtime() {
+    let rt = runtime(1);
+    let handle = rt.handle().clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    drop(handle.spawn_blocking(move || {
+        drop(rt);
+        done_tx.send(()).unwrap();
+    }));
+    done_rx
+        .recv_timeout(PATIENCE)
+        .expect("dropping the runtime on its own blocking thread must not deadlock");
+}
