@@ -11,7 +11,9 @@
 //!   talk to each other keep their locality.
 //! - `inject.rs`: one lock-free global queue for tasks from outside and for
 //!   overflow. Drained in batches: `min(len / workers + 1, cap, free slots)`
-//!   at every periodic global check *and* whenever the local ring is empty.
+//!   at every periodic global check, whenever the local ring is empty, after
+//!   a yield, and before a LIFO task while a backlog of at least a batch
+//!   waits and the worker's ring is short (`worker.rs`, step 1).
 //! - `idle.rs`: the searching/unparked state word and the sleeper list.
 //! - `park.rs`: how one worker sleeps.
 //! - `worker.rs`: the run loop.
