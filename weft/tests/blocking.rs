@@ -34,6 +34,21 @@ fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// Occupies one pool thread with a closure that blocks until the returned
+/// sender sends or is dropped; returns once the closure is running.
+fn occupy_a_thread(rt: &Runtime) -> mpsc::Sender<()> {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel();
+    drop(rt.spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = release_rx.recv();
+    }));
+    started_rx
+        .recv_timeout(PATIENCE)
+        .expect("the blocker started");
+    release_tx
+}
+
 #[test]
 fn results_arrive_from_inside_and_outside_the_runtime() {
     let rt = runtime(4);
@@ -174,15 +189,7 @@ fn the_runtime_is_the_context_inside_a_closure() {
 #[test]
 fn abort_before_a_thread_starts_the_closure_cancels_it() {
     let rt = runtime(1);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel();
-    let blocker = rt.spawn_blocking(move || {
-        started_tx.send(()).unwrap();
-        release_rx.recv().unwrap();
-    });
-    started_rx
-        .recv_timeout(PATIENCE)
-        .expect("the blocker started");
+    let release = occupy_a_thread(&rt);
     let ran = Arc::new(AtomicUsize::new(0));
     let drops = DropCounter::default();
     let queued = {
@@ -193,8 +200,7 @@ fn abort_before_a_thread_starts_the_closure_cancels_it() {
         })
     };
     queued.abort();
-    release_tx.send(()).unwrap();
-    rt.block_on(blocker).unwrap();
+    release.send(()).unwrap();
     let err = rt.block_on(queued).expect_err("aborted before it started");
     assert!(err.is_cancelled(), "{err:?}");
     assert_eq!(
@@ -210,16 +216,8 @@ fn abort_before_a_thread_starts_the_closure_cancels_it() {
 #[test]
 fn shutdown_timeout_returns_on_time_with_a_closure_blocked_forever() {
     let rt = runtime(2);
-    let (_never_tx, never_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel();
-    drop(rt.spawn_blocking(move || {
-        started_tx.send(()).unwrap();
-        // Blocks until the test process exits: the sender is never used.
-        let _ = never_rx.recv();
-    }));
-    started_rx
-        .recv_timeout(PATIENCE)
-        .expect("the closure started");
+    // Never sent: the closure stays blocked past the shutdown.
+    let _release = occupy_a_thread(&rt);
     let timeout = Duration::from_millis(200);
     let start = Instant::now();
     rt.shutdown_timeout(timeout);
@@ -234,15 +232,7 @@ fn shutdown_timeout_returns_on_time_with_a_closure_blocked_forever() {
 #[test]
 fn shutdown_cancels_queued_closures_and_drops_each_once() {
     let rt = runtime(1);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = mpsc::channel();
-    drop(rt.spawn_blocking(move || {
-        started_tx.send(()).unwrap();
-        let _ = release_rx.recv();
-    }));
-    started_rx
-        .recv_timeout(PATIENCE)
-        .expect("the blocker started");
+    let release = occupy_a_thread(&rt);
     let ran = Arc::new(AtomicUsize::new(0));
     let drops = DropCounter::default();
     let queued: Vec<_> = (0..10)
@@ -256,7 +246,7 @@ fn shutdown_cancels_queued_closures_and_drops_each_once() {
         .collect();
     let handle = rt.handle().clone();
     rt.shutdown_timeout(Duration::from_millis(50));
-    release_tx.send(()).unwrap();
+    release.send(()).unwrap();
     assert_eq!(drops.drops(), 10, "every queued closure dropped once");
     assert_eq!(ran.load(Ordering::SeqCst), 0, "no queued closure ran");
     for join in queued {
