@@ -134,20 +134,18 @@ impl BlockingPool {
         }
         state.threads += 1;
         drop(state);
-        if let Err(err) = self.start_thread(shared) {
+        // A thread the OS refuses has no caller to report to: the queued
+        // task waits for another pool thread, or is cancelled (its handle
+        // says so) if none is left to run it.
+        if self.start_thread(shared).is_err() {
             let mut state = self.lock();
             state.threads -= 1;
             if state.threads == 0 {
-                // Nobody can run the queue: cancel it rather than hang the
-                // tasks' handles forever.
                 let queued: Vec<Task> = state.queue.drain(..).collect();
                 self.all_exited.notify_all();
                 drop(state);
                 drop(queued);
             }
-            // The error has no caller to go to: the handle of a task that
-            // never runs reports cancellation.
-            let _ = err;
         }
     }
 
@@ -222,26 +220,9 @@ impl BlockingPool {
     /// Waits until every pool thread has exited or `deadline` passes;
     /// returns whether they all exited.
     pub(crate) fn wait_for_threads(&self, deadline: Option<Instant>) -> bool {
-        let mut state = self.lock();
-        while state.threads > 0 {
-            state = match deadline {
-                None => self
-                    .all_exited
-                    .wait(state)
-                    .unwrap_or_else(|e| e.into_inner()),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return false;
-                    }
-                    self.all_exited
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
-            };
-        }
-        true
+        crate::runtime::wait_until(&self.all_exited, self.lock(), deadline, |state| {
+            state.threads == 0
+        })
     }
 
     pub(crate) fn metrics(&self) -> PoolMetrics {

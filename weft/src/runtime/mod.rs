@@ -27,7 +27,7 @@ mod handle;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -83,30 +83,36 @@ impl ExitLatch {
 
     /// Waits until every worker exited or the deadline passes.
     fn wait(&self, deadline: Option<Instant>) -> bool {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        while *running > 0 {
-            match deadline {
-                None => {
-                    running = self
-                        .all_exited
-                        .wait(running)
-                        .unwrap_or_else(|e| e.into_inner())
-                }
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return false;
-                    }
-                    running = self
-                        .all_exited
-                        .wait_timeout(running, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-            }
-        }
-        true
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        wait_until(&self.all_exited, running, deadline, |running| *running == 0)
     }
+}
+
+/// Waits on `condvar` until `done` holds for the guarded state or
+/// `deadline` passes (`None`: no deadline); returns whether `done` held.
+/// Shared by the workers' exit latch and the blocking pool's shutdown.
+pub(crate) fn wait_until<T>(
+    condvar: &Condvar,
+    mut guard: MutexGuard<'_, T>,
+    deadline: Option<Instant>,
+    mut done: impl FnMut(&mut T) -> bool,
+) -> bool {
+    while !done(&mut guard) {
+        guard = match deadline {
+            None => condvar.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return false;
+                }
+                condvar
+                    .wait_timeout(guard, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+    }
+    true
 }
 
 impl Runtime {
