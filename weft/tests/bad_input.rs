@@ -167,7 +167,8 @@ fn spawn_blocking_outside_a_runtime_panics_and_says_what_to_do() {
 
 #[test]
 fn the_smallest_inject_batch_cap_drains_outside_work() {
-    // Cap 1: every batch is a single task; remote spawns still all run.
+    // Cap 1: every batch taken while local work waits is a single task;
+    // remote spawns still all run.
     let rt = build(|b| {
         b.inject_batch_cap(1);
     })

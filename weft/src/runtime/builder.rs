@@ -121,10 +121,13 @@ impl Builder {
         self
     }
 
-    /// Largest batch a worker takes from the global inject queue at once
-    /// (`min(len / workers + 1, cap, free local slots)`). It bounds how many
-    /// outside tasks can run ahead of older local work per check. Default 32;
-    /// must be at least 1.
+    /// Largest batch a worker takes from the global inject queue while
+    /// local work is waiting (`min(len / workers + 1, cap, free local
+    /// slots)`, at the periodic check): it bounds how many outside tasks can
+    /// run ahead of older local work per check. A worker with nothing of its
+    /// own to run (or whose task just yielded) overtakes nobody and takes up
+    /// to half its local queue (128), or `cap` if that is larger. Default
+    /// 32; must be at least 1.
     pub fn inject_batch_cap(&mut self, cap: usize) -> &mut Self {
         self.inject_batch_cap = cap;
         self

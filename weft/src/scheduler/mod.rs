@@ -11,9 +11,10 @@
 //!   talk to each other keep their locality.
 //! - `inject.rs`: one lock-free global queue for tasks from outside and for
 //!   overflow. Drained in batches: `min(len / workers + 1, cap, free slots)`
-//!   at every periodic global check, whenever the local ring is empty, after
-//!   a yield, and before a LIFO task while a backlog of at least a batch
-//!   waits and the worker's ring is short (`worker.rs`, step 1).
+//!   at every periodic global check and before a LIFO task while a backlog
+//!   of at least a batch waits and the worker's ring is short (cap:
+//!   `inject_batch_cap`, 32), and whenever the local ring is empty or a task
+//!   has yielded (cap: half the ring, 128) (`worker.rs`, step 1).
 //! - `idle.rs`: the searching/unparked state word and the sleeper list.
 //! - `park.rs`: how one worker sleeps.
 //! - `worker.rs`: the run loop.

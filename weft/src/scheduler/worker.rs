@@ -11,8 +11,18 @@
 //!    task waits in the LIFO slot, and the ring holds less than a batch):
 //!    a batch from the inject queue, the first run now, the rest appended
 //!    to the ring, and a task waiting in the LIFO slot queued behind them
-//!    (the batch waited longer). The backlog rule is what lets remote
-//!    spawns overtake a chain of tasks that each spawn the next (busy2:
+//!    (the batch waited longer). How large a batch may be depends on
+//!    what it overtakes: at the periodic check and under the backlog rule
+//!    local work is waiting, so `inject_batch_cap` (default 32) bounds it;
+//!    with the ring empty or after a yield nothing local is overtaken, and
+//!    the bound is half the ring ([`DRY_BATCH_CAP`], tokio's bound for its
+//!    empty-queue batch). A cap of 32 there made every busy task's 10 µs
+//!    poll sit between two 32-task batches: busy1 took 320 batches and a
+//!    busy poll after each (2.0 → 1.1-1.7 ms on 2 workers, 1.2 → 1.0 ms on
+//!    4; busy2 0.24-0.28 → 0.17-0.23 ms on 2; three lane runs each). A
+//!    batch that fills the whole ring is worse: the LIFO chatter after it
+//!    overflows (cap 256: ping_pong 0.45 → 2.3 ms). (Session 3, 2-core
+//!    EPYC VM.) The backlog rule is what lets remote spawns overtake a chain of tasks that each spawn the next (busy2:
 //!    0.50 → 0.32 ms on 2 workers, 0.31 → 0.22 ms on 4, three lane runs
 //!    each); without its short-ring condition, a ring's own overflow (parked
 //!    in the inject queue by `push_back`) counted as a backlog too and sent
@@ -69,6 +79,20 @@ const MAX_GLOBAL_INTERVAL: u32 = 127;
 const INITIAL_GLOBAL_INTERVAL: u32 = 31;
 /// Search attempts, each after a `yield_now`, before a searcher sleeps.
 const SPIN_ROUNDS: u32 = 3;
+
+/// Cap of a batch taken while the worker has no local work of its own
+/// waiting (ring empty, or the running task yielded): half the ring, so the
+/// LIFO chatter that follows still fits without overflowing.
+const DRY_BATCH_CAP: usize = super::queue::CAPACITY / 2;
+
+/// Which bound a batch from the inject queue obeys.
+#[derive(Clone, Copy)]
+enum BatchCap {
+    /// Local work is waiting: the configured `inject_batch_cap`.
+    Check,
+    /// Nothing local is overtaken: up to [`DRY_BATCH_CAP`].
+    Dry,
+}
 
 /// A worker's private state.
 pub(crate) struct Core {
@@ -241,14 +265,15 @@ impl Core {
         // outside work piles up (step 1 of the module doc). The backlog flag
         // is refreshed at every batch: one length read per batch, never one
         // per tick on the contended inject indices.
-        if countdown == 0
-            || self.yielded.replace(false)
-            || self.local.is_empty()
+        let dry = self.yielded.replace(false) || self.local.is_empty();
+        if dry
+            || countdown == 0
             || (self.inject_backlog.get()
                 && self.remote().has_lifo()
                 && self.local.len() < self.shared.config.inject_batch_cap)
         {
-            if let Some(task) = self.take_inject_batch() {
+            let cap = if dry { BatchCap::Dry } else { BatchCap::Check };
+            if let Some(task) = self.take_inject_batch(cap) {
                 // The batch waited in the inject queue longer than the task
                 // in the LIFO slot: that one queues behind it.
                 if let Some(lifo) = self.remote().take_lifo() {
@@ -261,7 +286,9 @@ impl Core {
             return Some(task);
         }
         self.lifo_streak.set(0);
-        self.local.pop().or_else(|| self.take_inject_batch())
+        self.local
+            .pop()
+            .or_else(|| self.take_inject_batch(BatchCap::Dry))
     }
 
     #[inline]
@@ -279,16 +306,21 @@ impl Core {
     }
 
     /// `min(len / workers + 1, cap, free slots + 1)` tasks from the inject
-    /// queue; the first is returned, the rest go to the ring.
-    fn take_inject_batch(&self) -> Option<Task> {
+    /// queue, `cap` as [`BatchCap`] says; the first is returned, the rest
+    /// go to the ring.
+    fn take_inject_batch(&self, cap: BatchCap) -> Option<Task> {
         let inject = &self.shared.inject;
         if inject.is_empty() {
             self.inject_backlog.set(false);
             return None;
         }
         let config = &self.shared.config;
+        let cap = match cap {
+            BatchCap::Check => config.inject_batch_cap,
+            BatchCap::Dry => config.inject_batch_cap.max(DRY_BATCH_CAP),
+        };
         let limit = (inject.len() / config.num_workers + 1)
-            .min(config.inject_batch_cap)
+            .min(cap)
             .min(self.local.remaining_slots() + 1);
         let (task, taken) = inject.pop_batch_into(&self.local, &self.stash, limit)?;
         self.inject_backlog
@@ -354,7 +386,7 @@ impl Core {
                 return Some(task);
             }
         }
-        if let Some(task) = self.take_inject_batch() {
+        if let Some(task) = self.take_inject_batch(BatchCap::Dry) {
             return Some(task);
         }
         // Last pass: a LIFO slot whose owner has not got to it.
