@@ -35,7 +35,10 @@ fn a_worker_with_nothing_of_its_own_takes_more_than_the_check_cap() {
         }
     });
     let delta = rt.handle().metrics().total.delta(&before.total);
-    assert_eq!(delta.inject_tasks, TASKS, "every outside task came in a batch");
+    assert_eq!(
+        delta.inject_tasks, TASKS,
+        "every outside task came in a batch"
+    );
     // With every batch capped at CAP this would be TASKS / CAP = 128
     // batches. Once the blocker returns, the ring is empty and the batch is
     // up to 128 tasks; the periodic checks in between take CAP each.

@@ -35,6 +35,28 @@
 //! work (a batch from the inject queue whenever the local ring runs dry, not
 //! only every N ticks).
 //!
+//! How large those dry batches are decides the busy workloads. A busy task
+//! (10 µs poll) that yields brings in one batch before it runs again, so
+//! the remote tasks drain at one batch per busy poll: with batches capped at
+//! 32, busy1's 10,000 tasks needed 320 busy polls (2.0 ms on 2 workers);
+//! with half the ring (128) when nothing local is overtaken, 1.1 ms, and
+//! fewer busy polls also means fewer of the workload's own `yield_now`
+//! switches. smol gets the same effect by putting a yielded task behind
+//! the whole global queue.
+//!
+//! Where a peer can still switch less: `spawn_many_local` on 2 workers has
+//! two stable states. Either the three busy threads (the spawning thread and
+//! two workers) spread over both cores and nobody sleeps (~5-10 switches
+//! per iteration), or the spawner keeps a core to itself and the two
+//! workers share the other, handing the trickle of new tasks back and
+//! forth: one runs dry and parks, the next push (rule 1 of `idle.rs`) or
+//! the other's successful search (rule 4) wakes it (50-170 switches, about
+//! three per wake; time is the spawner's either way). Removing rule 4's
+//! wake alone does not leave that state (rule 1 then wakes instead);
+//! leaving it needs wakes gated on the backlog, which is only safe with a
+//! backstop for a task left behind a long poll while a worker sleeps: the
+//! stall monitor (DESIGN.md), which already reads each worker's poll start.
+//!
 //! # Scaling past the dev machine
 //!
 //! No hot path takes a runtime-wide lock: local pushes and pops touch only
