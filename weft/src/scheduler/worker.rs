@@ -11,20 +11,19 @@
 //!    task waits in the LIFO slot, and the ring holds less than a batch):
 //!    a batch from the inject queue, the first run now, the rest appended
 //!    to the ring, and a task waiting in the LIFO slot queued behind them
-//!    (the batch waited longer). How large a batch may be depends on
-//!    what it overtakes: at the periodic check and under the backlog rule
-//!    local work is waiting, so `inject_batch_cap` (default 32) bounds it;
-//!    with the ring empty or after a yield nothing local is overtaken, and
-//!    the bound is half the ring ([`DRY_BATCH_CAP`], tokio's bound for its
-//!    empty-queue batch). A cap of 32 there made every busy task's 10 µs
-//!    poll sit between two 32-task batches: busy1 took 320 batches and a
-//!    busy poll after each (2.0 → 1.1-1.7 ms on 2 workers, 1.2 → 1.0 ms on
-//!    4; busy2 0.24-0.28 → 0.17-0.23 ms on 2; three lane runs each). A
-//!    batch that fills the whole ring is worse: the LIFO chatter after it
-//!    overflows (cap 256: ping_pong 0.45 → 2.3 ms). (Session 3, 2-core
-//!    EPYC VM.) The backlog rule is what lets remote spawns overtake a chain of tasks that each spawn the next (busy2:
-//!    0.50 → 0.32 ms on 2 workers, 0.31 → 0.22 ms on 4, three lane runs
-//!    each); without its short-ring condition, a ring's own overflow (parked
+//!    (the batch waited longer). How large a batch may be depends on what
+//!    it overtakes: at the periodic check and under the backlog rule local
+//!    work is waiting, so `inject_batch_cap` (default 32) bounds it; with
+//!    the ring empty or after a yield nothing local is overtaken, and the
+//!    bound is half the ring ([`DRY_BATCH_CAP`], tokio's bound for its
+//!    empty-queue batch; why it decides busy1/busy2: `scheduler/mod.rs`).
+//!    Measured on a 2-core EPYC VM, three lane runs each: busy1 2.0 →
+//!    1.1-1.7 ms on 2 workers, 1.2 → 1.0 ms on 4; busy2 0.24-0.28 →
+//!    0.17-0.23 ms on 2. A batch that fills the whole ring is worse: the
+//!    LIFO chatter after it overflows (cap 256: ping_pong 0.45 → 2.3 ms).
+//!    The backlog rule is what lets remote spawns overtake a chain of tasks
+//!    that each spawn the next (busy2: 0.50 → 0.32 ms on 2 workers, 0.31 →
+//!    0.22 ms on 4, three lane runs each); without its short-ring condition, a ring's own overflow (parked
 //!    in the inject queue by `push_back`) counted as a backlog too and sent
 //!    ping_pong's LIFO chatter through the ring: 0.87 → 2.8 ms.
 //! 2. The LIFO slot, unless it has run [`MAX_LIFO_STREAK`] times in a row
