@@ -37,6 +37,7 @@ pub mod metrics;
 pub mod runtime;
 pub(crate) mod scheduler;
 pub mod task;
+pub mod time;
 
 use std::future::Future;
 

@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 10] = [
+        let runtime_wide: [(&str, &str, &str, u64); 11] = [
             (
                 "workers",
                 "gauge",
@@ -88,6 +88,12 @@ impl RuntimeMetrics {
                 "counter",
                 "spawn_blocking calls accepted.",
                 self.blocking_tasks_spawned,
+            ),
+            (
+                "timers_pending",
+                "gauge",
+                "Timers armed and not yet fired or cancelled.",
+                self.timers_pending as u64,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

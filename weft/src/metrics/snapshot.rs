@@ -35,6 +35,9 @@ pub struct RuntimeMetrics {
     pub blocking_queue_depth: usize,
     /// `spawn_blocking` calls accepted since the runtime started.
     pub blocking_tasks_spawned: u64,
+    /// Timers armed and not yet fired or cancelled (`weft::time`), over
+    /// every worker's wheel and the outside one.
+    pub timers_pending: usize,
 }
 
 impl RuntimeMetrics {

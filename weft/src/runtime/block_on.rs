@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
+use crate::scheduler::Shared;
+
 /// Wakes a thread blocked in `block_on`. The flag makes a wake that lands
 /// before the thread parks count (std's park token would too, but the flag
 /// also absorbs the spurious returns `thread::park` is allowed).
@@ -35,16 +37,36 @@ thread_local! {
 
 /// Polls `future` on this thread until it completes, sleeping while it is
 /// pending. The caller has set up the runtime context.
-pub(crate) fn run<F: Future>(future: F) -> F::Output {
+pub(crate) fn run<F: Future>(shared: &Shared, future: F) -> F::Output {
     let thread_waker = THREAD_WAKER.with(Arc::clone);
     let waker = Waker::from(thread_waker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut future = std::pin::pin!(future);
+    let _polling = Polling::start(shared);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
+        shared.block_on_polling(false);
         thread_waker.wait();
+        shared.block_on_polling(true);
+    }
+}
+
+/// Tells the runtime this `block_on` polls, until dropped (also when the
+/// future panics): a paused test clock must not jump meanwhile.
+struct Polling<'a>(&'a Shared);
+
+impl Polling<'_> {
+    fn start(shared: &Shared) -> Polling<'_> {
+        shared.block_on_polling(true);
+        Polling(shared)
+    }
+}
+
+impl Drop for Polling<'_> {
+    fn drop(&mut self) {
+        self.0.block_on_polling(false);
     }
 }
 

@@ -89,7 +89,7 @@ impl Handle {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _driving = context::enter_driving(Driving::BlockOn);
         let _handle = context::set_handle(self.clone());
-        super::block_on::run(future)
+        super::block_on::run(&self.shared, future)
     }
 
     /// Makes this runtime the current context until the guard is dropped,

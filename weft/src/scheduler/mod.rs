@@ -108,6 +108,7 @@ use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
 use crate::task::{Registry, Task};
+use crate::time::driver::{Driver, Poke};
 
 use idle::Idle;
 use inject::Inject;
@@ -182,6 +183,12 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
     pub(crate) blocking: BlockingPool,
+    /// The timer wheels and the timekeeping handshake (`time/driver.rs`).
+    pub(crate) time: Driver,
+    /// `block_on` calls polling their future right now: while one is, a
+    /// paused test clock must not jump ahead (`test-util`).
+    #[cfg(feature = "test-util")]
+    block_on_polling: crate::loom::sync::atomic::AtomicUsize,
     shutdown: AtomicBool,
     remote_wake_requests: SharedCounter,
     remote_spawns: SharedCounter,
@@ -214,6 +221,9 @@ impl Shared {
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
+            time: Driver::new(n),
+            #[cfg(feature = "test-util")]
+            block_on_polling: crate::loom::sync::atomic::AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             remote_wake_requests: SharedCounter::default(),
             remote_spawns: SharedCounter::default(),
@@ -272,6 +282,66 @@ impl Shared {
         }
     }
 
+    /// Does what arming a timer asked for (`time::driver::Poke`).
+    pub(crate) fn poke_timekeeper(&self, poke: Poke) {
+        match poke {
+            Poke::Nobody => {}
+            Poke::Keeper(worker) => self.remotes[worker].parker.unpark(),
+            Poke::AnySleeper => self.notify_parked(None),
+        }
+    }
+
+    /// Fires every due timer of every wheel from the calling thread (the
+    /// test clock's `advance`).
+    #[cfg(feature = "test-util")]
+    pub(crate) fn fire_all_due_timers(&self) {
+        let now = self.time.clock.now_ns();
+        let mut wakers = Vec::new();
+        for wheel in 0..self.time.num_wheels() {
+            while self.time.fire_due(wheel, now, true, &mut wakers) {}
+        }
+        for waker in wakers {
+            let _ = std::panic::catch_unwind(move || waker.wake());
+        }
+        if let Some(keeper) = self.time.keeper() {
+            self.remotes[keeper].parker.unpark();
+        }
+    }
+
+    /// A `block_on` starts (`true`) or stops (`false`) polling its future.
+    /// Only the test clock cares: it may jump ahead only while nobody polls.
+    #[inline]
+    pub(crate) fn block_on_polling(&self, polling: bool) {
+        #[cfg(feature = "test-util")]
+        {
+            if polling {
+                self.block_on_polling.fetch_add(1, Ordering::AcqRel);
+            } else {
+                self.block_on_polling.fetch_sub(1, Ordering::AcqRel);
+                if self.time.clock.is_paused() {
+                    self.poke_keeper_of_paused_clock();
+                }
+            }
+        }
+        #[cfg(not(feature = "test-util"))]
+        let _ = polling;
+    }
+
+    /// A worker went to sleep while the clock is paused: the keeper looks
+    /// whether it may now jump the clock.
+    pub(crate) fn poke_keeper_of_paused_clock(&self) {
+        if let Some(keeper) = self.time.keeper() {
+            self.remotes[keeper].parker.unpark();
+        }
+    }
+
+    /// Whether a paused clock may jump to the next timer: every worker is
+    /// asleep and no `block_on` is polling.
+    #[cfg(feature = "test-util")]
+    pub(crate) fn may_auto_advance(&self) -> bool {
+        self.idle.counts().unparked == 0 && self.block_on_polling.load(Ordering::Acquire) == 0
+    }
+
     /// Marks the runtime as shutting down and wakes every worker so it sees
     /// the flag. Idempotent.
     pub(crate) fn begin_shutdown(&self) -> bool {
@@ -301,6 +371,12 @@ impl Shared {
             if let Some(task) = remote.take_lifo() {
                 drop_task(task);
             }
+        }
+        // The wheels hold wakers (task references, each holding this
+        // `Shared`): dropping them breaks that cycle; the tasks themselves
+        // are cancelled through the registry below.
+        for waker in self.time.close() {
+            let _ = std::panic::catch_unwind(move || drop(waker));
         }
         // Waking a registered task now reaches `schedule_remote`, which sees
         // the shutdown flag and drops it (cancelling it).
@@ -356,6 +432,7 @@ impl Shared {
         metrics.blocking_idle_threads = pool.idle_threads;
         metrics.blocking_queue_depth = pool.queue_depth;
         metrics.blocking_tasks_spawned = pool.spawned;
+        metrics.timers_pending = self.time.pending();
         metrics
     }
 }

@@ -62,7 +62,8 @@
 //! registered (see `Shared::shutdown_drain`).
 
 use std::cell::Cell;
-use std::time::Instant;
+use std::task::Waker;
+use std::time::{Duration, Instant};
 
 use crate::loom::sync::Arc;
 use crate::metrics::WorkerCounters;
@@ -83,6 +84,20 @@ const SPIN_ROUNDS: u32 = 3;
 /// waiting (ring empty, or the running task yielded): half the ring, so the
 /// LIFO chatter that follows still fits without overflowing.
 const DRY_BATCH_CAP: usize = super::queue::CAPACITY / 2;
+
+/// How often a keeper whose paused test clock may not jump yet looks again
+/// (a worker or `block_on` that goes idle also pokes it).
+const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
+
+/// Whose timer wheels a worker fires.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wheels {
+    /// Its own and the outside wheel (a busy worker's periodic check).
+    OwnAndOutside,
+    /// Every wheel with a due timer whose lock is free: a worker about to
+    /// sleep or just woken serves the timers of workers stuck in a poll.
+    All,
+}
 
 /// Which bound a batch from the inject queue obeys.
 #[derive(Clone, Copy)]
@@ -117,6 +132,11 @@ pub(crate) struct Core {
     busy_since: Cell<Instant>,
     polls_to_timed_poll: Cell<u32>,
     rng: Cell<u64>,
+    /// Due timers were left for the next tick (the fire budget ran out).
+    timers_due: Cell<bool>,
+    /// Wakers of fired timers, woken outside the wheel locks (kept to
+    /// reuse the allocation).
+    fired: Cell<Vec<Waker>>,
 }
 
 /// Polls a task once. A panic in the task's poll is caught by the task
@@ -148,6 +168,8 @@ impl Core {
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F),
             ),
+            timers_due: Cell::new(false),
+            fired: Cell::new(Vec::new()),
         }
     }
 
@@ -219,6 +241,7 @@ impl Core {
                 self.run_task(task);
             } else {
                 self.park();
+                self.fire_timers(Wheels::All);
             }
         }
         self.close();
@@ -255,6 +278,9 @@ impl Core {
         self.ticks_to_global_check.set(countdown);
         if countdown == 0 {
             self.tune_global_interval();
+            self.fire_timers(Wheels::OwnAndOutside);
+        } else if self.timers_due.get() {
+            self.fire_timers(Wheels::OwnAndOutside);
         }
         // smol's half of the policy: outside work is drained now, not only
         // at the periodic check, when the ring is dry or a task has just
@@ -431,21 +457,58 @@ impl Core {
         !self.local.is_empty() || self.remote().has_lifo()
     }
 
-    /// Step 7: sleep until a notifier picks this worker or the runtime
-    /// shuts down.
+    /// Fires the due timers of `wheels`; returns whether any fired (their
+    /// tasks are now in this worker's LIFO slot and ring).
+    fn fire_timers(&self, wheels: Wheels) -> bool {
+        let time = &self.shared.time;
+        let now = time.clock.now_ns();
+        let mut wakers = self.fired.take();
+        let mut more = false;
+        let outside = time.outside_wheel();
+        if time.is_due(self.index, now) {
+            more |= time.fire_due(self.index, now, true, &mut wakers);
+        }
+        if time.is_due(outside, now) {
+            more |= time.fire_due(outside, now, false, &mut wakers);
+        }
+        if wheels == Wheels::All {
+            for wheel in (0..outside).filter(|&w| w != self.index) {
+                if time.is_due(wheel, now) {
+                    more |= time.fire_due(wheel, now, false, &mut wakers);
+                }
+            }
+        }
+        self.timers_due.set(more);
+        let fired = !wakers.is_empty();
+        for waker in wakers.drain(..) {
+            // A foreign waker that panics must not take the worker down.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
+        }
+        self.fired.set(wakers);
+        fired
+    }
+
+    /// Step 7: sleep until a notifier picks this worker, the runtime shuts
+    /// down, or (as the keeper of `time/driver.rs`) a timer is due.
     fn park(&self) {
-        if self.has_tasks() {
+        if self.has_tasks() || self.fire_timers(Wheels::All) {
             return;
         }
         let idle = &self.shared.idle;
+        let time = &self.shared.time;
         let was_searching = self.searching.replace(false);
         if idle.transition_worker_to_parked(self.index, was_searching) == LeftSearching::WasLast {
             self.shared.notify_if_work_pending(self.index);
         }
         self.counters().parks.incr();
         self.account_busy_time(Instant::now());
+        if time.clock.is_paused() {
+            // The keeper may now jump the paused clock: let it look.
+            self.shared.poke_keeper_of_paused_clock();
+        }
         loop {
             if self.shared.is_shutdown() {
+                time.end_keeping(self.index);
                 if !idle.unpark_worker_by_id(self.index) {
                     // A notifier had picked us, counting us as searching:
                     // `close` gives that back.
@@ -453,10 +516,22 @@ impl Core {
                 }
                 return;
             }
-            self.remote().parker.park();
-            if !idle.is_parked(self.index) {
-                // A notifier chose us and counted us as searching.
-                self.searching.set(true);
+            let timer_due = match time.begin_keeping(self.index) {
+                None => {
+                    self.remote().parker.park();
+                    false
+                }
+                Some(wake_at) => self.keep_time_until(wake_at),
+            };
+            let notified = !idle.is_parked(self.index);
+            if notified || timer_due {
+                time.end_keeping(self.index);
+                // Woken by a timer, the worker takes itself off the sleeper
+                // list, unless a notifier got there first and counted it as
+                // searching.
+                if notified || !idle.unpark_worker_by_id(self.index) {
+                    self.searching.set(true);
+                }
                 self.counters().unparks.incr();
                 let now = Instant::now();
                 self.last_global_check.set(now);
@@ -464,6 +539,31 @@ impl Core {
                 return;
             }
         }
+    }
+
+    /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock) or
+    /// an unpark; returns whether a timer is due.
+    fn keep_time_until(&self, wake_at: u64) -> bool {
+        let time = &self.shared.time;
+        let parker = &self.remote().parker;
+        if wake_at == u64::MAX {
+            parker.park();
+            return false;
+        }
+        if time.clock.is_paused() {
+            #[cfg(feature = "test-util")]
+            if self.shared.may_auto_advance() {
+                time.clock.advance_to(wake_at);
+                return true;
+            }
+            parker.park_timeout(PAUSED_CLOCK_RECHECK);
+            return false;
+        }
+        let now = time.clock.now_ns();
+        if wake_at > now {
+            parker.park_timeout(Duration::from_nanos(wake_at - now));
+        }
+        time.clock.now_ns() >= wake_at
     }
 
     /// Leaves the loop for good: drops every task this worker still holds.

@@ -1,0 +1,215 @@
+//! `Sleep`: a future that completes at a deadline.
+//!
+//! A `Sleep` is armed at its first poll, on the wheel of the worker polling
+//! it (or the outside wheel when polled off the workers), and disarmed when
+//! dropped before it fires. Its state is its own: the wheel holds only the
+//! deadline and the waker; whether the timer fired is read from the wheel
+//! (a stale key means it fired), so no allocation is shared between the two.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use super::Instant;
+use super::driver::{Closed, TimerRef};
+use crate::runtime::{Handle, context};
+
+/// Waits until `duration` has elapsed.
+///
+/// Equivalent to `sleep_until(Instant::now() + duration)`. Durations longer
+/// than [`FAR_FUTURE`](super::FAR_FUTURE) (about 30 years) are capped to it,
+/// so `sleep(Duration::MAX)` is a sleep that never ends in practice and does
+/// not panic. The timer's resolution is finer than a millisecond: a sleep
+/// ends once its deadline has passed, usually within ~0.1 ms of it.
+///
+/// # Panics
+///
+/// Outside a weft runtime: call it from a task, inside `Runtime::block_on`,
+/// or under a `Runtime::enter` guard.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let rt = weft::runtime::Runtime::new().unwrap();
+/// rt.block_on(async {
+///     let start = weft::time::Instant::now();
+///     weft::time::sleep(Duration::from_millis(2)).await;
+///     assert!(start.elapsed() >= Duration::from_millis(2));
+/// });
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    let handle = current_handle("sleep");
+    let deadline = Instant::now().saturating_add(duration);
+    Sleep::new(handle, deadline)
+}
+
+/// Waits until `deadline`.
+///
+/// # Panics
+///
+/// Outside a weft runtime, like [`sleep`].
+///
+/// ```
+/// use std::time::Duration;
+/// use weft::time::{Instant, sleep_until};
+///
+/// let rt = weft::runtime::Runtime::new().unwrap();
+/// rt.block_on(async {
+///     let deadline = Instant::now() + Duration::from_millis(1);
+///     sleep_until(deadline).await;
+///     assert!(Instant::now() >= deadline);
+/// });
+/// ```
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::new(current_handle("sleep_until"), deadline)
+}
+
+#[track_caller]
+pub(crate) fn current_handle(function: &str) -> Handle {
+    match Handle::try_current() {
+        Ok(handle) => handle,
+        Err(_) => panic!(
+            "`weft::time::{function}` called outside of a weft runtime: timers need a runtime to \
+             fire them. Call it from a task, inside `Runtime::block_on`, or while a \
+             `Runtime::enter` guard is alive"
+        ),
+    }
+}
+
+/// The future returned by [`sleep`] and [`sleep_until`].
+///
+/// Completes once its deadline has passed. If its runtime has shut down it
+/// completes at the next poll: no timer can fire any more, and waiting
+/// forever would hang whoever polls it.
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    handle: Handle,
+    deadline: Instant,
+    timer: Option<TimerRef>,
+    elapsed: bool,
+}
+
+impl Sleep {
+    pub(crate) fn new(handle: Handle, deadline: Instant) -> Sleep {
+        Sleep {
+            handle,
+            deadline,
+            timer: None,
+            elapsed: false,
+        }
+    }
+
+    /// The instant at which this sleep completes.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has been reached and the timer fired (or the
+    /// sleep completed).
+    pub fn is_elapsed(&self) -> bool {
+        if self.elapsed {
+            return true;
+        }
+        match self.timer {
+            Some(timer) => !self.handle.shared.time.is_armed(timer),
+            None => false,
+        }
+    }
+
+    /// Moves the deadline to `deadline`. The sleep is pending again even if
+    /// it had completed; a task waiting on it is woken at the new deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weft::time::{Instant, sleep};
+    ///
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// rt.block_on(async {
+    ///     let mut nap = std::pin::pin!(sleep(Duration::from_secs(3600)));
+    ///     nap.as_mut().reset(Instant::now() + Duration::from_millis(1));
+    ///     nap.await;
+    /// });
+    /// ```
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        let this = self.get_mut();
+        let waker = this.disarm();
+        this.deadline = deadline;
+        this.elapsed = false;
+        if let Some(waker) = waker {
+            // Keep the waiting task's registration, as tokio does.
+            if let Poll::Ready(()) = this.poll_deadline(&waker) {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Takes the timer off its wheel, returning its waker if it was armed.
+    fn disarm(&mut self) -> Option<Waker> {
+        self.timer
+            .take()
+            .and_then(|timer| self.handle.shared.time.cancel(timer))
+    }
+
+    fn poll_deadline(&mut self, waker: &Waker) -> Poll<()> {
+        if self.elapsed {
+            return Poll::Ready(());
+        }
+        let shared = &self.handle.shared;
+        let time = &shared.time;
+        if let Some(timer) = self.timer {
+            if time.poll_armed(timer, waker) {
+                return Poll::Pending;
+            }
+            self.timer = None;
+            self.elapsed = true;
+            return Poll::Ready(());
+        }
+        let deadline = time.clock.to_ns(self.deadline.into_std());
+        if deadline <= time.clock.now_ns() {
+            self.elapsed = true;
+            return Poll::Ready(());
+        }
+        let home = context::with_core(|core| match core {
+            Some(core) if std::ptr::eq(&*core.shared, &**shared) => core.index,
+            _ => time.outside_wheel(),
+        });
+        match time.arm(home, deadline, waker) {
+            Ok((timer, poke)) => {
+                self.timer = Some(timer);
+                shared.poke_timekeeper(poke);
+                Poll::Pending
+            }
+            Err(Closed) => {
+                self.elapsed = true;
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().poll_deadline(cx.waker())
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        drop(self.disarm());
+    }
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .field("elapsed", &self.elapsed)
+            .finish_non_exhaustive()
+    }
+}

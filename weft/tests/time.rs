@@ -1,0 +1,296 @@
+//! `weft::time`: sleeps end after (never before) their deadline on every
+//! runtime shape, timeouts and intervals keep tokio's semantics, timers fire
+//! while their worker is stuck, the test clock jumps, and the edges (huge
+//! durations, zero periods, no runtime, a shut-down runtime) behave as
+//! documented.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::{DropCounter, on_every_shape, rt};
+use weft::time::{
+    Instant, MissedTickBehavior, advance, interval, interval_at, pause, resume, sleep,
+    sleep_until, timeout, timeout_at,
+};
+
+const MS: Duration = Duration::from_millis(1);
+
+#[test]
+fn sleeps_never_end_early_on_any_shape() {
+    on_every_shape(|rt| {
+        let tasks: Vec<_> = (0..200u64)
+            .map(|i| {
+                rt.spawn(async move {
+                    let wait = Duration::from_micros(50 + i * 37 % 3_000);
+                    let start = Instant::now();
+                    sleep(wait).await;
+                    start.elapsed() >= wait
+                })
+            })
+            .collect();
+        rt.block_on(async {
+            for task in tasks {
+                assert!(task.await.unwrap(), "a sleep ended before its deadline");
+            }
+        });
+        // From `block_on` itself (the outside wheel).
+        rt.block_on(async {
+            let deadline = Instant::now() + 2 * MS;
+            sleep_until(deadline).await;
+            assert!(Instant::now() >= deadline);
+        });
+    });
+}
+
+#[test]
+fn timeout_returns_the_value_or_elapsed_and_drops_the_future() {
+    let rt = rt(2, true);
+    let drops = DropCounter::default();
+    rt.block_on(async {
+        assert_eq!(timeout(Duration::from_secs(10), async { 5 }).await, Ok(5));
+        let tracked = drops.track();
+        let slow = async move {
+            let _tracked = tracked;
+            sleep(Duration::from_secs(3600)).await;
+        };
+        let err = timeout(2 * MS, slow).await.unwrap_err();
+        assert_eq!(err.to_string(), "deadline has elapsed");
+        assert_eq!(drops.drops(), 1, "the timed-out future is dropped");
+        let io: std::io::Error = err.into();
+        assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+        // A ready future wins over an elapsed deadline.
+        let past = Instant::now() - MS;
+        assert_eq!(timeout_at(past, async { 1 }).await, Ok(1));
+        let mut pending = timeout(Duration::from_secs(60), std::future::pending::<()>());
+        assert!(pending.get_ref() as *const _ as usize != 0);
+        let _: &mut std::future::Pending<()> = pending.get_mut();
+        let _inner = pending.into_inner();
+    });
+}
+
+#[test]
+fn interval_ticks_at_once_then_every_period() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let start = Instant::now();
+        let mut ticks = interval(3 * MS);
+        assert_eq!(ticks.period(), 3 * MS);
+        assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
+        let first = ticks.tick().await;
+        assert!(first - start < 3 * MS, "the first tick is immediate");
+        let second = ticks.tick().await;
+        let third = ticks.tick().await;
+        assert_eq!(second - first, 3 * MS, "scheduled instants are one period apart");
+        assert_eq!(third - second, 3 * MS);
+        assert!(Instant::now() >= third);
+        ticks.reset();
+        let after_reset = ticks.tick().await;
+        assert!(after_reset >= third + 3 * MS);
+    });
+}
+
+#[test]
+#[should_panic(expected = "`period` must be non-zero")]
+fn a_zero_interval_panics_naming_the_argument() {
+    let rt = rt(1, true);
+    let _guard = rt.enter();
+    let _ = interval(Duration::ZERO);
+}
+
+#[test]
+#[should_panic(expected = "called outside of a weft runtime")]
+fn sleep_outside_a_runtime_says_what_to_do() {
+    let _ = sleep(MS);
+}
+
+#[test]
+fn huge_durations_neither_panic_nor_overflow() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let forever = sleep(Duration::MAX);
+        assert!(forever.deadline() > Instant::now() + Duration::from_secs(86_400 * 365 * 29));
+        assert!(timeout(Duration::MAX, async { 3 }).await == Ok(3));
+        // Armed and cancelled without trouble.
+        let outcome = timeout(MS, forever).await;
+        assert!(outcome.is_err());
+        let mut far = interval_at(Instant::now(), Duration::MAX);
+        far.tick().await;
+    });
+}
+
+/// A timer armed on a worker that then spins in one long poll fires from
+/// the idle worker: the timer's task runs while the spinner still spins.
+#[test]
+fn a_timer_fires_while_its_worker_is_stuck() {
+    let rt = rt(2, true);
+    for _ in 0..5 {
+        let fired = Arc::new(AtomicBool::new(false));
+        let stuck_saw_it = rt.block_on({
+            let fired = fired.clone();
+            async move {
+                weft::spawn(async move {
+                    let timer = weft::spawn({
+                        let fired = fired.clone();
+                        async move {
+                            sleep(5 * MS).await;
+                            fired.store(true, Ordering::SeqCst);
+                        }
+                    });
+                    // Let the timer task run (and arm its timer) here first.
+                    weft::task::yield_now().await;
+                    let start = std::time::Instant::now();
+                    while !fired.load(Ordering::SeqCst)
+                        && start.elapsed() < Duration::from_secs(5)
+                    {
+                        std::hint::spin_loop();
+                    }
+                    let saw = fired.load(Ordering::SeqCst);
+                    timer.await.unwrap();
+                    saw
+                })
+                .await
+                .unwrap()
+            }
+        });
+        assert!(stuck_saw_it, "the timer waited for its stuck worker");
+    }
+}
+
+#[test]
+fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
+    let rt = rt(2, true);
+    let (long, short) = {
+        let _guard = rt.enter();
+        (sleep(Duration::from_secs(3600)), sleep(Duration::from_secs(3600)))
+    };
+    // Armed before shutdown:
+    let armed = rt.spawn(async move {
+        let mut long = std::pin::pin!(long);
+        futures_poll_once(long.as_mut()).await;
+        long.await
+    });
+    std::thread::sleep(10 * MS);
+    drop(armed);
+    drop(rt);
+    // Never armed, polled on a plain thread after the runtime is gone:
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut short = std::pin::pin!(short);
+    assert!(short.as_mut().poll(&mut cx).is_ready());
+    assert!(short.is_elapsed());
+}
+
+async fn futures_poll_once<F: Future + Unpin>(mut future: F) {
+    std::future::poll_fn(|cx| {
+        let _ = std::pin::Pin::new(&mut future).poll(cx);
+        std::task::Poll::Ready(())
+    })
+    .await
+}
+
+#[test]
+fn shutdown_drops_every_sleeping_task_exactly_once() {
+    let drops = DropCounter::default();
+    let rt = rt(2, true);
+    for _ in 0..1_000 {
+        let tracked = drops.track();
+        rt.spawn(async move {
+            let _tracked = tracked;
+            sleep(Duration::from_secs(3600)).await;
+        });
+    }
+    rt.block_on(async {
+        while weft::runtime::Handle::current().metrics().timers_pending < 1_000 {
+            weft::task::yield_now().await;
+        }
+    });
+    drop(rt);
+    assert_eq!(drops.drops(), 1_000);
+}
+
+#[test]
+fn reset_moves_the_deadline_of_a_waiting_task() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let mut nap = std::pin::pin!(sleep(Duration::from_secs(3600)));
+        // Armed with this task's waker, then moved close: the task wakes.
+        assert!(timeout(MS, nap.as_mut()).await.is_err());
+        nap.as_mut().reset(Instant::now() + 2 * MS);
+        assert!(!nap.is_elapsed());
+        nap.as_mut().await;
+        assert!(nap.is_elapsed());
+    });
+}
+
+#[test]
+fn paused_time_jumps_to_the_next_timer_when_everyone_is_idle() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        pause();
+        let start = Instant::now();
+        let wall = std::time::Instant::now();
+        sleep(Duration::from_secs(3600)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(3600));
+        let spawned = weft::spawn(async {
+            let mut ticks = interval(Duration::from_secs(60));
+            for _ in 0..10 {
+                ticks.tick().await;
+            }
+        });
+        spawned.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(3600 + 9 * 60));
+        assert!(wall.elapsed() < Duration::from_secs(30), "no real waiting");
+        resume();
+        let resumed = Instant::now();
+        sleep(MS).await;
+        assert!(resumed.elapsed() >= MS);
+    });
+}
+
+#[test]
+fn advance_fires_what_is_due_and_no_more() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        pause();
+        let fired = Arc::new(AtomicUsize::new(0));
+        let count = |after: Duration| {
+            let fired = fired.clone();
+            weft::spawn(async move {
+                sleep(after).await;
+                fired.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        // Keep this `block_on` polling so the clock cannot auto-advance.
+        let a = count(Duration::from_secs(1));
+        let b = count(Duration::from_secs(10));
+        while weft::runtime::Handle::current().metrics().timers_pending < 2 {
+            weft::task::yield_now().await;
+        }
+        advance(Duration::from_secs(2)).await;
+        a.await.unwrap();
+        assert_eq!(fired.load(Ordering::SeqCst), 1);
+        assert!(!b.is_finished());
+        advance(Duration::from_secs(8)).await;
+        b.await.unwrap();
+        assert_eq!(fired.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn many_timers_in_one_slot_all_fire() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let deadline = Instant::now() + 3 * MS;
+        let tasks: Vec<_> = (0..5_000)
+            .map(|_| weft::spawn(async move { sleep_until(deadline).await }))
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert!(Instant::now() >= deadline);
+        assert_eq!(weft::runtime::Handle::current().metrics().timers_pending, 0);
+    });
+}
