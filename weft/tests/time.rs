@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use common::{DropCounter, on_every_shape, rt};
 use weft::time::{
-    Instant, MissedTickBehavior, advance, interval, interval_at, pause, resume, sleep,
-    sleep_until, timeout, timeout_at,
+    Instant, MissedTickBehavior, advance, interval, interval_at, pause, resume, sleep, sleep_until,
+    timeout, timeout_at,
 };
 
 const MS: Duration = Duration::from_millis(1);
@@ -83,7 +83,11 @@ fn interval_ticks_at_once_then_every_period() {
         assert!(first - start < 3 * MS, "the first tick is immediate");
         let second = ticks.tick().await;
         let third = ticks.tick().await;
-        assert_eq!(second - first, 3 * MS, "scheduled instants are one period apart");
+        assert_eq!(
+            second - first,
+            3 * MS,
+            "scheduled instants are one period apart"
+        );
         assert_eq!(third - second, 3 * MS);
         assert!(Instant::now() >= third);
         ticks.reset();
@@ -142,8 +146,7 @@ fn a_timer_fires_while_its_worker_is_stuck() {
                     // Let the timer task run (and arm its timer) here first.
                     weft::task::yield_now().await;
                     let start = std::time::Instant::now();
-                    while !fired.load(Ordering::SeqCst)
-                        && start.elapsed() < Duration::from_secs(5)
+                    while !fired.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(5)
                     {
                         std::hint::spin_loop();
                     }
@@ -164,7 +167,10 @@ fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);
     let (long, short) = {
         let _guard = rt.enter();
-        (sleep(Duration::from_secs(3600)), sleep(Duration::from_secs(3600)))
+        (
+            sleep(Duration::from_secs(3600)),
+            sleep(Duration::from_secs(3600)),
+        )
     };
     // Armed before shutdown:
     let armed = rt.spawn(async move {

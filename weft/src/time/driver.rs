@@ -216,7 +216,13 @@ impl Driver {
     /// Moves the due timers' wakers of wheel `wheel` into `out` (at most
     /// [`FIRE_BUDGET`]). With `wait: false` a wheel whose lock is held is
     /// skipped (its owner is serving it). Returns whether due timers remain.
-    pub(crate) fn fire_due(&self, wheel: usize, now: u64, wait: bool, out: &mut Vec<Waker>) -> bool {
+    pub(crate) fn fire_due(
+        &self,
+        wheel: usize,
+        now: u64,
+        wait: bool,
+        out: &mut Vec<Waker>,
+    ) -> bool {
         let slot = &self.wheels[wheel];
         let mut state = if wait {
             slot.state.lock().unwrap()

@@ -43,7 +43,9 @@ pub fn resume() {
     let handle = current_handle("resume");
     handle.shared.time.clock.resume();
     // The keeper may be waiting for an auto-advance that will not come.
-    handle.shared.poke_timekeeper(super::driver::Poke::AnySleeper);
+    handle
+        .shared
+        .poke_timekeeper(super::driver::Poke::AnySleeper);
 }
 
 /// Moves a paused clock forward by `duration`, fires every timer now due,

@@ -5,9 +5,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::Instant;
 use super::error::Elapsed;
 use super::sleep::{Sleep, current_handle};
-use super::Instant;
 
 /// Requires `future` to complete within `duration`.
 ///

@@ -38,7 +38,7 @@ use std::task::Waker;
 /// log2 of the tick length in nanoseconds.
 pub(crate) const TICK_SHIFT: u32 = 16;
 /// One tick: the width of a level-0 slot, in nanoseconds.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 pub(crate) const TICK_NS: u64 = 1 << TICK_SHIFT;
 const SLOT_BITS: u32 = 6;
 const SLOTS: usize = 1 << SLOT_BITS;
@@ -227,7 +227,10 @@ impl Wheel {
             let now_slot = ((self.elapsed >> shift) as usize) % SLOTS;
             // Rotate so that bit 0 is the current slot; the first set bit
             // is then the distance to the next occupied slot.
-            let distance = slots.occupied.rotate_right(now_slot as u32).trailing_zeros() as usize;
+            let distance = slots
+                .occupied
+                .rotate_right(now_slot as u32)
+                .trailing_zeros() as usize;
             let slot = (now_slot + distance) % SLOTS;
             let level_span = 1u64 << (shift + SLOT_BITS as usize);
             let base = self.elapsed & !(level_span - 1);

@@ -60,7 +60,10 @@ fn fires_each_timer_once_at_or_after_its_deadline_at_every_level() {
             .map(|id| deadlines[id])
             .min()
             .unwrap();
-        assert!(next <= earliest, "next_deadline {next} after a pending {earliest}");
+        assert!(
+            next <= earliest,
+            "next_deadline {next} after a pending {earliest}"
+        );
         now = next.max(now);
         fire(&mut wheel, now);
         let fired = fired.lock().unwrap();
@@ -91,7 +94,10 @@ fn next_deadline_is_exact_within_level_zero_and_never_late_above() {
     assert_eq!(wheel.next_deadline(), Some(1_000_200));
     assert_eq!(fire(&mut wheel, 1_000_200), 1);
     let far = wheel.next_deadline().unwrap();
-    assert!(far <= 900_000_000, "a cascade point is never after the deadline");
+    assert!(
+        far <= 900_000_000,
+        "a cascade point is never after the deadline"
+    );
     assert_eq!(fire(&mut wheel, 900_000_000), 1);
     assert_eq!(*fired.lock().unwrap(), vec![0, 1, 2]);
 }
@@ -131,7 +137,10 @@ fn a_budget_leaves_the_rest_due_for_the_next_call() {
     let mut out = Vec::new();
     assert_eq!(wheel.fire_due(10_000, 300, &mut out), Fired::BudgetSpent);
     assert_eq!(out.len(), 300);
-    assert!(wheel.next_deadline().unwrap() <= 10_000, "the rest is still due");
+    assert!(
+        wheel.next_deadline().unwrap() <= 10_000,
+        "the rest is still due"
+    );
     out.clear();
     assert_eq!(wheel.fire_due(10_000, 10_000, &mut out), Fired::AllDue);
     assert_eq!(out.len(), 700);

@@ -1,0 +1,81 @@
+//! loom models of the timekeeping handshake, through the driver's own
+//! functions (`arm`, `begin_keeping`, `end_keeping`): a worker going to sleep
+//! as the keeper cannot miss a timer armed concurrently on another worker's
+//! wheel or on the outside wheel.
+//!
+//! Each fails when the protocol is broken on purpose: remove the fence in
+//! `begin_keeping` or the one in `arm` and loom finds the interleaving where
+//! the keeper reads the wheels' old `next` while the armer reads the old
+//! keeper word, and the keeper sleeps past the timer.
+
+use std::task::Waker;
+
+use loom::sync::Arc;
+use loom::thread;
+
+use super::{Driver, Poke};
+
+/// The keeper's wake time and what the armer decided: together they must
+/// get the keeper up by `deadline`.
+fn kept(wake_at: u64, poke: Poke, deadline: u64) -> bool {
+    wake_at <= deadline || poke == Poke::Keeper(0)
+}
+
+#[test]
+fn a_timer_armed_while_the_keeper_goes_to_sleep_is_not_missed() {
+    loom::model(|| {
+        let driver = Arc::new(Driver::new(2));
+        let armer = {
+            let driver = driver.clone();
+            thread::spawn(move || driver.arm(1, 1_000, Waker::noop()).unwrap().1)
+        };
+        let wake_at = driver.begin_keeping(0).expect("nobody else keeps time");
+        let poke = armer.join().unwrap();
+        assert!(
+            kept(wake_at, poke, 1_000),
+            "keeper sleeps until {wake_at} past a timer at 1000 and nobody pokes it ({poke:?})"
+        );
+    });
+}
+
+#[test]
+fn an_earlier_timer_than_the_one_kept_is_not_missed() {
+    loom::model(|| {
+        let driver = Arc::new(Driver::new(2));
+        // Already kept: a timer at 5000 on worker 1's wheel.
+        let _ = driver.arm(1, 5_000, Waker::noop()).unwrap();
+        let armer = {
+            let driver = driver.clone();
+            // Off the workers: the outside wheel.
+            thread::spawn(move || {
+                let outside = driver.outside_wheel();
+                driver.arm(outside, 2_000, Waker::noop()).unwrap().1
+            })
+        };
+        let wake_at = driver.begin_keeping(0).expect("nobody else keeps time");
+        let poke = armer.join().unwrap();
+        assert!(wake_at <= 5_000, "the timer already armed is kept");
+        assert!(
+            kept(wake_at, poke, 2_000),
+            "keeper sleeps until {wake_at} past a timer at 2000 and nobody pokes it ({poke:?})"
+        );
+    });
+}
+
+#[test]
+fn with_no_keeper_an_armer_asks_for_a_sleeper() {
+    loom::model(|| {
+        let driver = Arc::new(Driver::new(2));
+        assert!(driver.begin_keeping(0).is_some());
+        let leaver = {
+            let driver = driver.clone();
+            thread::spawn(move || driver.end_keeping(0))
+        };
+        let (_, poke) = driver.arm(1, 1_000, Waker::noop()).unwrap();
+        leaver.join().unwrap();
+        // Either the keeper was still there (poked) or nobody was and a
+        // sleeper is asked to take over: never silence.
+        assert_ne!(poke, Poke::Nobody);
+        assert_eq!(driver.keeper(), None);
+    });
+}
