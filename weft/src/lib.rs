@@ -19,13 +19,15 @@
 //! The crate follows tokio's names where the concept is the same:
 //! [`runtime::Builder`], [`runtime::Runtime`], [`runtime::Handle`],
 //! [`spawn`], [`task::JoinHandle`] (dropping it detaches the task),
-//! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`].
+//! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`],
+//! [`time::sleep`], [`time::timeout`], [`time::interval`].
 //!
 //! Layers (each module's doc states its invariants): `task` (the task cell,
 //! join handles, the registry of live tasks), `scheduler` (local queues, the
-//! inject queue, the sleep/wake protocol, the worker loop), `blocking` (the
-//! `spawn_blocking` thread pool), `runtime` (builder, context, `block_on`,
-//! shutdown), `metrics` (counters).
+//! inject queue, the sleep/wake protocol, the worker loop), `time` (timer
+//! wheels per worker, the time driver, sleeps, timeouts, intervals),
+//! `blocking` (the `spawn_blocking` thread pool), `runtime` (builder,
+//! context, `block_on`, shutdown), `metrics` (counters).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, missing_docs)]

@@ -77,10 +77,16 @@
 
 //! # Where the next parts plug in
 //!
-//! - **Timers and I/O** stack under `park.rs`: the worker that holds the
-//!   driver parks on it (epoll/timer wait with the next deadline) instead of
-//!   the condvar, and `Parker::unpark` also pokes the driver. `idle.rs`
-//!   decides whom to wake and does not change.
+//! - **Timers** (built): each worker fires its own wheel's due timers at
+//!   its periodic check and before it sleeps; of the sleepers, the one that
+//!   keeps time (`time/driver.rs`) parks with a timeout and, when it wakes,
+//!   fires every wheel's due timers whose lock is free, so a timer whose
+//!   worker is stuck in a poll fires here. `idle.rs` did not change: the
+//!   keeper is an ordinary sleeper that takes itself off the list when its
+//!   timeout, not a notifier, wakes it.
+//! - **I/O** stacks under `park.rs` the same way: the keeper parks in the
+//!   poller with the same timeout instead of the condvar, and
+//!   `Parker::unpark` also pokes the poller.
 //! - **Lanes** become one ring per lane in `Core` (the ring is generic over
 //!   its task type and capacity), the lane in `TaskMeta`; `next_task` picks
 //!   the lane by its guaranteed share before it picks within a lane, and the

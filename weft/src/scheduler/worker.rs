@@ -89,6 +89,14 @@ const DRY_BATCH_CAP: usize = super::queue::CAPACITY / 2;
 /// (a worker or `block_on` that goes idle also pokes it).
 const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
 
+/// The least time a keeper sleeps after it last fired timers, so timers a
+/// few microseconds apart are fired in batches instead of one futex wake
+/// each: 100,000 timers spread over a second would otherwise keep a core
+/// busy waking. The cost is lateness: at most this much plus the wake-up
+/// when timers are dense; none for a timer armed after a quiet gap (a
+/// `sleep(1 ms)` loop never waits on it).
+const KEEPER_MIN_GAP_NS: u64 = 150_000;
+
 /// Whose timer wheels a worker fires.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wheels {
@@ -134,6 +142,8 @@ pub(crate) struct Core {
     rng: Cell<u64>,
     /// Due timers were left for the next tick (the fire budget ran out).
     timers_due: Cell<bool>,
+    /// When this worker last fired a timer (ns on the runtime's clock).
+    last_fired_ns: Cell<u64>,
     /// Wakers of fired timers, woken outside the wheel locks (kept to
     /// reuse the allocation).
     fired: Cell<Vec<Waker>>,
@@ -169,6 +179,7 @@ impl Core {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F),
             ),
             timers_due: Cell::new(false),
+            last_fired_ns: Cell::new(0),
             fired: Cell::new(Vec::new()),
         }
     }
@@ -480,6 +491,9 @@ impl Core {
         }
         self.timers_due.set(more);
         let fired = !wakers.is_empty();
+        if fired {
+            self.last_fired_ns.set(now);
+        }
         for waker in wakers.drain(..) {
             // A foreign waker that panics must not take the worker down.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
@@ -559,6 +573,7 @@ impl Core {
             parker.park_timeout(PAUSED_CLOCK_RECHECK);
             return false;
         }
+        let wake_at = wake_at.max(self.last_fired_ns.get() + KEEPER_MIN_GAP_NS);
         let now = time.clock.now_ns();
         if wake_at > now {
             parker.park_timeout(Duration::from_nanos(wake_at - now));
