@@ -38,6 +38,7 @@ pub(crate) mod loom;
 pub mod metrics;
 pub mod runtime;
 pub(crate) mod scheduler;
+pub(crate) mod sys;
 pub mod task;
 pub mod time;
 

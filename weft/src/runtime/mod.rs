@@ -333,6 +333,7 @@ impl Drop for ExitGuard {
 impl WorkerThread {
     fn run(self) {
         let _exit = ExitGuard(self.exited.clone());
+        crate::sys::set_fine_timer_slack();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _handle = context::set_handle(self.handle.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
