@@ -97,6 +97,12 @@ const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
 /// `sleep(1 ms)` loop never waits on it).
 const KEEPER_MIN_GAP_NS: u64 = 150_000;
 
+/// Tasks of fired timers a worker runs without waking another worker to
+/// help. Timer tasks are usually short (a timeout's check, a heartbeat), and
+/// a wake per fired batch doubled the futex traffic of 100,000 timers over
+/// a second. A batch this large is worth a helper (as an inject batch is).
+const FIRED_ALONE_MAX: usize = 32;
+
 /// Whose timer wheels a worker fires.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wheels {
@@ -144,6 +150,9 @@ pub(crate) struct Core {
     timers_due: Cell<bool>,
     /// When this worker last fired a timer (ns on the runtime's clock).
     last_fired_ns: Cell<u64>,
+    /// Waking fired timers' tasks: their pushes wake no other worker (one
+    /// wake for the whole batch decides that, in `fire_timers`).
+    firing_timers: Cell<bool>,
     /// Wakers of fired timers, woken outside the wheel locks (kept to
     /// reuse the allocation).
     fired: Cell<Vec<Waker>>,
@@ -180,6 +189,7 @@ impl Core {
             ),
             timers_due: Cell::new(false),
             last_fired_ns: Cell::new(0),
+            firing_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
         }
     }
@@ -225,6 +235,7 @@ impl Core {
     #[inline]
     fn push_back(&self, task: Task) {
         match self.local.push_back(task, &self.shared.inject) {
+            Pushed::Local if self.firing_timers.get() => {}
             Pushed::Local => {
                 let counts = self.shared.idle.counts();
                 if counts.searching == 0 && counts.unparked < self.shared.config.num_workers {
@@ -490,22 +501,28 @@ impl Core {
             }
         }
         self.timers_due.set(more);
-        let fired = !wakers.is_empty();
-        if fired {
+        let fired = wakers.len();
+        if fired > 0 {
             self.last_fired_ns.set(now);
         }
+        self.firing_timers.set(true);
         for waker in wakers.drain(..) {
             // A foreign waker that panics must not take the worker down.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
         }
+        self.firing_timers.set(false);
         self.fired.set(wakers);
-        fired
+        if fired > FIRED_ALONE_MAX {
+            // More than this worker should run alone: let an idle one help.
+            self.shared.notify_parked(Some(self.index));
+        }
+        fired > 0
     }
 
     /// Step 7: sleep until a notifier picks this worker, the runtime shuts
     /// down, or (as the keeper of `time/driver.rs`) a timer is due.
     fn park(&self) {
-        if self.has_tasks() || self.fire_timers(Wheels::All) {
+        if self.has_tasks() || (self.may_fire_again() && self.fire_timers(Wheels::All)) {
             return;
         }
         let idle = &self.shared.idle;
@@ -553,6 +570,15 @@ impl Core {
                 return;
             }
         }
+    }
+
+    /// Whether [`KEEPER_MIN_GAP_NS`] has passed since this worker last fired
+    /// timers. Before it sleeps a worker fires due timers only then:
+    /// otherwise, with timers a few microseconds apart, every pass through
+    /// `park` would find a new one due and the worker would never sleep.
+    fn may_fire_again(&self) -> bool {
+        let now = self.shared.time.clock.now_ns();
+        now >= self.last_fired_ns.get() + KEEPER_MIN_GAP_NS
     }
 
     /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock) or
