@@ -1,6 +1,9 @@
-//! The command line: `weft-bench [run] [OPTIONS]` (the default),
-//! `weft-bench compare BASE.json NEW.json`, `weft-bench metrics` (the
-//! metrics lane) and `weft-bench metrics-dump --format json|prometheus`.
+//! The command line: `weft-bench [run] [OPTIONS]` (the default: the
+//! scheduler lane, then the timers lane), `weft-bench timers` (the timers
+//! lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
+//! metrics` (the metrics lane) and `weft-bench metrics-dump --format
+//! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
+//! binary with it to measure `bytes_per_timer` in a process of its own.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,10 +13,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
 use crate::harness::{self, Profile, RunConfig};
-use crate::json;
+use crate::json::{self, Document, Status};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
+use crate::timers::{self, Experiment, TimersConfig};
 use crate::workloads::Workload;
 
 /// The benchmark lane: weft next to tokio and smol on tokio's scheduler
@@ -30,8 +34,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the workloads and print the table (the default).
+    /// Run the scheduler lane, then the timers lane, and print both tables
+    /// (the default).
     Run(RunArgs),
+    /// The timers lane alone: weft's timers next to tokio's and async-io's.
+    Timers(TimersArgs),
+    /// Measure `bytes_per_timer` in this process (run by the timers lane).
+    #[command(hide = true)]
+    TimersRss(RssArgs),
     /// Compare two `--json` documents; exit 1 on a failure or regression.
     Compare(CompareArgs),
     /// The metrics lane: are weft's counters exact, and cheap to sample?
@@ -74,6 +84,66 @@ struct RunArgs {
     /// weft: disable the LIFO slot.
     #[arg(long, hide = true)]
     no_lifo: bool,
+    /// The lanes to run (the scheduler lane first when both run).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "scheduler,timers"
+    )]
+    lanes: Vec<Lane>,
+    /// Worker threads of every runtime in the timers lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    timer_workers: u16,
+}
+
+/// A lane of the default run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Lane {
+    /// tokio's scheduler workloads.
+    Scheduler,
+    /// The timers rows.
+    Timers,
+}
+
+#[derive(Debug, Args)]
+struct TimersArgs {
+    /// Worker threads of every runtime (`stuck_worker` uses at least 2).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: the lane in well under a minute (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: three to five repetitions of every row, longer loops.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Run only these experiments (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "EXPERIMENT")]
+    only: Vec<Experiment>,
+    /// The runtimes to run, in the order each repetition runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
+}
+
+#[derive(Debug, Args)]
+struct RssArgs {
+    /// The runtime to measure.
+    #[arg(long, value_enum)]
+    runtime: RuntimeKind,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Timers held at once.
+    #[arg(long, default_value_t = 1_000_000)]
+    timers: usize,
 }
 
 #[derive(Debug, Args)]
@@ -151,10 +221,7 @@ impl MetricsArgs {
 impl RunArgs {
     fn config(&self) -> RunConfig {
         RunConfig {
-            profile: match (self.quick, self.full) {
-                (false, true) => Profile::Full,
-                _ => Profile::Quick,
-            },
+            profile: self.profile(),
             workers: usize::from(self.workers),
             workloads: if self.only.is_empty() {
                 Workload::ALL.to_vec()
@@ -171,6 +238,56 @@ impl RunArgs {
             },
             iteration_timeout: self.iteration_timeout,
         }
+    }
+}
+
+impl RunArgs {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+
+    /// The timers lane's configuration, if it is one of the lanes.
+    fn timers_config(&self) -> Option<TimersConfig> {
+        self.lanes.contains(&Lane::Timers).then(|| TimersConfig {
+            runtimes: dedup(&self.runtimes),
+            ..TimersConfig::new(self.profile(), usize::from(self.timer_workers))
+        })
+    }
+}
+
+impl TimersArgs {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        RunConfig {
+            profile: self.profile(),
+            workers: usize::from(self.workers),
+            workloads: Vec::new(),
+            runtimes: dedup(&self.runtimes),
+            tuning: Tuning::default(),
+            iteration_timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn timers_config(&self) -> TimersConfig {
+        let mut config = TimersConfig::new(self.profile(), usize::from(self.workers));
+        config.runtimes = dedup(&self.runtimes);
+        if !self.only.is_empty() {
+            config.experiments.retain(|e| self.only.contains(e));
+        }
+        config
     }
 }
 
@@ -197,7 +314,20 @@ fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run(cli.run)) {
-        Command::Run(args) => run(&args),
+        Command::Run(args) => {
+            let scheduler = args.lanes.contains(&Lane::Scheduler).then(|| args.config());
+            let timers = args.timers_config();
+            run(scheduler, args.config(), timers, args.json.as_deref())
+        }
+        Command::Timers(args) => run(
+            None,
+            args.run_config(),
+            Some(args.timers_config()),
+            args.json.as_deref(),
+        ),
+        Command::TimersRss(args) => {
+            timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
+        }
         Command::Compare(args) => {
             let tolerances = compare::Tolerances {
                 time_pct: args.tolerance,
@@ -244,25 +374,59 @@ fn run_metrics(args: &MetricsArgs) -> ExitCode {
     }
 }
 
-/// Runs the lane; exits 1 if any runtime failed a workload.
-fn run(args: &RunArgs) -> ExitCode {
-    let document = harness::run(&args.config());
-    print!("{}", report::render(&document));
-    if let Some(path) = &args.json {
+/// Runs the scheduler lane (if `scheduler` is given) and then the timers
+/// lane (if `timers` is), prints their tables, writes one document; exits 1
+/// if any runtime failed a workload or a timer row.
+fn run(
+    scheduler: Option<RunConfig>,
+    settings: RunConfig,
+    timers: Option<TimersConfig>,
+    json_path: Option<&std::path::Path>,
+) -> ExitCode {
+    let mut document = match &scheduler {
+        Some(config) => {
+            let document = harness::run(config);
+            print!("{}", report::render(&document));
+            document
+        }
+        None => harness::document(&settings, Vec::new(), Vec::new()),
+    };
+    if let Some(config) = timers {
+        if scheduler.is_none() {
+            print!(
+                "{}",
+                timers::report::header(&document.machine, &document.versions)
+            );
+        }
+        let result = timers::run(&config);
+        print!("{}", timers::report::render(&result));
+        document.timers = Some(result);
+    }
+    if let Some(path) = json_path {
         if let Err(err) = json::write(path, &document) {
             eprintln!("weft-bench: cannot write {}: {err}", path.display());
             return ExitCode::FAILURE;
         }
         eprintln!("weft-bench: wrote {}", path.display());
     }
-    let any_failed = document
-        .workloads
-        .iter()
-        .flat_map(|w| w.runtimes.values())
-        .any(|r| r.ok_summary().is_none());
-    if any_failed {
+    if any_failed(&document) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn any_failed(document: &Document) -> bool {
+    let workload_failed = document
+        .workloads
+        .iter()
+        .flat_map(|w| w.runtimes.values())
+        .any(|r| r.ok_summary().is_none());
+    let timer_failed = document
+        .timers
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|row| row.runtimes.values())
+        .any(|v| v.status == Status::Failed);
+    workload_failed || timer_failed
 }

@@ -18,8 +18,9 @@
 //! runs of one build than times do) and must also grow by more than
 //! [`CSW_FLOOR`] per iteration: a few switches are noise on workloads that
 //! switch a few times. The defaults come from re-runs of one build; the
-//! README gives the numbers. The exit code is 1 when any workload is
-//! missing, failed or regressed.
+//! README gives the numbers. The timers lane's rows are compared by
+//! [`crate::timers::compare`], with the same tolerance. The exit code is 1
+//! when any workload or timer row is missing, failed or regressed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,6 +30,7 @@ use crate::json::{self, Document, RuntimeResult, WorkloadResult};
 use crate::runtimes::RuntimeKind;
 use crate::stats::{self, Comparison, Summary};
 use crate::table::{self, Table};
+use crate::timers::compare::TimerGate;
 
 /// Default tolerance of times and ratios, percent: no re-run of one build
 /// grew a ratio by more than 48% (README).
@@ -65,7 +67,13 @@ pub fn main(base: &Path, new: &Path, tolerances: Tolerances) -> ExitCode {
     };
     let rows = compare(&base, &new, &gate);
     print!("{}", render(&base, &new, &gate, &rows));
-    if rows.iter().all(|row| row.outcome.passes()) {
+    let timer_gate = TimerGate {
+        tolerance_pct: tolerances.time_pct,
+        same_machine: gate.same_machine,
+    };
+    let (timers, timers_pass) = timer_gate.check(base.timers.as_ref(), new.timers.as_ref());
+    print!("{timers}");
+    if rows.iter().all(|row| row.outcome.passes()) && timers_pass {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -417,6 +425,7 @@ mod tests {
             },
             workloads,
             warnings: Vec::new(),
+            timers: None,
         }
     }
 

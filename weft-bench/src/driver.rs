@@ -280,7 +280,7 @@ fn run_block<R: BenchRuntime>(
 }
 
 /// Runs `f`, turning a panic into its message.
-fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let message = panic
             .downcast_ref::<&str>()

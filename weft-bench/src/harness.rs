@@ -119,6 +119,22 @@ pub fn run(config: &RunConfig) -> Document {
         .collect();
     progress.bar.finish_and_clear();
     Document {
+        created_unix_s,
+        ..document(config, workloads, warnings)
+    }
+}
+
+/// A document of `config`'s run holding `workloads`, created now (other
+/// lanes are added by the caller).
+pub fn document(
+    config: &RunConfig,
+    workloads: Vec<WorkloadResult>,
+    warnings: Vec<String>,
+) -> Document {
+    let created_unix_s = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Document {
         schema: SCHEMA.to_owned(),
         created_unix_s,
         machine: Machine::detect(),
@@ -126,6 +142,7 @@ pub fn run(config: &RunConfig) -> Document {
         settings: config.settings(),
         workloads,
         warnings,
+        timers: None,
     }
 }
 

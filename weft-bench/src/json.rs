@@ -1,5 +1,6 @@
 //! The result document: what a run measured, as written by `--json` and read
-//! back by `compare`. The schema is described in the crate's README; bump
+//! back by `compare`: the scheduler lane's workloads and, in `timers`, the
+//! timers lane's rows. The schema is described in the crate's README; bump
 //! [`SCHEMA`] on any change that an older reader would misread.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::Sample;
 use crate::stats::{Comparison, Summary};
+use crate::timers::result::TimersResult;
 
 /// Identifies the document format.
 pub const SCHEMA: &str = "weft-bench/1";
@@ -33,6 +35,10 @@ pub struct Document {
     /// Anything that may have disturbed the run (an abandoned runtime).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The timers lane, when it ran (absent from documents written before
+    /// it existed: they still parse, and `compare` lists its rows as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timers: Option<TimersResult>,
 }
 
 /// The machine a run was measured on.

@@ -13,6 +13,10 @@
 //!
 //! [`metrics`] is the metrics lane (`weft-bench metrics`, and
 //! `metrics-dump`): whether weft's counters are exact and cheap to sample.
+//!
+//! [`timers`] is the timers lane (`weft-bench timers`, and the second lane
+//! of the default run): weft's timers against tokio's and async-io's on
+//! cost, memory, accuracy and CPU; its rows join the same document and gate.
 
 pub mod cli;
 pub mod compare;
@@ -26,4 +30,5 @@ pub mod runtimes;
 pub mod stats;
 pub mod system;
 pub mod table;
+pub mod timers;
 pub mod workloads;

@@ -1,6 +1,7 @@
 //! Measuring one iteration: wall time, the whole process's context switches
 //! (`getrusage(RUSAGE_SELF)` deltas, the same measurement for every runtime)
-//! and, where the runtime has them, its scheduler counter deltas.
+//! and, where the runtime has them, its scheduler counter deltas. Also the
+//! process's CPU time, which the timers lane reads the same way.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -62,20 +63,37 @@ struct ContextSwitches {
 
 impl ContextSwitches {
     fn now() -> io::Result<ContextSwitches> {
-        // SAFETY: `rusage` is plain data for which all-zero bytes are a
-        // valid value.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `usage` is a valid, writable `rusage`; RUSAGE_SELF is a
-        // valid `who` argument.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let usage = rusage_self()?;
         Ok(ContextSwitches {
             voluntary: u64::try_from(usage.ru_nvcsw).unwrap_or(0),
             involuntary: u64::try_from(usage.ru_nivcsw).unwrap_or(0),
         })
     }
+}
+
+/// CPU time (user + system) used so far by every thread of this process,
+/// from `getrusage(RUSAGE_SELF)`.
+pub fn process_cpu_time() -> io::Result<Duration> {
+    let usage = rusage_self()?;
+    let timeval = |t: libc::timeval| {
+        let seconds = u64::try_from(t.tv_sec).unwrap_or(0);
+        let micros = u32::try_from(t.tv_usec).unwrap_or(0);
+        Duration::from_secs(seconds) + Duration::from_micros(u64::from(micros))
+    };
+    Ok(timeval(usage.ru_utime) + timeval(usage.ru_stime))
+}
+
+fn rusage_self() -> io::Result<libc::rusage> {
+    // SAFETY: `rusage` is plain data for which all-zero bytes are a
+    // valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage`; RUSAGE_SELF is a
+    // valid `who` argument.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(usage)
 }
 
 #[cfg(test)]

@@ -13,10 +13,12 @@
 //! push to its local queue, otherwise to the global inject queue. smol has no
 //! ambient executor, so its spawner is the `Arc<Executor>` itself.
 //!
-//! tokio is built as its own benches build it (`enable_all`). This crate
-//! enables no tokio I/O or time feature, so there is no driver to enable and
-//! idle workers park on a condvar: none of the three runtimes has a reactor
-//! in these workloads.
+//! tokio is built as its own benches build it, with no driver enabled:
+//! their `enable_all` enables nothing without tokio's I/O and time
+//! features, and this crate's `time` feature (for the timers lane, which
+//! builds its tokio with `enable_time` in `timers::runtime`) is left off
+//! here, so idle workers park on a condvar: none of the three runtimes has
+//! a reactor or a timer driver in these workloads.
 //!
 //! smol is set up the way its documentation builds a thread pool: one
 //! `Executor`, N threads each running `block_on(executor.run(shutdown))`,
@@ -203,16 +205,18 @@ impl Spawner for weft::runtime::Handle {
 }
 
 /// tokio's multi-thread runtime.
-pub struct Tokio(tokio::runtime::Runtime);
+pub struct Tokio(pub(crate) tokio::runtime::Runtime);
 
 impl BenchRuntime for Tokio {
     const KIND: RuntimeKind = RuntimeKind::Tokio;
     type Spawner = tokio::runtime::Handle;
 
     fn build(workers: usize, _tuning: Tuning) -> io::Result<Self> {
+        // No `enable_all`: with the `time` feature on (for the timers
+        // lane) it would start the timer driver, which these workloads
+        // never had.
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
-            .enable_all()
             .build()
             .map(Tokio)
     }

@@ -64,10 +64,10 @@ fn timeout_returns_the_value_or_elapsed_and_drops_the_future() {
         // A ready future wins over an elapsed deadline.
         let past = Instant::now() - MS;
         assert_eq!(timeout_at(past, async { 1 }).await, Ok(1));
-        let mut pending = timeout(Duration::from_secs(60), std::future::pending::<()>());
-        assert!(pending.get_ref() as *const _ as usize != 0);
-        let _: &mut std::future::Pending<()> = pending.get_mut();
-        let _inner = pending.into_inner();
+        let mut pending = timeout(Duration::from_secs(60), std::future::ready(9));
+        assert_eq!(pending.get_ref().clone().into_inner(), 9);
+        assert_eq!(timeout(MS, pending.get_mut()).await, Ok(9));
+        let _inner: std::time::Duration = timeout(MS, async { MS }).into_inner().await;
     });
 }
 
@@ -107,7 +107,7 @@ fn a_zero_interval_panics_naming_the_argument() {
 #[test]
 #[should_panic(expected = "called outside of a weft runtime")]
 fn sleep_outside_a_runtime_says_what_to_do() {
-    let _ = sleep(MS);
+    drop(sleep(MS));
 }
 
 #[test]
@@ -203,10 +203,10 @@ fn shutdown_drops_every_sleeping_task_exactly_once() {
     let rt = rt(2, true);
     for _ in 0..1_000 {
         let tracked = drops.track();
-        rt.spawn(async move {
+        drop(rt.spawn(async move {
             let _tracked = tracked;
             sleep(Duration::from_secs(3600)).await;
-        });
+        }));
     }
     rt.block_on(async {
         while weft::runtime::Handle::current().metrics().timers_pending < 1_000 {
