@@ -95,13 +95,27 @@ const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
 /// busy waking. The cost is lateness: at most this much plus the wake-up
 /// when timers are dense; none for a timer armed after a quiet gap (a
 /// `sleep(1 ms)` loop never waits on it).
-const KEEPER_MIN_GAP_NS: u64 = 150_000;
+///
+/// 100,000 timers over a second on 2 workers (timers lane; weft CPU / p99
+/// lateness, tokio's CPU in the same run; 2-4 runs each): 150 µs: 0.16-0.19 s
+/// / 0.18-0.26 ms (before `FIRED_ALONE_MAX`); 300 µs: 0.09-0.10 s / 0.33 ms (tokio 0.08-0.09 s);
+/// 350 µs: 0.09-0.10 s / 0.38-0.41 ms (tokio 0.09); 400 µs: 0.08 s / 0.44
+/// ms (tokio 0.09); 1 ms: 0.10 s / 1.07 ms. (tokio's own p99: 2 ms.) 400
+/// µs is the shortest gap whose CPU stays under tokio's.
+///
+const KEEPER_MIN_GAP_NS: u64 = 400_000;
 
-/// Tasks of fired timers a worker runs without waking another worker to
-/// help. Timer tasks are usually short (a timeout's check, a heartbeat), and
-/// a wake per fired batch doubled the futex traffic of 100,000 timers over
-/// a second. A batch this large is worth a helper (as an inject batch is).
-const FIRED_ALONE_MAX: usize = 32;
+/// Tasks of fired timers a worker starts on alone before it wakes another
+/// worker to help. Timer tasks are usually short (a timeout's check, a
+/// heartbeat): with 100,000 timers over a second, waking a helper for each
+/// batch of ~30 cost 0.17-0.19 s of CPU against 0.10-0.11 s without
+/// (KEEPER_MIN_GAP 300 µs, 2 runs each). A smaller batch still gets help if
+/// it is not drained [`UNHELPED_WAIT_NS`] later (`next_task`).
+const FIRED_ALONE_MAX: usize = super::super::time::driver::FIRE_BUDGET / 2;
+
+/// How long tasks of timers fired without a helper may wait in the ring
+/// before a helper is woken (checked at the periodic check).
+const UNHELPED_WAIT_NS: u64 = 200_000;
 
 /// Whose timer wheels a worker fires.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -153,6 +167,9 @@ pub(crate) struct Core {
     /// Waking fired timers' tasks: their pushes wake no other worker (one
     /// wake for the whole batch decides that, in `fire_timers`).
     firing_timers: Cell<bool>,
+    /// Fired timers' tasks were queued without waking a helper: if some are
+    /// still queued at the next periodic check, one is woken then.
+    unhelped_timers: Cell<bool>,
     /// Wakers of fired timers, woken outside the wheel locks (kept to
     /// reuse the allocation).
     fired: Cell<Vec<Waker>>,
@@ -190,6 +207,7 @@ impl Core {
             timers_due: Cell::new(false),
             last_fired_ns: Cell::new(0),
             firing_timers: Cell::new(false),
+            unhelped_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
         }
     }
@@ -300,6 +318,7 @@ impl Core {
         self.ticks_to_global_check.set(countdown);
         if countdown == 0 {
             self.tune_global_interval();
+            self.help_with_fired_timers();
             self.fire_timers(Wheels::OwnAndOutside);
         } else if self.timers_due.get() {
             self.fire_timers(Wheels::OwnAndOutside);
@@ -515,6 +534,8 @@ impl Core {
         if fired > FIRED_ALONE_MAX {
             // More than this worker should run alone: let an idle one help.
             self.shared.notify_parked(Some(self.index));
+        } else if fired > 1 {
+            self.unhelped_timers.set(true);
         }
         fired > 0
     }
@@ -569,6 +590,20 @@ impl Core {
                 self.busy_since.set(now);
                 return;
             }
+        }
+    }
+
+    /// Wakes a helper if tasks of timers this worker fired alone still wait
+    /// [`UNHELPED_WAIT_NS`] later.
+    fn help_with_fired_timers(&self) {
+        if !self.unhelped_timers.get() {
+            return;
+        }
+        if self.local.is_empty() {
+            self.unhelped_timers.set(false);
+        } else if self.shared.time.clock.now_ns() >= self.last_fired_ns.get() + UNHELPED_WAIT_NS {
+            self.unhelped_timers.set(false);
+            self.shared.notify_parked(Some(self.index));
         }
     }
 
