@@ -162,6 +162,73 @@ fn a_timer_fires_while_its_worker_is_stuck() {
     }
 }
 
+/// Four workers: while one is stuck with a timer armed, two long tasks
+/// arrive from outside and take two more. The keeper may be woken for one of
+/// them; the chain of searchers (rule 4 of `idle.rs`: a searcher that finds
+/// work wakes another) then ends with a worker that finds nothing, sleeps,
+/// and keeps time. A change to the wake rules (gating wakes on the backlog)
+/// must keep this.
+#[test]
+fn a_stuck_workers_timer_fires_while_other_work_arrives() {
+    let rt = rt(4, true);
+    for _ in 0..5 {
+        let fired = Arc::new(AtomicBool::new(false));
+        let handle = rt.handle().clone();
+        let stuck_saw_it = rt.block_on({
+            let fired = fired.clone();
+            async move {
+                weft::spawn(async move {
+                    let timer = weft::spawn({
+                        let fired = fired.clone();
+                        async move {
+                            sleep(20 * MS).await;
+                            fired.store(true, Ordering::SeqCst);
+                        }
+                    });
+                    weft::task::yield_now().await;
+                    let spin_until_fired = {
+                        let fired = fired.clone();
+                        move || {
+                            let start = std::time::Instant::now();
+                            while !fired.load(Ordering::SeqCst)
+                                && start.elapsed() < Duration::from_secs(3)
+                            {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    };
+                    let long_tasks: Vec<_> = std::thread::spawn({
+                        let spin = spin_until_fired.clone();
+                        move || {
+                            (0..2)
+                                .map(|_| {
+                                    let spin = spin.clone();
+                                    handle.spawn(async move { spin() })
+                                })
+                                .collect()
+                        }
+                    })
+                    .join()
+                    .unwrap();
+                    spin_until_fired();
+                    let saw = fired.load(Ordering::SeqCst);
+                    timer.await.unwrap();
+                    for task in long_tasks {
+                        task.await.unwrap();
+                    }
+                    saw
+                })
+                .await
+                .unwrap()
+            }
+        });
+        assert!(
+            stuck_saw_it,
+            "the timer waited while three workers were busy and one slept"
+        );
+    }
+}
+
 #[test]
 fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);

@@ -162,8 +162,10 @@ pub(crate) struct Core {
     rng: Cell<u64>,
     /// Due timers were left for the next tick (the fire budget ran out).
     timers_due: Cell<bool>,
-    /// When this worker last fired a timer (ns on the runtime's clock).
-    last_fired_ns: Cell<u64>,
+    /// When this worker last fired a timer (ns on the runtime's clock), if
+    /// ever. (`None` rather than 0: before the first firing nothing may
+    /// depend on the clock, or the loom models' replays would diverge.)
+    last_fired_ns: Cell<Option<u64>>,
     /// Waking fired timers' tasks: their pushes wake no other worker (one
     /// wake for the whole batch decides that, in `fire_timers`).
     firing_timers: Cell<bool>,
@@ -205,7 +207,7 @@ impl Core {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F),
             ),
             timers_due: Cell::new(false),
-            last_fired_ns: Cell::new(0),
+            last_fired_ns: Cell::new(None),
             firing_timers: Cell::new(false),
             unhelped_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
@@ -522,7 +524,7 @@ impl Core {
         self.timers_due.set(more);
         let fired = wakers.len();
         if fired > 0 {
-            self.last_fired_ns.set(now);
+            self.last_fired_ns.set(Some(now));
         }
         self.firing_timers.set(true);
         for waker in wakers.drain(..) {
@@ -601,7 +603,9 @@ impl Core {
         }
         if self.local.is_empty() {
             self.unhelped_timers.set(false);
-        } else if self.shared.time.clock.now_ns() >= self.last_fired_ns.get() + UNHELPED_WAIT_NS {
+        } else if self.shared.time.clock.now_ns()
+            >= self.last_fired_ns.get().unwrap_or(0) + UNHELPED_WAIT_NS
+        {
             self.unhelped_timers.set(false);
             self.shared.notify_parked(Some(self.index));
         }
@@ -612,8 +616,9 @@ impl Core {
     /// otherwise, with timers a few microseconds apart, every pass through
     /// `park` would find a new one due and the worker would never sleep.
     fn may_fire_again(&self) -> bool {
-        let now = self.shared.time.clock.now_ns();
-        now >= self.last_fired_ns.get() + KEEPER_MIN_GAP_NS
+        self.last_fired_ns
+            .get()
+            .is_none_or(|last| self.shared.time.clock.now_ns() >= last + KEEPER_MIN_GAP_NS)
     }
 
     /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock) or
@@ -634,7 +639,11 @@ impl Core {
             parker.park_timeout(PAUSED_CLOCK_RECHECK);
             return false;
         }
-        let wake_at = wake_at.max(self.last_fired_ns.get() + KEEPER_MIN_GAP_NS);
+        let gap_end = self
+            .last_fired_ns
+            .get()
+            .map_or(0, |last| last + KEEPER_MIN_GAP_NS);
+        let wake_at = wake_at.max(gap_end);
         let now = time.clock.now_ns();
         if wake_at > now {
             parker.park_timeout(Duration::from_nanos(wake_at - now));
