@@ -21,21 +21,32 @@
 //! 3. A woken worker starts as a searcher (the waker counts it in the same
 //!    RMW that counts it unparked).
 //! 4. The last searcher to stop searching has a duty: if it found work it
-//!    wakes another worker to keep searching; if it is going to sleep it
-//!    re-checks every queue *after* its RMW and a `fence(SeqCst)`.
+//!    wakes another worker to keep searching. Every worker going to sleep
+//!    (not only the last searcher, as in tokio) re-checks every queue
+//!    *after* its RMW and a `fence(SeqCst)`: a worker that was not
+//!    searching may have looked at the queues before a push whose pusher
+//!    saw a searcher and woke nobody, while that searcher's own rule-4 wake
+//!    found this worker still awake (the real-worker model
+//!    `work_behind_a_long_poll_reaches_the_sleeping_worker` found it; the
+//!    task then waited behind the searcher's long poll). Go's scheduler
+//!    re-checks every run queue before it sleeps for the same reason.
 //!
 //! # Why no wake-up is lost (worked race)
 //!
 //! Spawner S pushes task T, then runs `fence(SeqCst)` and loads `state`.
-//! Worker W, the last searcher, decrements `num_searching` and
-//! `num_unparked` in one RMW, runs `fence(SeqCst)`, then looks at every queue.
+//! Worker W, going to sleep, decrements `num_unparked` (and
+//! `num_searching` if it searched) in one RMW, runs `fence(SeqCst)`, then
+//! looks at every queue.
 //! The two fences are ordered one way or the other: if S's fence comes first,
 //! W's queue check sees T and W wakes a worker (possibly itself); if W's
 //! comes first, S's load sees `num_searching == 0` and a sleeper, and S wakes
-//! one. Either way someone runs T. The argument uses fences and RMWs only,
-//! both of which loom models (it treats SeqCst *accesses* as AcqRel, but
-//! implements SeqCst fences), so `loom_tests.rs` can and does check it:
-//! removing either fence makes the model fail.
+//! one, unless a worker is still searching: then rule 4 takes over (that
+//! searcher, leaving the search, wakes a sleeper; or, going to sleep
+//! itself, re-checks). Either way someone runs T. The
+//! argument uses fences and RMWs only, both of which loom models (it treats
+//! SeqCst *accesses* as AcqRel, but implements SeqCst fences), so
+//! `loom_tests.rs` can and does check it: removing either fence makes the
+//! model fail. `worker/loom_tests.rs` checks the rules on the real worker.
 
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering, fence};
@@ -127,10 +138,10 @@ impl Idle {
         counts.searching == 0 && counts.unparked < self.num_workers
     }
 
-    /// Rule 4, second half: the last searcher, already registered as
-    /// asleep, re-checks for work. `work_pending` must read every queue a
+    /// Rule 4, second half: a worker already registered as asleep (every
+    /// one, not only the last searcher) re-checks for work. `work_pending` must read every queue a
     /// task could have been pushed to. Returns the worker to unpark.
-    pub(crate) fn recheck_after_last_search(
+    pub(crate) fn recheck_before_sleep(
         &self,
         work_pending: impl FnOnce() -> bool,
     ) -> Option<usize> {

@@ -94,6 +94,16 @@ impl<T> Inject<T> {
     /// Takes up to `limit` tasks (at least one if any): returns the first
     /// and appends the rest to `local`, which must have `limit - 1` free
     /// slots. Returns the first task and how many were taken in all.
+    /// How many tasks one batch into `local` may take:
+    /// `min(len / workers + 1, cap, free slots + 1)`; the first runs at
+    /// once, the rest fill the ring. The one copy of the formula: the worker
+    /// and the loom models both call it.
+    pub(crate) fn batch_limit(&self, local: &Local<T>, workers: usize, cap: usize) -> usize {
+        (self.len() / workers + 1)
+            .min(cap)
+            .min(local.remaining_slots() + 1)
+    }
+
     pub(crate) fn pop_batch_into(
         &self,
         local: &Local<T>,

@@ -273,7 +273,8 @@ impl Shared {
         }
     }
 
-    /// The last searcher's re-check before it sleeps (rule 4 of `idle.rs`).
+    /// A worker's re-check of every queue once it is registered asleep
+    /// (rule 4 of `idle.rs`).
     pub(crate) fn notify_if_work_pending(&self, by: usize) {
         let pending = || {
             !self.inject.is_empty()
@@ -282,7 +283,7 @@ impl Shared {
                     .iter()
                     .any(|remote| !remote.steal.is_empty() || remote.has_lifo())
         };
-        if let Some(worker) = self.idle.recheck_after_last_search(pending) {
+        if let Some(worker) = self.idle.recheck_before_sleep(pending) {
             self.remotes[by].counters.wake_requests.incr();
             self.remotes[worker].parker.unpark();
         }

@@ -78,7 +78,9 @@ const MIN_GLOBAL_INTERVAL: u32 = 2;
 const MAX_GLOBAL_INTERVAL: u32 = 127;
 const INITIAL_GLOBAL_INTERVAL: u32 = 31;
 /// Search attempts, each after a `yield_now`, before a searcher sleeps.
-const SPIN_ROUNDS: u32 = 3;
+/// One under loom, so the models' state space fits (each round is another
+/// full search).
+const SPIN_ROUNDS: u32 = if cfg!(loom) { 1 } else { 3 };
 
 /// Cap of a batch taken while the worker has no local work of its own
 /// waiting (ring empty, or the running task yielded): half the ring, so the
@@ -387,9 +389,7 @@ impl Core {
             BatchCap::Check => config.inject_batch_cap,
             BatchCap::Dry => config.inject_batch_cap.max(DRY_BATCH_CAP),
         };
-        let limit = (inject.len() / config.num_workers + 1)
-            .min(cap)
-            .min(self.local.remaining_slots() + 1);
+        let limit = inject.batch_limit(&self.local, config.num_workers, cap);
         let (task, taken) = inject.pop_batch_into(&self.local, &self.stash, limit)?;
         self.inject_backlog
             .set(inject.len() >= config.inject_batch_cap);
@@ -551,9 +551,16 @@ impl Core {
         let idle = &self.shared.idle;
         let time = &self.shared.time;
         let was_searching = self.searching.replace(false);
-        if idle.transition_worker_to_parked(self.index, was_searching) == LeftSearching::WasLast {
-            self.shared.notify_if_work_pending(self.index);
-        }
+        // Every worker re-checks the queues once it is registered asleep,
+        // not only the last searcher (as Go's `findrunnable` does): a worker
+        // that was not searching may have looked at the queues before a
+        // push whose pusher saw a searcher and woke nobody, while that
+        // searcher's own wake (rule 4) found this worker still awake. The
+        // model `work_behind_a_long_poll_reaches_the_sleeping_worker` found
+        // that interleaving: the pushed task then waited behind the
+        // searcher's long poll while this worker slept.
+        let _ = idle.transition_worker_to_parked(self.index, was_searching);
+        self.shared.notify_if_work_pending(self.index);
         self.counters().parks.incr();
         self.account_busy_time(Instant::now());
         if time.clock.is_paused() {
@@ -663,3 +670,6 @@ impl Core {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -1,14 +1,24 @@
-//! loom models of the sleep/wake protocol (`idle.rs` + `park.rs`).
+//! loom models of the fence-against-fence handshake of `idle.rs` with a
+//! lock-free queue.
+//!
+//! The worker loop itself is checked on the real code in
+//! `worker/loom_tests.rs`; there, though, the inject queue is loom's
+//! `Mutex<VecDeque>` (crossbeam's lock-free injector is not loom-aware), and
+//! the mutex alone orders a push against a re-check, so deleting a fence
+//! does not fail those models. Here the queue is a counter behind an atomic,
+//! as lock-free as crossbeam's, and the parking steps are `Core::park`'s
+//! (register asleep, re-check, sleep; every parker re-checks) written out
+//! over it: the one place they are repeated, kept to check the fences.
 //!
 //! Workers and a spawner run the real `Idle` transitions and the real
-//! `Parker`; the run queue is a counter behind an atomic. A model passes
+//! `Parker`. A model passes
 //! only if the pushed task is run (a lost wake-up leaves every thread
 //! parked, which loom reports as a deadlock) and, after all threads settle,
 //! `unparked == workers - sleepers` and `searching <= unparked`.
 //!
 //! Orderings relied on: the spawner's push, then `fence(SeqCst)` in
 //! `worker_to_notify`; the last searcher's RMW on the state word, then
-//! `fence(SeqCst)` in `recheck_after_last_search`, then its queue check.
+//! `fence(SeqCst)` in `recheck_before_sleep`, then its queue check.
 //! loom implements SeqCst fences (it only weakens SeqCst *accesses* to
 //! AcqRel), so the fence-fence argument in `idle.rs` is what is checked
 //! here; deleting either fence makes these models fail.
@@ -79,11 +89,11 @@ impl World {
     /// if chosen, return once the task has run.
     fn worker(&self, me: usize, mut searching: bool, mut asleep: bool) {
         loop {
-            if !asleep
-                && self.idle.transition_worker_to_parked(me, searching) == LeftSearching::WasLast
-            {
+            if !asleep {
+                // As `Core::park`: every parker re-checks.
+                let _ = self.idle.transition_worker_to_parked(me, searching);
                 let work = || self.queued.load(Ordering::Acquire) > 0;
-                self.unpark(self.idle.recheck_after_last_search(work));
+                self.unpark(self.idle.recheck_before_sleep(work));
             }
             asleep = false;
             loop {

@@ -47,11 +47,9 @@ use loom::thread;
 use super::{Inject, Stash};
 use crate::scheduler::queue::{self, Local, Steal};
 
-/// The batch limit exactly as `Core::take_inject_batch` computes it.
+/// The batch limit `Core::take_inject_batch` uses (the same function).
 fn batch_limit(inject: &Inject<usize>, local: &Local<usize>, workers: usize, cap: usize) -> usize {
-    (inject.len() / workers + 1)
-        .min(cap)
-        .min(local.remaining_slots() + 1)
+    inject.batch_limit(local, workers, cap)
 }
 
 /// One batch pop as a worker does it; records the first task. Returns how

@@ -1,0 +1,189 @@
+//! loom models of the sleep/wake protocol through the code that runs: two
+//! real workers (`Core::run`: `next_task`, `search`, `spin_for_work`,
+//! `stop_searching`, `park` on the real `Parker`, the idle state word and
+//! the timekeeping handshake on the way) and a spawner outside the runtime
+//! (`spawn_on`, `schedule_remote`).
+//!
+//! A model waits for its tasks to *run* before it shuts the runtime down,
+//! so shutdown cannot mask a stranded task: if a wake-up is lost, every
+//! worker sleeps while the spawner waits for the task, and loom reports the
+//! deadlock.
+//!
+//! Each was shown to fail with its rule broken on purpose:
+//! - both two-worker models fail (loom reports the deadlock) without the
+//!   re-check before sleeping (`Core::park` calling
+//!   `notify_if_work_pending`, rule 4 of `idle.rs`);
+//! - `work_behind_a_long_poll_reaches_the_sleeping_worker` fails without the
+//!   wake in `stop_searching` (rule 4 after a successful search), and
+//!   failed with the re-check made by the last searcher only (tokio's
+//!   rule, and weft's until this model found the interleaving that strands
+//!   the task: see `idle.rs`).
+//!
+//! Bound: `LOOM_MAX_PREEMPTIONS` as CI sets it; `SPIN_ROUNDS` is 1 under
+//! loom.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+use crate::loom_support::realign_registry_round_robin;
+use crate::scheduler::Shared;
+use crate::scheduler::worker::Core;
+use crate::task::spawn_on;
+
+const WORKERS: usize = 2;
+
+/// A flag a task raises and a thread waits for.
+#[derive(Clone, Default)]
+struct Signal(Arc<(Mutex<bool>, Condvar)>);
+
+impl Signal {
+    fn raise(&self) {
+        let (flag, raised) = &*self.0;
+        *flag.lock().unwrap() = true;
+        raised.notify_all();
+    }
+
+    fn wait(&self) {
+        let (flag, raised) = &*self.0;
+        let mut up = flag.lock().unwrap();
+        while !*up {
+            up = raised.wait(up).unwrap();
+        }
+    }
+}
+
+/// A task that raises `ran` when polled, after waiting for `first` if
+/// given (a long poll: it holds its worker until then).
+struct Raise {
+    ran: Signal,
+    first: Option<Signal>,
+}
+
+impl Future for Raise {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if let Some(first) = &self.first {
+            first.wait();
+        }
+        self.ran.raise();
+        Poll::Ready(())
+    }
+}
+
+/// Starts both workers' run loops.
+fn start_workers(
+    shared: &Arc<Shared>,
+    locals: Vec<crate::scheduler::queue::Local<crate::task::Task>>,
+) -> Vec<thread::JoinHandle<()>> {
+    locals
+        .into_iter()
+        .enumerate()
+        .map(|(index, local)| {
+            let core = Core::new(index, shared.clone(), local);
+            thread::spawn(move || core.run())
+        })
+        .collect()
+}
+
+/// Shuts down as `Runtime::shutdown` does and checks the idle invariants.
+fn shut_down(shared: Arc<Shared>, workers: Vec<thread::JoinHandle<()>>) {
+    shared.begin_shutdown();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    shared.shutdown_drain();
+    let counts = shared.idle.counts();
+    assert_eq!(
+        counts.unparked,
+        shared.config.num_workers - shared.idle.num_sleepers(),
+        "unparked count drifted"
+    );
+    assert!(
+        counts.searching <= counts.unparked,
+        "more searchers than awake workers"
+    );
+    let workers = shared.config.num_workers;
+    drop(shared);
+    realign_registry_round_robin(workers);
+}
+
+/// Both workers start with nothing to do and go to sleep (searching,
+/// spinning, the re-check, parking) while a thread outside
+/// the runtime spawns a task. The task must run before shutdown.
+#[test]
+fn a_spawn_reaches_one_of_two_workers_going_to_sleep() {
+    loom::model(|| {
+        let (shared, locals) = crate::loom_support::shared(WORKERS);
+        let workers = start_workers(&shared, locals);
+        let ran = Signal::default();
+        let handle = spawn_on(
+            &shared,
+            Raise {
+                ran: ran.clone(),
+                first: None,
+            },
+        );
+        ran.wait();
+        drop(handle);
+        shut_down(shared, workers);
+    });
+}
+
+/// Three workers (so two may search at once) start with nothing to do and
+/// go to sleep while a thread outside spawns a task. Preemption bound 2:
+/// three full worker loops at bound 3 do not fit CI's time.
+#[test]
+fn a_spawn_reaches_one_of_three_workers_going_to_sleep() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let (shared, locals) = crate::loom_support::shared(3);
+        let workers = start_workers(&shared, locals);
+        let ran = Signal::default();
+        let handle = spawn_on(
+            &shared,
+            Raise {
+                ran: ran.clone(),
+                first: None,
+            },
+        );
+        ran.wait();
+        drop(handle);
+        shut_down(shared, workers);
+    });
+}
+
+/// A task holds its worker (a long poll) until a second task, spawned
+/// while the first runs, has run: only the other worker can run it, so the
+/// wake-up must reach that worker whatever state it is in.
+#[test]
+fn work_behind_a_long_poll_reaches_the_sleeping_worker() {
+    loom::model(|| {
+        let (shared, locals) = crate::loom_support::shared(WORKERS);
+        let workers = start_workers(&shared, locals);
+        let (first_ran, second_ran) = (Signal::default(), Signal::default());
+        let long = spawn_on(
+            &shared,
+            Raise {
+                ran: first_ran.clone(),
+                first: Some(second_ran.clone()),
+            },
+        );
+        // Spawned from outside once the long poll may have begun.
+        let second = spawn_on(
+            &shared,
+            Raise {
+                ran: second_ran.clone(),
+                first: None,
+            },
+        );
+        first_ran.wait();
+        drop((long, second));
+        shut_down(shared, workers);
+    });
+}
