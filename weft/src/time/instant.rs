@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// A measurement of a monotonically nondecreasing clock, as
 /// `std::time::Instant`, except that inside a runtime whose clock is paused
-/// (feature `test-util`, [`pause`](crate::time::pause)) [`Instant::now`]
+/// (feature `test-util`, `weft::time::pause`) [`Instant::now`]
 /// reads the paused clock.
 ///
 /// ```

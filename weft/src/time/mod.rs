@@ -22,12 +22,24 @@
 //! Here arming takes only the arming worker's own wheel lock (uncontended),
 //! deadlines are exact to the nanosecond and parking uses the condvar's
 //! sub-millisecond timeout, and a slot in which thousands of timers expire
-//! at once is fired [`FIRE_BUDGET`](driver::FIRE_BUDGET) at a time.
+//! at once is fired 256 at a time (`FIRE_BUDGET` in `driver.rs`).
+//!
+//! # Dense timers
+//!
+//! A keeper that has just fired timers sleeps at least 400 µs before it
+//! fires again (`KEEPER_MIN_GAP_NS` in `scheduler/worker.rs`), and runs a
+//! fired batch of up to 128 tasks alone unless they still wait 200 µs
+//! later: with 100,000 timers spread over a second that keeps lateness p99
+//! at ~0.44 ms (tokio: ~2 ms) on less CPU than tokio, where one wake per
+//! deadline cost ten times more. A timer armed after a quiet gap (a
+//! `sleep(1 ms)` loop, a request timeout) never waits on the gap: it fires
+//! within the kernel's wake-up latency (workers ask Linux for 1 µs timer
+//! slack, `sys.rs`).
 //!
 //! # Test clock
 //!
-//! With the `test-util` feature, [`pause`] stops the runtime's clock:
-//! [`Instant::now`] stands still, [`advance`] moves it, and when every
+//! With the `test-util` feature, `pause` stops the runtime's clock:
+//! [`Instant::now`] stands still, `advance` moves it, and when every
 //! worker is idle and no `block_on` is polling, the keeper jumps the clock
 //! to the next timer at once (tokio's auto-advance), so time-driven code is
 //! tested without waiting.

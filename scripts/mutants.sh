@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Mutation testing of weft's protocol code, on demand (hours for the whole
+# set; not in CI).
+#
+# cargo-mutants (a published crate, installed here if missing) generates
+# the mutants of the files named (default: weft/src/scheduler, task, time):
+# each a small deliberate bug, such as a condition negated, a function body
+# replaced by a default, an operator swapped. Each is then applied to the
+# tree and the project's own test command is run against it:
+#   1. the unit and integration tests of weft (`cargo test -p weft`),
+#   2. if they all pass, every loom model (`scripts/loom.sh`).
+# A mutant is caught when either fails (or times out); it survives when
+# both pass. cargo-mutants' own runner cannot run the loom models (they
+# need RUSTFLAGS="--cfg loom" and another profile), so this script runs
+# each mutant itself; the mutants are exactly cargo-mutants' list.
+#
+# Output in target/mutants/: survivors.txt (one line per surviving mutant,
+# with its diff), caught.txt, unviable.txt, summary.txt (the score).
+# Every survivor in protocol code is to be killed by a new model or test,
+# or explained at the code as harmless.
+#
+# Usage: bash scripts/mutants.sh [PATH_GLOB ...]
+#   e.g. bash scripts/mutants.sh 'weft/src/time/driver.rs'
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo mutants --version >/dev/null 2>&1; then
+  cargo install --locked cargo-mutants || exit 1
+fi
+if [ -n "$(git status --porcelain -- weft)" ]; then
+  echo "mutants.sh: weft/ has uncommitted changes; commit or stash them first" >&2
+  exit 1
+fi
+
+out=target/mutants
+mkdir -p "$out"
+files=("$@")
+[ ${#files[@]} -eq 0 ] && files=('weft/src/scheduler/**' 'weft/src/task/**' 'weft/src/time/**')
+file_args=()
+for f in "${files[@]}"; do file_args+=(--file "$f"); done
+
+cargo mutants -p weft --list --json --diff "${file_args[@]}" \
+  --exclude '**/loom_tests.rs' --exclude '**/tests.rs' --exclude '**/tests/**' \
+  > "$out/mutants.json" || exit 1
+count=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$out/mutants.json")
+echo "mutants.sh: $count mutants"
+
+: >"$out/survivors.txt"; : >"$out/caught.txt"; : >"$out/unviable.txt"
+caught=0; survived=0; unviable=0
+for i in $(seq 0 $((count - 1))); do
+  python3 - "$out/mutants.json" "$i" "$out/current" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))[int(sys.argv[2])]
+open(sys.argv[3] + ".diff", "w").write(m["diff"])
+name = m.get("name") or f'{m["file"]}: {m.get("replacement", "")}'
+open(sys.argv[3] + ".name", "w").write(name)
+PY
+  name=$(cat "$out/current.name")
+  if ! git apply "$out/current.diff" 2>/dev/null; then
+    echo "unviable (does not apply): $name" >>"$out/unviable.txt"; unviable=$((unviable + 1)); continue
+  fi
+  verdict=survived
+  if ! cargo build -p weft --tests -q >/dev/null 2>&1; then
+    verdict=unviable
+  elif ! timeout 600 cargo test -p weft -q >/dev/null 2>&1; then
+    verdict=caught
+  elif ! timeout 1800 bash scripts/loom.sh >/dev/null 2>&1; then
+    verdict=caught
+  fi
+  git apply -R "$out/current.diff"
+  case $verdict in
+    caught) caught=$((caught + 1)); echo "$name" >>"$out/caught.txt" ;;
+    unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
+    survived)
+      survived=$((survived + 1))
+      { echo "== $name"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
+  esac
+  echo "[$((i + 1))/$count] $verdict: $name"
+done
+total=$((caught + survived))
+score=$(python3 -c "print(f'{100*$caught/max($total,1):.0f}%')")
+summary="mutation score ${score}: ${caught} caught, ${survived} survived, ${unviable} unviable (files: ${files[*]})"
+echo "$summary" | tee "$out/summary.txt"
