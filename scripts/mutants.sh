@@ -51,12 +51,15 @@ for i in $(seq 0 $((count - 1))); do
   python3 - "$out/mutants.json" "$i" "$out/current" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))[int(sys.argv[2])]
-open(sys.argv[3] + ".diff", "w").write(m["diff"])
+# cargo-mutants names the mutation on the `+++` line: give git a path.
+lines = m["diff"].splitlines(keepends=True)
+lines[0], lines[1] = f'--- {m["file"]}\n', f'+++ {m["file"]}\n'
+open(sys.argv[3] + ".diff", "w").write("".join(lines))
 name = m.get("name") or f'{m["file"]}: {m.get("replacement", "")}'
 open(sys.argv[3] + ".name", "w").write(name)
 PY
   name=$(cat "$out/current.name")
-  if ! git apply "$out/current.diff" 2>/dev/null; then
+  if ! git apply -p0 "$out/current.diff" 2>/dev/null; then
     echo "unviable (does not apply): $name" >>"$out/unviable.txt"; unviable=$((unviable + 1)); continue
   fi
   verdict=survived
@@ -67,7 +70,7 @@ PY
   elif ! timeout 1800 bash scripts/loom.sh >/dev/null 2>&1; then
     verdict=caught
   fi
-  git apply -R "$out/current.diff"
+  git apply -p0 -R "$out/current.diff"
   case $verdict in
     caught) caught=$((caught + 1)); echo "$name" >>"$out/caught.txt" ;;
     unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
