@@ -232,36 +232,31 @@ fn a_stuck_workers_timer_fires_while_other_work_arrives() {
 #[test]
 fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);
-    let (long, short) = {
-        let _guard = rt.enter();
-        (
-            sleep(Duration::from_secs(3600)),
-            sleep(Duration::from_secs(3600)),
-        )
-    };
-    // Armed before shutdown:
-    let armed = rt.spawn(async move {
-        let mut long = std::pin::pin!(long);
-        futures_poll_once(long.as_mut()).await;
-        long.await
-    });
-    std::thread::sleep(10 * MS);
-    drop(armed);
-    drop(rt);
-    // Never armed, polled on a plain thread after the runtime is gone:
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
-    let mut short = std::pin::pin!(short);
-    assert!(short.as_mut().poll(&mut cx).is_ready());
-    assert!(short.is_elapsed());
-}
-
-async fn futures_poll_once<F: Future + Unpin>(mut future: F) {
-    std::future::poll_fn(|cx| {
-        let _ = std::pin::Pin::new(&mut future).poll(cx);
-        std::task::Poll::Ready(())
-    })
-    .await
+    let (mut armed, mut never_armed) = {
+        let _guard = rt.enter();
+        (
+            Box::pin(sleep(Duration::from_secs(3600))),
+            Box::pin(sleep(Duration::from_secs(3600))),
+        )
+    };
+    // Armed on the outside wheel (polled off the workers), still pending.
+    assert!(armed.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(rt.handle().metrics().timers_pending, 1);
+    // A task sleeping when the runtime goes away is cancelled with it.
+    let sleeping = rt.spawn(async { sleep(Duration::from_secs(3600)).await });
+    drop(rt);
+    // Polled on a plain thread after the runtime is gone: both complete.
+    assert!(armed.as_mut().poll(&mut cx).is_ready());
+    assert!(armed.is_elapsed());
+    assert!(never_armed.as_mut().poll(&mut cx).is_ready());
+    assert!(never_armed.is_elapsed());
+    let waiting = std::pin::pin!(sleeping);
+    match waiting.poll(&mut cx) {
+        std::task::Poll::Ready(outcome) => assert!(outcome.unwrap_err().is_cancelled()),
+        std::task::Poll::Pending => panic!("a sleeping task's handle waits after shutdown"),
+    }
 }
 
 #[test]
