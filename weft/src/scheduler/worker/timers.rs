@@ -1,0 +1,152 @@
+//! The worker's side of timers: which wheels it fires and when, how the
+//! keeper sleeps, and the rules that keep dense timers cheap (each rule's
+//! measurement is at its constant). The handshake deciding who keeps time
+//! is `time/driver.rs`'s; `Core::park` calls into this file.
+
+use std::time::Duration;
+
+use super::Core;
+
+/// How often a keeper whose paused test clock may not jump yet looks again
+/// (a worker or `block_on` that goes idle also pokes it).
+const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
+
+/// The least time a keeper sleeps after it last fired timers, so timers a
+/// few microseconds apart are fired in batches instead of one futex wake
+/// each: 100,000 timers spread over a second would otherwise keep a core
+/// busy waking. The cost is lateness: at most this much plus the wake-up
+/// when timers are dense; none for a timer armed after a quiet gap (a
+/// `sleep(1 ms)` loop never waits on it).
+///
+/// 100,000 timers over a second on 2 workers (timers lane; weft's CPU and
+/// p99 lateness, tokio's CPU in the same run; 2-4 runs each):
+/// - 150 µs: 0.16-0.19 s, 0.18-0.26 ms (before `FIRED_ALONE_MAX`);
+/// - 300 µs: 0.09-0.10 s, 0.33 ms (tokio 0.08-0.09 s);
+/// - 350 µs: 0.09-0.10 s, 0.38-0.41 ms (tokio 0.09 s);
+/// - 400 µs: 0.08 s, 0.44 ms (tokio 0.09 s);
+/// - 1 ms: 0.10 s, 1.07 ms. (tokio's own p99: 2 ms.)
+///
+/// 400 µs is the shortest gap whose CPU stays under tokio's.
+const KEEPER_MIN_GAP_NS: u64 = 400_000;
+
+/// Tasks of fired timers a worker starts on alone before it wakes another
+/// worker to help. Timer tasks are usually short (a timeout's check, a
+/// heartbeat): with 100,000 timers over a second, waking a helper for each
+/// batch of ~30 cost 0.17-0.19 s of CPU against 0.10-0.11 s without
+/// (KEEPER_MIN_GAP 300 µs, 2 runs each). A smaller batch still gets help if
+/// it is not drained [`UNHELPED_WAIT_NS`] later (`next_task`).
+const FIRED_ALONE_MAX: usize = crate::time::driver::FIRE_BUDGET / 2;
+
+/// How long tasks of timers fired without a helper may wait in the ring
+/// before a helper is woken (checked at the periodic check).
+const UNHELPED_WAIT_NS: u64 = 200_000;
+
+/// Whose timer wheels a worker fires.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wheels {
+    /// Its own and the outside wheel (a busy worker's periodic check).
+    OwnAndOutside,
+    /// Every wheel with a due timer whose lock is free: a worker about to
+    /// sleep or just woken serves the timers of workers stuck in a poll.
+    All,
+}
+
+impl Core {
+    /// Fires the due timers of `wheels`; returns whether any fired (their
+    /// tasks are now in this worker's LIFO slot and ring).
+    pub(super) fn fire_timers(&self, wheels: Wheels) -> bool {
+        let time = &self.shared.time;
+        let now = time.clock.now_ns();
+        let mut wakers = self.fired.take();
+        let mut more = false;
+        let outside = time.outside_wheel();
+        if time.is_due(self.index, now) {
+            more |= time.fire_due(self.index, now, true, &mut wakers);
+        }
+        if time.is_due(outside, now) {
+            more |= time.fire_due(outside, now, false, &mut wakers);
+        }
+        if wheels == Wheels::All {
+            for wheel in (0..outside).filter(|&w| w != self.index) {
+                if time.is_due(wheel, now) {
+                    more |= time.fire_due(wheel, now, false, &mut wakers);
+                }
+            }
+        }
+        self.timers_due.set(more);
+        let fired = wakers.len();
+        if fired > 0 {
+            self.last_fired_ns.set(Some(now));
+        }
+        self.firing_timers.set(true);
+        for waker in wakers.drain(..) {
+            // A foreign waker that panics must not take the worker down.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
+        }
+        self.firing_timers.set(false);
+        self.fired.set(wakers);
+        if fired > FIRED_ALONE_MAX {
+            // More than this worker should run alone: let an idle one help.
+            self.shared.notify_parked(Some(self.index));
+        } else if fired > 1 {
+            self.unhelped_timers.set(true);
+        }
+        fired > 0
+    }
+
+    /// Wakes a helper if tasks of timers this worker fired alone still wait
+    /// [`UNHELPED_WAIT_NS`] later.
+    pub(super) fn help_with_fired_timers(&self) {
+        if !self.unhelped_timers.get() {
+            return;
+        }
+        if self.local.is_empty() {
+            self.unhelped_timers.set(false);
+        } else if self.shared.time.clock.now_ns()
+            >= self.last_fired_ns.get().unwrap_or(0) + UNHELPED_WAIT_NS
+        {
+            self.unhelped_timers.set(false);
+            self.shared.notify_parked(Some(self.index));
+        }
+    }
+
+    /// Whether [`KEEPER_MIN_GAP_NS`] has passed since this worker last fired
+    /// timers. Before it sleeps a worker fires due timers only then:
+    /// otherwise, with timers a few microseconds apart, every pass through
+    /// `park` would find a new one due and the worker would never sleep.
+    pub(super) fn may_fire_again(&self) -> bool {
+        self.last_fired_ns
+            .get()
+            .is_none_or(|last| self.shared.time.clock.now_ns() >= last + KEEPER_MIN_GAP_NS)
+    }
+
+    /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock) or
+    /// an unpark; returns whether a timer is due.
+    pub(super) fn keep_time_until(&self, wake_at: u64) -> bool {
+        let time = &self.shared.time;
+        let parker = &self.remote().parker;
+        if wake_at == u64::MAX {
+            parker.park();
+            return false;
+        }
+        if time.clock.is_paused() {
+            #[cfg(feature = "test-util")]
+            if self.shared.may_auto_advance() {
+                time.clock.advance_to(wake_at);
+                return true;
+            }
+            parker.park_timeout(PAUSED_CLOCK_RECHECK);
+            return false;
+        }
+        let gap_end = self
+            .last_fired_ns
+            .get()
+            .map_or(0, |last| last + KEEPER_MIN_GAP_NS);
+        let wake_at = wake_at.max(gap_end);
+        let now = time.clock.now_ns();
+        if wake_at > now {
+            parker.park_timeout(Duration::from_nanos(wake_at - now));
+        }
+        time.clock.now_ns() >= wake_at
+    }
+}
