@@ -175,3 +175,20 @@ fn join_handles_are_send_and_sync_and_errors_are_errors() {
     assert_unpin::<weft::JoinHandle<std::marker::PhantomPinned>>();
     assert_error::<weft::runtime::TryCurrentError>();
 }
+
+/// Generic code written against tokio's handle (`JoinHandle<T>` is a
+/// `Future` for every `T`, with no `Send` or `'static` bound) compiles and
+/// runs with weft's.
+#[test]
+fn a_join_handle_is_a_future_for_every_output_type() {
+    use std::future::Future;
+    use weft::{JoinError, JoinHandle};
+
+    fn output_of<T>(handle: JoinHandle<T>) -> impl Future<Output = Result<T, JoinError>> {
+        handle
+    }
+    on_every_shape(|rt| {
+        let handle = rt.spawn(async { "generic" });
+        assert_eq!(rt.block_on(output_of(handle)).unwrap(), "generic");
+    });
+}

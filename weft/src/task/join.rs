@@ -51,6 +51,23 @@ pub struct JoinHandle<T> {
     state: Mutex<State<T>>,
 }
 
+impl<T> JoinHandle<T> {
+    /// Whether the task has finished: completed, panicked or been cancelled.
+    pub fn is_finished(&self) -> bool {
+        match &*self.lock() {
+            State::Waiting(task) => task.is_finished(),
+            State::Aborting(_) => false,
+            State::Ready(_) | State::Taken => true,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
+        // The state is consistent even if a poll panicked mid-way (every
+        // transition is a single assignment), so poisoning is ignored.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl<T: Send + 'static> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
         JoinHandle {
@@ -65,12 +82,6 @@ impl<T: Send + 'static> JoinHandle<T> {
         JoinHandle {
             state: Mutex::new(State::Ready(None)),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
-        // The state is consistent even if a poll panicked mid-way (every
-        // transition is a single assignment), so poisoning is ignored.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Cancels the task.
@@ -104,15 +115,6 @@ impl<T: Send + 'static> JoinHandle<T> {
             };
         }
     }
-
-    /// Whether the task has finished: completed, panicked or been cancelled.
-    pub fn is_finished(&self) -> bool {
-        match &*self.lock() {
-            State::Waiting(task) => task.is_finished(),
-            State::Aborting(_) => false,
-            State::Ready(_) | State::Taken => true,
-        }
-    }
 }
 
 // The output is stored inline but never pinned: `poll` only moves it out
@@ -131,7 +133,7 @@ impl<T> Drop for JoinHandle<T> {
     }
 }
 
-impl<T: Send + 'static> Future for JoinHandle<T> {
+impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
