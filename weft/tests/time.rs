@@ -125,40 +125,72 @@ fn huge_durations_neither_panic_nor_overflow() {
     });
 }
 
+/// Spins until `fired` is set, at most 3 s.
+fn spin_until(fired: &AtomicBool) {
+    let start = std::time::Instant::now();
+    while !fired.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(3) {
+        std::hint::spin_loop();
+    }
+}
+
+/// A task arms a `timer` on its worker (its timer task runs there first),
+/// has `long_tasks` spinning tasks spawned from outside, then spins itself
+/// until the timer has fired. Returns whether it fired while all of them
+/// still spun (i.e. some other, idle worker fired it).
+fn stuck_worker_sees_its_timer(
+    rt: &weft::runtime::Runtime,
+    timer: Duration,
+    long_tasks: usize,
+) -> bool {
+    let fired = Arc::new(AtomicBool::new(false));
+    let handle = rt.handle().clone();
+    rt.block_on(async move {
+        weft::spawn(async move {
+            let timer = weft::spawn({
+                let fired = fired.clone();
+                async move {
+                    sleep(timer).await;
+                    fired.store(true, Ordering::SeqCst);
+                }
+            });
+            // Let the timer task run (and arm its timer) here first.
+            weft::task::yield_now().await;
+            let spinners: Vec<_> = std::thread::spawn({
+                let fired = fired.clone();
+                move || {
+                    (0..long_tasks)
+                        .map(|_| {
+                            let fired = fired.clone();
+                            handle.spawn(async move { spin_until(&fired) })
+                        })
+                        .collect()
+                }
+            })
+            .join()
+            .unwrap();
+            spin_until(&fired);
+            let saw = fired.load(Ordering::SeqCst);
+            timer.await.unwrap();
+            for spinner in spinners {
+                spinner.await.unwrap();
+            }
+            saw
+        })
+        .await
+        .unwrap()
+    })
+}
+
 /// A timer armed on a worker that then spins in one long poll fires from
 /// the idle worker: the timer's task runs while the spinner still spins.
 #[test]
 fn a_timer_fires_while_its_worker_is_stuck() {
     let rt = rt(2, true);
     for _ in 0..5 {
-        let fired = Arc::new(AtomicBool::new(false));
-        let stuck_saw_it = rt.block_on({
-            let fired = fired.clone();
-            async move {
-                weft::spawn(async move {
-                    let timer = weft::spawn({
-                        let fired = fired.clone();
-                        async move {
-                            sleep(5 * MS).await;
-                            fired.store(true, Ordering::SeqCst);
-                        }
-                    });
-                    // Let the timer task run (and arm its timer) here first.
-                    weft::task::yield_now().await;
-                    let start = std::time::Instant::now();
-                    while !fired.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(5)
-                    {
-                        std::hint::spin_loop();
-                    }
-                    let saw = fired.load(Ordering::SeqCst);
-                    timer.await.unwrap();
-                    saw
-                })
-                .await
-                .unwrap()
-            }
-        });
-        assert!(stuck_saw_it, "the timer waited for its stuck worker");
+        assert!(
+            stuck_worker_sees_its_timer(&rt, 5 * MS, 0),
+            "the timer waited for its stuck worker"
+        );
     }
 }
 
@@ -172,58 +204,8 @@ fn a_timer_fires_while_its_worker_is_stuck() {
 fn a_stuck_workers_timer_fires_while_other_work_arrives() {
     let rt = rt(4, true);
     for _ in 0..5 {
-        let fired = Arc::new(AtomicBool::new(false));
-        let handle = rt.handle().clone();
-        let stuck_saw_it = rt.block_on({
-            let fired = fired.clone();
-            async move {
-                weft::spawn(async move {
-                    let timer = weft::spawn({
-                        let fired = fired.clone();
-                        async move {
-                            sleep(20 * MS).await;
-                            fired.store(true, Ordering::SeqCst);
-                        }
-                    });
-                    weft::task::yield_now().await;
-                    let spin_until_fired = {
-                        let fired = fired.clone();
-                        move || {
-                            let start = std::time::Instant::now();
-                            while !fired.load(Ordering::SeqCst)
-                                && start.elapsed() < Duration::from_secs(3)
-                            {
-                                std::hint::spin_loop();
-                            }
-                        }
-                    };
-                    let long_tasks: Vec<_> = std::thread::spawn({
-                        let spin = spin_until_fired.clone();
-                        move || {
-                            (0..2)
-                                .map(|_| {
-                                    let spin = spin.clone();
-                                    handle.spawn(async move { spin() })
-                                })
-                                .collect()
-                        }
-                    })
-                    .join()
-                    .unwrap();
-                    spin_until_fired();
-                    let saw = fired.load(Ordering::SeqCst);
-                    timer.await.unwrap();
-                    for task in long_tasks {
-                        task.await.unwrap();
-                    }
-                    saw
-                })
-                .await
-                .unwrap()
-            }
-        });
         assert!(
-            stuck_saw_it,
+            stuck_worker_sees_its_timer(&rt, 20 * MS, 2),
             "the timer waited while three workers were busy and one slept"
         );
     }

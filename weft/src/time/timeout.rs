@@ -78,10 +78,10 @@ impl<T: Future> Future for Timeout<T> {
     type Output = Result<T::Output, Elapsed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `value` is structurally pinned: it is never moved out of a
-        // pinned `Timeout` (`into_inner` takes `self` by value, which needs
-        // `Timeout: Unpin`, i.e. `T: Unpin`), and `Timeout` has no `Drop`
-        // that moves it. `delay` is `Unpin` and is not pinned.
+        // `value` is structurally pinned: it is never moved out of a pinned
+        // `Timeout` (`into_inner` takes `self` by value, which needs
+        // `Timeout: Unpin`, i.e. `T: Unpin`), and `Timeout` has no `Drop`.
+        // SAFETY: as just said; `delay` is `Unpin` and is not pinned.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let value = unsafe { Pin::new_unchecked(&mut this.value) };

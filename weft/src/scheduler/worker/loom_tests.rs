@@ -112,50 +112,37 @@ fn shut_down(shared: Arc<Shared>, workers: Vec<thread::JoinHandle<()>>) {
     realign_registry_round_robin(workers);
 }
 
-/// Both workers start with nothing to do and go to sleep (searching,
-/// spinning, the re-check, parking) while a thread outside
-/// the runtime spawns a task. The task must run before shutdown.
-#[test]
-fn a_spawn_reaches_one_of_two_workers_going_to_sleep() {
-    loom::model(|| {
-        let (shared, locals) = crate::loom_support::shared(WORKERS);
-        let workers = start_workers(&shared, locals);
-        let ran = Signal::default();
-        let handle = spawn_on(
-            &shared,
-            Raise {
-                ran: ran.clone(),
-                first: None,
-            },
-        );
-        ran.wait();
-        drop(handle);
-        shut_down(shared, workers);
-    });
+/// Starts `workers` run loops, spawns one task from outside (this thread)
+/// while they go to sleep, waits for it to run, then shuts down.
+fn spawn_while_workers_go_to_sleep(workers: usize) {
+    let (shared, locals) = crate::loom_support::shared(workers);
+    let loops = start_workers(&shared, locals);
+    let ran = Signal::default();
+    let task = Raise {
+        ran: ran.clone(),
+        first: None,
+    };
+    let handle = spawn_on(&shared, task);
+    ran.wait();
+    drop(handle);
+    shut_down(shared, loops);
 }
 
-/// Three workers (so two may search at once) start with nothing to do and
-/// go to sleep while a thread outside spawns a task. Preemption bound 2:
-/// three full worker loops at bound 3 do not fit CI's time.
+/// Both workers start with nothing to do and go to sleep (searching,
+/// spinning, the re-check, parking) while a thread outside the runtime
+/// spawns a task. The task must run before shutdown.
+#[test]
+fn a_spawn_reaches_one_of_two_workers_going_to_sleep() {
+    loom::model(|| spawn_while_workers_go_to_sleep(WORKERS));
+}
+
+/// Three workers (so two may search at once), as above. Preemption bound
+/// 2: three full worker loops at bound 3 do not fit CI's time.
 #[test]
 fn a_spawn_reaches_one_of_three_workers_going_to_sleep() {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(2);
-    model.check(|| {
-        let (shared, locals) = crate::loom_support::shared(3);
-        let workers = start_workers(&shared, locals);
-        let ran = Signal::default();
-        let handle = spawn_on(
-            &shared,
-            Raise {
-                ran: ran.clone(),
-                first: None,
-            },
-        );
-        ran.wait();
-        drop(handle);
-        shut_down(shared, workers);
-    });
+    model.check(|| spawn_while_workers_go_to_sleep(3));
 }
 
 /// A task holds its worker (a long poll) until a second task, spawned
