@@ -183,22 +183,14 @@ impl Idle {
         }
     }
 
-    /// Registers `worker` as asleep. Returns `WasLast` when it was the last
-    /// searcher, which obliges the caller to re-check the queues (rule 4).
-    pub(crate) fn transition_worker_to_parked(
-        &self,
-        worker: usize,
-        searching: bool,
-    ) -> LeftSearching {
+    /// Registers `worker` as asleep. The caller must then re-check the
+    /// queues (rule 4), whether or not it was the last searcher.
+    pub(crate) fn transition_worker_to_parked(&self, worker: usize, searching: bool) {
         let mut sleepers = self.sleepers.lock().unwrap();
         let dec = ONE_UNPARKED | if searching { ONE_SEARCHING } else { 0 };
         let prev = Counts::of(self.state.fetch_sub(dec, Ordering::AcqRel));
+        debug_assert!(!searching || prev.searching > 0);
         sleepers.push(worker);
-        if searching && prev.searching == 1 {
-            LeftSearching::WasLast
-        } else {
-            LeftSearching::OthersRemain
-        }
     }
 
     /// Whether `worker` is still on the sleeper list (it was not chosen by a

@@ -310,9 +310,7 @@ impl Shared {
         for waker in wakers {
             let _ = std::panic::catch_unwind(move || waker.wake());
         }
-        if let Some(keeper) = self.time.keeper() {
-            self.remotes[keeper].parker.unpark();
-        }
+        self.poke_keeper();
     }
 
     /// A `block_on` starts (`true`) or stops (`false`) polling its future.
@@ -326,7 +324,7 @@ impl Shared {
             } else {
                 self.block_on_polling.fetch_sub(1, Ordering::AcqRel);
                 if self.time.clock.is_paused() {
-                    self.poke_keeper_of_paused_clock();
+                    self.poke_keeper();
                 }
             }
         }
@@ -334,9 +332,10 @@ impl Shared {
         let _ = polling;
     }
 
-    /// A worker went to sleep while the clock is paused: the keeper looks
-    /// whether it may now jump the clock.
-    pub(crate) fn poke_keeper_of_paused_clock(&self) {
+    /// Wakes the worker keeping time, if any, so it looks at the wheels and
+    /// the clock again (timers fired by `advance`; a paused clock that may
+    /// now jump).
+    pub(crate) fn poke_keeper(&self) {
         if let Some(keeper) = self.time.keeper() {
             self.remotes[keeper].parker.unpark();
         }

@@ -475,13 +475,13 @@ impl Core {
         // model `work_behind_a_long_poll_reaches_the_sleeping_worker` found
         // that interleaving: the pushed task then waited behind the
         // searcher's long poll while this worker slept.
-        let _ = idle.transition_worker_to_parked(self.index, was_searching);
+        idle.transition_worker_to_parked(self.index, was_searching);
         self.shared.notify_if_work_pending(self.index);
         self.counters().parks.incr();
         self.account_busy_time(Instant::now());
         if time.clock.is_paused() {
             // The keeper may now jump the paused clock: let it look.
-            self.shared.poke_keeper_of_paused_clock();
+            self.shared.poke_keeper();
         }
         loop {
             if self.shared.is_shutdown() {

@@ -91,7 +91,7 @@ impl World {
         loop {
             if !asleep {
                 // As `Core::park`: every parker re-checks.
-                let _ = self.idle.transition_worker_to_parked(me, searching);
+                self.idle.transition_worker_to_parked(me, searching);
                 let work = || self.queued.load(Ordering::Acquire) > 0;
                 self.unpark(self.idle.recheck_before_sleep(work));
             }
@@ -160,7 +160,7 @@ fn last_searcher_parks_while_spawner_notifies() {
     loom::model(|| {
         let world = World::new(2);
         // Worker 1 is asleep already; worker 0 is the only searcher.
-        let _ = world.idle.transition_worker_to_parked(1, false);
+        world.idle.transition_worker_to_parked(1, false);
         assert!(world.idle.transition_worker_to_searching());
         run_workers(&world, &[(0, true, false), (1, false, true)]);
         world.assert_settled(2);
@@ -173,7 +173,7 @@ fn last_searcher_parks_while_spawner_notifies() {
 fn two_searchers_park_while_spawner_notifies() {
     loom::model(|| {
         let world = World::new(3);
-        let _ = world.idle.transition_worker_to_parked(2, false);
+        world.idle.transition_worker_to_parked(2, false);
         assert!(world.idle.transition_worker_to_searching());
         assert!(world.idle.transition_worker_to_searching());
         assert!(
@@ -198,7 +198,7 @@ fn two_searchers_park_while_spawner_notifies() {
 fn searcher_that_found_work_hands_on_later_pushes() {
     loom::model(|| {
         let world = World::new(2);
-        let _ = world.idle.transition_worker_to_parked(1, false);
+        world.idle.transition_worker_to_parked(1, false);
         assert!(world.idle.transition_worker_to_searching());
         world.queued.store(1, Ordering::Release);
 
