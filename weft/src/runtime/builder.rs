@@ -49,7 +49,18 @@ pub struct Builder {
     pub(super) poll_time_sample_every: u32,
     pub(super) max_blocking_threads: usize,
     pub(super) thread_keep_alive: Duration,
+    pub(super) stall_monitor: bool,
+    pub(super) stall_threshold: Duration,
+    pub(super) slow_poll_threshold: Duration,
+    pub(super) demote_slow_tasks: bool,
+    pub(super) batch_share: f64,
+    pub(super) max_threads: Option<usize>,
+    pub(super) spare_idle_timeout: Duration,
+    pub(super) on_stall: Option<StallHook>,
 }
+
+/// The hook [`Builder::on_stall`] installs.
+pub(crate) type StallHook = Arc<dyn Fn(&crate::runtime::StallInfo) + Send + Sync + 'static>;
 
 /// The default of [`Builder::max_blocking_threads`] (tokio's).
 pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
@@ -69,6 +80,14 @@ impl Builder {
             poll_time_sample_every: 16,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             thread_keep_alive: Duration::from_secs(10),
+            stall_monitor: true,
+            stall_threshold: Duration::from_millis(1),
+            slow_poll_threshold: Duration::from_millis(10),
+            demote_slow_tasks: true,
+            batch_share: 0.25,
+            max_threads: None,
+            spare_idle_timeout: Duration::from_secs(10),
+            on_stall: None,
         }
     }
 
@@ -171,6 +190,91 @@ impl Builder {
         self
     }
 
+    /// Whether the stall monitor runs (`runtime/monitor.rs`): one thread
+    /// that notices a worker stuck inside one poll while work waits and
+    /// lets a spare thread run that work. Default: on. Off, a long poll
+    /// holds up everything queued behind it, as in tokio.
+    pub fn stall_monitor(&mut self, enabled: bool) -> &mut Self {
+        self.stall_monitor = enabled;
+        self
+    }
+
+    /// How long a worker may stay inside one poll, while runnable work
+    /// waits and no worker is free, before the monitor brings in a spare
+    /// thread for that work. Default 1 ms; must be between 100 µs and 10 s.
+    pub fn stall_threshold(&mut self, threshold: Duration) -> &mut Self {
+        self.stall_threshold = threshold;
+        self
+    }
+
+    /// A poll longer than this makes its task slow: a `Default`-lane task
+    /// is then demoted to the `Batch` lane (see
+    /// [`task::Lane`](crate::task::Lane)). Default 10 ms; must be between
+    /// 100 µs and 10 s.
+    pub fn slow_poll_threshold(&mut self, threshold: Duration) -> &mut Self {
+        self.slow_poll_threshold = threshold;
+        self
+    }
+
+    /// Whether `Default`-lane tasks with a slow poll move to the `Batch`
+    /// lane. Default: on.
+    pub fn demote_slow_tasks(&mut self, enabled: bool) -> &mut Self {
+        self.demote_slow_tasks = enabled;
+        self
+    }
+
+    /// The fraction of a worker's time the `Batch` lane keeps while other
+    /// lanes have work: batch tasks never starve, however much latency
+    /// work arrives. Default 0.25; must be in `(0, 1)`.
+    pub fn batch_share(&mut self, share: f64) -> &mut Self {
+        self.batch_share = share;
+        self
+    }
+
+    /// Most threads that run tasks at once: the workers plus the spare
+    /// threads the stall monitor brings in. Default: twice the workers;
+    /// must be at least `worker_threads`. (The blocking pool is bounded
+    /// separately by [`max_blocking_threads`](Self::max_blocking_threads).)
+    pub fn max_threads(&mut self, n: usize) -> &mut Self {
+        self.max_threads = Some(n);
+        self
+    }
+
+    /// How long an idle spare thread waits to be needed again before it
+    /// exits. Default 10 s; must be between 1 ms and 1 hour.
+    pub fn spare_idle_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.spare_idle_timeout = timeout;
+        self
+    }
+
+    /// Calls `f` from the monitor thread each time it finds a worker stuck
+    /// in one poll for longer than the stall threshold, with the worker,
+    /// the task (name and spawn location) and how long it has been inside
+    /// that poll so far. Called once per stuck poll. Keep it short: the
+    /// monitor does nothing else meanwhile.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .worker_threads(1)
+    ///     .on_stall(|info| eprintln!("{info}"))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn on_stall<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn(&crate::runtime::StallInfo) + Send + Sync + 'static,
+    {
+        self.on_stall = Some(Arc::new(f));
+        self
+    }
+
+    pub(super) fn resolved_max_threads(&self) -> usize {
+        self.max_threads
+            .unwrap_or_else(|| self.resolved_worker_threads().saturating_mul(2))
+    }
+
     pub(super) fn resolved_worker_threads(&self) -> usize {
         self.worker_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -216,6 +320,38 @@ impl Builder {
                 &format!("must be between 1 ms and 1 hour, got {keep_alive:?}"),
             ));
         }
+        for (setting, value) in [
+            ("stall_threshold", self.stall_threshold),
+            ("slow_poll_threshold", self.slow_poll_threshold),
+        ] {
+            if value < Duration::from_micros(100) || value > Duration::from_secs(10) {
+                return Err(invalid(
+                    setting,
+                    &format!("must be between 100 µs and 10 s, got {value:?}"),
+                ));
+            }
+        }
+        let share = self.batch_share;
+        if !(share > 0.0 && share < 1.0) {
+            return Err(invalid(
+                "batch_share",
+                &format!("must be greater than 0 and less than 1, got {share}"),
+            ));
+        }
+        let max_threads = self.resolved_max_threads();
+        if max_threads < workers {
+            return Err(invalid(
+                "max_threads",
+                &format!("must be at least worker_threads ({workers}), got {max_threads}"),
+            ));
+        }
+        let spare = self.spare_idle_timeout;
+        if spare < Duration::from_millis(1) || spare > Duration::from_secs(3600) {
+            return Err(invalid(
+                "spare_idle_timeout",
+                &format!("must be between 1 ms and 1 hour, got {spare:?}"),
+            ));
+        }
         let target = self.global_check_target;
         if target < Duration::from_micros(1) || target > Duration::from_secs(1) {
             return Err(invalid(
@@ -258,6 +394,13 @@ impl fmt::Debug for Builder {
             .field("poll_time_sample_every", &self.poll_time_sample_every)
             .field("max_blocking_threads", &self.max_blocking_threads)
             .field("thread_keep_alive", &self.thread_keep_alive)
+            .field("stall_monitor", &self.stall_monitor)
+            .field("stall_threshold", &self.stall_threshold)
+            .field("slow_poll_threshold", &self.slow_poll_threshold)
+            .field("demote_slow_tasks", &self.demote_slow_tasks)
+            .field("batch_share", &self.batch_share)
+            .field("max_threads", &self.max_threads)
+            .field("spare_idle_timeout", &self.spare_idle_timeout)
             .finish_non_exhaustive()
     }
 }

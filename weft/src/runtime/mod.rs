@@ -23,6 +23,7 @@ mod block_on;
 mod builder;
 pub(crate) mod context;
 mod handle;
+mod stall;
 
 use std::fmt;
 use std::future::Future;
@@ -40,6 +41,7 @@ pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub use stall::StallInfo;
 
 /// A multi-thread, work-stealing async runtime.
 ///
