@@ -70,8 +70,9 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    let options = task::SpawnOptions::plain(std::panic::Location::caller());
     let spawned = runtime::context::with_handle(|handle| {
-        handle.map(|handle| task::spawn_on(&handle.shared, future))
+        handle.map(|handle| task::spawn_on(&handle.shared, future, options))
     });
     match spawned {
         Some(join) => join,

@@ -27,6 +27,7 @@ use std::task::Waker;
 
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::loom::sync::Arc;
+use crate::scheduler::monitor::{Monitor, MonitorConfig};
 use crate::scheduler::queue::Local;
 use crate::scheduler::{Config, Shared};
 use crate::task::{Registry, Task};
@@ -41,6 +42,9 @@ pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
         lifo_slot: true,
         global_check_target_ns: 200_000,
         poll_time_sample_every: 16,
+        demote_slow_tasks: true,
+        batch_share: 0.25,
+        spare_slots: 0,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {
@@ -51,7 +55,31 @@ pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
         on_thread_start: None,
         on_thread_stop: None,
     });
-    Shared::new(config, blocking)
+    // No monitor thread runs in the models (the handoff model drives the
+    // spare side itself, `scheduler/monitor/loom_tests.rs`).
+    let monitor = Monitor::new(
+        MonitorConfig {
+            enabled: false,
+            stall_threshold: std::time::Duration::from_millis(1),
+            slow_poll_threshold: std::time::Duration::from_millis(10),
+            spare_idle_timeout: std::time::Duration::from_secs(1),
+            on_stall: None,
+            spawn_thread: Box::new(|_, _| Err(std::io::Error::other("no threads in loom models"))),
+        },
+        0,
+    );
+    Shared::new(config, blocking, monitor)
+}
+
+/// `task::spawn_on` with a plain spawn's options.
+#[track_caller]
+pub(crate) fn spawn_on<F>(shared: &Arc<Shared>, future: F) -> crate::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let options = crate::task::SpawnOptions::plain(std::panic::Location::caller());
+    crate::task::spawn_on(shared, future, options)
 }
 
 /// Brings the registry's round-robin counter on this OS thread to the value

@@ -303,6 +303,7 @@ fn schedule_blocking(task: Task) {
 }
 
 /// Spawns `f` on the blocking pool of the runtime behind `shared`.
+#[track_caller]
 pub(crate) fn spawn_blocking_on<F, R>(shared: &Arc<Shared>, f: F) -> JoinHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
@@ -312,7 +313,10 @@ where
         return JoinHandle::cancelled_at_spawn(f);
     }
     let (runnable, task) = async_task::Builder::new()
-        .metadata(TaskMeta::new(shared.clone()))
+        .metadata(TaskMeta::new(
+            shared.clone(),
+            crate::task::SpawnOptions::plain(std::panic::Location::caller()),
+        ))
         .spawn(move |_| BlockingFuture(Some(f)), schedule_blocking);
     runnable.schedule();
     JoinHandle::new(task)

@@ -149,4 +149,14 @@ worker_counters! {
     unparks,
     /// Nanoseconds this worker was awake (running tasks or looking for them).
     busy_ns,
+    /// Polls of `Latency`-lane tasks (included in `polls`).
+    latency_polls,
+    /// Polls of `Batch`-lane tasks (included in `polls`).
+    batch_polls,
+    /// Nanoseconds spent polling `Latency`-lane tasks (every one is timed; part of `busy_ns`).
+    latency_busy_ns,
+    /// Nanoseconds spent polling `Batch`-lane tasks (every one is timed; part of `busy_ns`).
+    batch_busy_ns,
+    /// `Default` tasks moved to the `Batch` lane after a slow poll here.
+    demotions,
 }

@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 11] = [
+        let runtime_wide: [(&str, &str, &str, u64); 19] = [
             (
                 "workers",
                 "gauge",
@@ -94,6 +94,54 @@ impl RuntimeMetrics {
                 "gauge",
                 "Timers armed and not yet fired or cancelled.",
                 self.timers_pending as u64,
+            ),
+            (
+                "latency_queue_depth",
+                "gauge",
+                "Latency-lane tasks waiting.",
+                self.latency_queue_depth as u64,
+            ),
+            (
+                "batch_queue_depth",
+                "gauge",
+                "Batch-lane tasks waiting.",
+                self.batch_queue_depth as u64,
+            ),
+            (
+                "stalls_total",
+                "counter",
+                "Polls found running longer than the stall threshold.",
+                self.stalls,
+            ),
+            (
+                "handoffs_total",
+                "counter",
+                "Stuck workers' waiting work lent to a spare thread.",
+                self.handoffs,
+            ),
+            (
+                "spares_started_total",
+                "counter",
+                "Spare threads started.",
+                self.spares_started,
+            ),
+            (
+                "spares_woken_total",
+                "counter",
+                "Handoffs given to an idle spare thread.",
+                self.spares_woken,
+            ),
+            (
+                "spares_retired_total",
+                "counter",
+                "Spare threads that exited unused.",
+                self.spares_retired,
+            ),
+            (
+                "spare_threads",
+                "gauge",
+                "Spare threads alive.",
+                self.spare_threads as u64,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

@@ -11,8 +11,11 @@ pub struct RuntimeMetrics {
     pub num_workers: usize,
     /// Per-worker counters, indexed by worker.
     pub workers: Vec<WorkerMetrics>,
-    /// The sum of `workers`.
+    /// The sum of `workers` and `spare_slots`.
     pub total: WorkerMetrics,
+    /// The counters of the worker slots lent to the stall monitor's spare
+    /// threads, summed (tasks a spare thread ran while workers were stuck).
+    pub spare_slots: WorkerMetrics,
     /// Tasks spawned from threads that are not workers of this runtime.
     pub spawned_remote: u64,
     /// Wake-ups of sleeping workers requested from outside the workers.
@@ -24,6 +27,24 @@ pub struct RuntimeMetrics {
     pub live_tasks: u64,
     /// Tasks waiting in the inject queue when the snapshot was taken.
     pub inject_queue_depth: usize,
+    /// `Latency`-lane tasks waiting when the snapshot was taken.
+    pub latency_queue_depth: usize,
+    /// `Batch`-lane tasks waiting when the snapshot was taken.
+    pub batch_queue_depth: usize,
+    /// Polls the stall monitor found running longer than the stall
+    /// threshold (each counted once).
+    pub stalls: u64,
+    /// Times the monitor lent a stuck worker's waiting work to a spare
+    /// thread.
+    pub handoffs: u64,
+    /// Spare threads started (a handoff found no idle spare).
+    pub spares_started: u64,
+    /// Handoffs given to an idle (warm) spare thread.
+    pub spares_woken: u64,
+    /// Spare threads that exited after `spare_idle_timeout` unused.
+    pub spares_retired: u64,
+    /// Spare threads alive when the snapshot was taken.
+    pub spare_threads: usize,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
     /// Threads of the blocking pool alive (running a `spawn_blocking`

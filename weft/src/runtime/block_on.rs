@@ -14,6 +14,13 @@ use crate::scheduler::Shared;
 struct ThreadWaker {
     notified: AtomicBool,
     thread: Thread,
+    /// The runtime whose `block_on` waits on this thread, while it waits
+    /// (`test-util`): a wake counts the `block_on` as polling again at
+    /// once, before the thread gets a core back, so a paused clock cannot
+    /// jump in between (all workers parked, the woken `block_on` not yet
+    /// running): its future is about to run and may arm the next timer.
+    #[cfg(feature = "test-util")]
+    waiting_on: std::sync::Mutex<Option<crate::loom::sync::Arc<Shared>>>,
 }
 
 impl Wake for ThreadWaker {
@@ -22,6 +29,10 @@ impl Wake for ThreadWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        #[cfg(feature = "test-util")]
+        if let Some(shared) = self.take_waiting_on() {
+            shared.block_on_polling(true);
+        }
         if !self.notified.swap(true, Ordering::AcqRel) {
             self.thread.unpark();
         }
@@ -32,12 +43,14 @@ thread_local! {
     static THREAD_WAKER: Arc<ThreadWaker> = Arc::new(ThreadWaker {
         notified: AtomicBool::new(false),
         thread: thread::current(),
+        #[cfg(feature = "test-util")]
+        waiting_on: std::sync::Mutex::new(None),
     });
 }
 
 /// Polls `future` on this thread until it completes, sleeping while it is
 /// pending. The caller has set up the runtime context.
-pub(crate) fn run<F: Future>(shared: &Shared, future: F) -> F::Output {
+pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F) -> F::Output {
     let thread_waker = THREAD_WAKER.with(Arc::clone);
     let waker = Waker::from(thread_waker.clone());
     let mut cx = Context::from_waker(&waker);
@@ -47,9 +60,19 @@ pub(crate) fn run<F: Future>(shared: &Shared, future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
+        #[cfg(feature = "test-util")]
+        thread_waker.set_waiting_on(Some(shared.clone()));
         shared.block_on_polling(false);
         thread_waker.wait();
-        shared.block_on_polling(true);
+        // Counted as polling by the wake already, unless the flag was set
+        // before this wait began (a wake while polling).
+        #[cfg(feature = "test-util")]
+        let counted = thread_waker.take_waiting_on().is_none();
+        #[cfg(not(feature = "test-util"))]
+        let counted = false;
+        if !counted {
+            shared.block_on_polling(true);
+        }
     }
 }
 
@@ -76,6 +99,19 @@ impl Drop for Polling<'_> {
 const YIELDS_BEFORE_PARK: u32 = 3;
 
 impl ThreadWaker {
+    #[cfg(feature = "test-util")]
+    fn set_waiting_on(&self, shared: Option<crate::loom::sync::Arc<Shared>>) {
+        *self.waiting_on.lock().unwrap_or_else(|e| e.into_inner()) = shared;
+    }
+
+    #[cfg(feature = "test-util")]
+    fn take_waiting_on(&self) -> Option<crate::loom::sync::Arc<Shared>> {
+        self.waiting_on
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     fn wait(&self) {
         for _ in 0..YIELDS_BEFORE_PARK {
             if self.notified.swap(false, Ordering::AcqRel) {

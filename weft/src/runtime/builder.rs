@@ -59,8 +59,7 @@ pub struct Builder {
     pub(super) on_stall: Option<StallHook>,
 }
 
-/// The hook [`Builder::on_stall`] installs.
-pub(crate) type StallHook = Arc<dyn Fn(&crate::runtime::StallInfo) + Send + Sync + 'static>;
+use crate::scheduler::monitor::StallHook;
 
 /// The default of [`Builder::max_blocking_threads`] (tokio's).
 pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;

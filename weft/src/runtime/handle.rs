@@ -60,12 +60,14 @@ impl Handle {
     }
 
     /// Spawns a task on this runtime. See [`crate::spawn`].
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        task::spawn_on(&self.shared, future)
+        let options = task::SpawnOptions::plain(std::panic::Location::caller());
+        task::spawn_on(&self.shared, future, options)
     }
 
     /// Runs a blocking closure on this runtime's blocking pool. See

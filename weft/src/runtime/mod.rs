@@ -33,6 +33,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::blocking::{BlockingPool, PoolConfig};
+use crate::scheduler::monitor::{Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::worker::Core;
 use crate::scheduler::{Config, Shared};
 use crate::task::JoinHandle;
@@ -125,13 +126,38 @@ impl Runtime {
 
     pub(crate) fn start(builder: &Builder) -> io::Result<Runtime> {
         let num_workers = builder.resolved_worker_threads();
+        let spare_slots = if builder.stall_monitor {
+            builder.resolved_max_threads() - num_workers
+        } else {
+            0
+        };
         let config = Config {
             num_workers,
             inject_batch_cap: builder.inject_batch_cap,
             lifo_slot: builder.lifo_slot,
             global_check_target_ns: builder.global_check_target.as_nanos() as u64,
             poll_time_sample_every: builder.poll_time_sample_every,
+            demote_slow_tasks: builder.demote_slow_tasks,
+            batch_share: builder.batch_share,
+            spare_slots,
         };
+        let exited = Arc::new(ExitLatch {
+            // Counted up per thread actually started, so that a start-up
+            // that fails half-way waits only for the threads that exist.
+            running: Mutex::new(0),
+            all_exited: Condvar::new(),
+        });
+        let monitor = Monitor::new(
+            MonitorConfig {
+                enabled: builder.stall_monitor,
+                stall_threshold: builder.stall_threshold,
+                slow_poll_threshold: builder.slow_poll_threshold,
+                spare_idle_timeout: builder.spare_idle_timeout,
+                on_stall: builder.on_stall.clone(),
+                spawn_thread: helper_thread_spawner(builder, exited.clone(), true),
+            },
+            spare_slots,
+        );
         let blocking = BlockingPool::new(PoolConfig {
             max_threads: builder.max_blocking_threads,
             keep_alive: builder.thread_keep_alive,
@@ -140,14 +166,11 @@ impl Runtime {
             on_thread_start: builder.on_thread_start.clone(),
             on_thread_stop: builder.on_thread_stop.clone(),
         });
-        let (shared, locals) = Shared::new(config, blocking);
+        let (shared, mut locals) = Shared::new(config, blocking, monitor);
+        shared
+            .monitor
+            .add_spare_slots(num_workers, locals.split_off(num_workers));
         let handle = Handle { shared };
-        let exited = Arc::new(ExitLatch {
-            // Counted up per thread actually started, so that a start-up
-            // that fails half-way waits only for the workers that exist.
-            running: Mutex::new(0),
-            all_exited: Condvar::new(),
-        });
         let mut runtime = Runtime {
             handle,
             workers: Vec::with_capacity(num_workers),
@@ -188,6 +211,15 @@ impl Runtime {
                 Err(_) => return Err(io::Error::other("a worker thread exited during start-up")),
             }
         }
+        let shared = &runtime.handle.shared;
+        if shared.monitor.is_enabled() {
+            // The monitor runs no task: the thread hooks (for threads that
+            // run the user's code) are not run on it.
+            let spawn = helper_thread_spawner(builder, runtime.exited.clone(), false);
+            spawn(shared.clone(), |shared| {
+                crate::scheduler::monitor::run_monitor(shared)
+            })?;
+        }
         Ok(runtime)
     }
 
@@ -203,6 +235,7 @@ impl Runtime {
     /// let handle = rt.spawn(async { "done" });
     /// assert_eq!(rt.block_on(handle).unwrap(), "done");
     /// ```
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -358,6 +391,53 @@ impl WorkerThread {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
         }
     }
+}
+
+/// Starts the runtime's helper threads (the stall monitor and its spare
+/// threads): named like the workers, with the workers' stack size, the
+/// thread hooks if `hooks`, the runtime as their context, counted in the
+/// exit latch so shutdown waits for them as for the workers.
+fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool) -> SpawnThread {
+    type SharedArc = crate::loom::sync::Arc<Shared>;
+    let name_fn = builder.thread_name.clone();
+    let stack_size = builder.thread_stack_size;
+    let on_start = builder.on_thread_start.clone().filter(|_| hooks);
+    let on_stop = builder.on_thread_stop.clone().filter(|_| hooks);
+    Box::new(move |shared: SharedArc, body: fn(&SharedArc)| {
+        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| name_fn()))
+            .unwrap_or_else(|_| "weft-spare".to_owned());
+        let mut thread = thread::Builder::new().name(name.replace('\0', ""));
+        if let Some(size) = stack_size {
+            thread = thread.stack_size(size);
+        }
+        let on_start = on_start.clone();
+        let on_stop = on_stop.clone();
+        let exit = exited.clone();
+        *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        let spawned = thread.spawn(move || {
+            let _exit = ExitGuard(exit);
+            crate::sys::set_fine_timer_slack();
+            let _slot = crate::metrics::WorkerSlot::acquire();
+            let _handle = context::set_handle(Handle {
+                shared: shared.clone(),
+            });
+            let _driving = context::enter_driving(context::Driving::Worker);
+            if let Some(hook) = &on_start {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+            }
+            body(&shared);
+            if let Some(hook) = &on_stop {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+            }
+        });
+        match spawned {
+            Ok(_) => Ok(()),
+            Err(err) => {
+                exited.worker_exited();
+                Err(err)
+            }
+        }
+    })
 }
 
 /// The next worker's name from the builder's name function, which must not

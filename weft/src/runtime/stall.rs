@@ -51,7 +51,11 @@ impl StallInfo {
 
 impl fmt::Display for StallInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "weft: worker {} stuck for {:?} in a poll of ", self.worker, self.stuck_for)?;
+        write!(
+            f,
+            "weft: worker {} stuck for {:?} in a poll of ",
+            self.worker, self.stuck_for
+        )?;
         match self.task_name {
             Some(name) => write!(f, "task `{name}`")?,
             None => write!(f, "an unnamed task")?,

@@ -82,8 +82,9 @@ use loom::thread;
 
 use super::Shared;
 use super::worker::Core;
+use crate::loom_support::spawn_on;
 use crate::loom_support::{Count, DropProbe, realign_registry_round_robin};
-use crate::task::{JoinError, JoinHandle, spawn_on};
+use crate::task::{JoinError, JoinHandle};
 
 const WORKERS: usize = 1;
 

@@ -101,6 +101,7 @@
 
 pub(crate) mod idle;
 pub(crate) mod inject;
+pub(crate) mod monitor;
 pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod worker;
@@ -113,7 +114,7 @@ use crate::blocking::BlockingPool;
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
-use crate::task::{Registry, Task};
+use crate::task::{Lane, Registry, Task};
 use crate::time::driver::{Driver, Poke};
 
 use idle::Idle;
@@ -137,6 +138,20 @@ pub(crate) struct Config {
     pub(crate) global_check_target_ns: u64,
     /// One poll in this many is timed for the poll-time histogram.
     pub(crate) poll_time_sample_every: u32,
+    /// Whether slow `Default` tasks move to the `Batch` lane.
+    pub(crate) demote_slow_tasks: bool,
+    /// The `Batch` lane's guaranteed fraction of each worker's awake time.
+    pub(crate) batch_share: f64,
+    /// Worker slots for the stall monitor's spare threads, after the
+    /// `num_workers` worker slots (`max_threads - num_workers`).
+    pub(crate) spare_slots: usize,
+}
+
+impl Config {
+    /// Worker slots plus spare slots: the length of `Shared::remotes`.
+    pub(crate) fn num_slots(&self) -> usize {
+        self.num_workers + self.spare_slots
+    }
 }
 
 /// What other threads may touch of a worker.
@@ -146,6 +161,8 @@ pub(crate) struct Remote {
     lifo: AtomicPtr<()>,
     pub(crate) parker: Parker,
     pub(crate) counters: WorkerCounters,
+    /// The poll in progress, as the stall monitor sees it.
+    pub(crate) watch: monitor::PollWatch,
 }
 
 impl Remote {
@@ -184,7 +201,16 @@ impl Drop for Remote {
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) inject: Inject<Task>,
+    /// `Latency`-lane tasks: every worker looks here first.
+    pub(crate) latency: Inject<Task>,
+    /// `Batch`-lane tasks: run when nothing else waits, or when a worker
+    /// owes the lane its share.
+    pub(crate) batch: Inject<Task>,
+    /// One per worker slot: the `num_workers` workers, then the spare
+    /// slots the stall monitor lends to spare threads.
     pub(crate) remotes: Box<[CachePadded<Remote>]>,
+    /// The stall monitor and the spare threads (`monitor.rs`).
+    pub(crate) monitor: monitor::Monitor,
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
@@ -206,10 +232,11 @@ impl Shared {
     pub(crate) fn new(
         config: Config,
         blocking: BlockingPool,
+        monitor: monitor::Monitor,
     ) -> (Arc<Shared>, Vec<queue::Local<Task>>) {
         let n = config.num_workers;
-        let mut locals = Vec::with_capacity(n);
-        let remotes = (0..n)
+        let mut locals = Vec::with_capacity(config.num_slots());
+        let remotes = (0..config.num_slots())
             .map(|_| {
                 let (local, steal) = queue::local();
                 locals.push(local);
@@ -218,12 +245,16 @@ impl Shared {
                     lifo: AtomicPtr::new(std::ptr::null_mut()),
                     parker: Parker::new(),
                     counters: WorkerCounters::default(),
+                    watch: monitor::PollWatch::default(),
                 })
             })
             .collect();
         let shared = Arc::new(Shared {
             inject: Inject::new(),
+            latency: Inject::new(),
+            batch: Inject::new(),
             remotes,
+            monitor,
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
@@ -261,6 +292,41 @@ impl Shared {
         }
     }
 
+    /// Schedules a `Latency`- or `Batch`-lane task (from anywhere: the
+    /// lanes' queues are runtime-wide).
+    pub(crate) fn schedule_lane(&self, task: Task, lane: Lane) {
+        if self.is_shutdown() {
+            drop(task);
+            return;
+        }
+        self.lane_queue(lane).push(task);
+        // As in `schedule_remote`: the fence in `notify_parked` orders the
+        // push before the shutdown re-check.
+        self.notify_parked(None);
+        if self.is_shutdown() {
+            self.drain_inject();
+        }
+    }
+
+    /// The runtime-wide queue of `lane` (the inject queue for `Default`).
+    pub(crate) fn lane_queue(&self, lane: Lane) -> &Inject<Task> {
+        match lane {
+            Lane::Latency => &self.latency,
+            Lane::Default => &self.inject,
+            Lane::Batch => &self.batch,
+        }
+    }
+
+    /// Whether any queue holds a task that is not `Batch` work.
+    pub(crate) fn has_waiting_work(&self) -> bool {
+        !self.inject.is_empty()
+            || !self.latency.is_empty()
+            || self
+                .remotes
+                .iter()
+                .any(|remote| !remote.steal.is_empty() || remote.has_lifo())
+    }
+
     /// Wakes a sleeping worker if rule 1 of `idle.rs` says so. `by` is the
     /// notifying worker, for its counters.
     pub(crate) fn notify_parked(&self, by: Option<usize>) {
@@ -276,13 +342,7 @@ impl Shared {
     /// A worker's re-check of every queue once it is registered asleep
     /// (rule 4 of `idle.rs`).
     pub(crate) fn notify_if_work_pending(&self, by: usize) {
-        let pending = || {
-            !self.inject.is_empty()
-                || self
-                    .remotes
-                    .iter()
-                    .any(|remote| !remote.steal.is_empty() || remote.has_lifo())
-        };
+        let pending = || self.has_waiting_work() || !self.batch.is_empty();
         if let Some(worker) = self.idle.recheck_before_sleep(pending) {
             self.remotes[by].counters.wake_requests.incr();
             self.remotes[worker].parker.unpark();
@@ -358,13 +418,17 @@ impl Shared {
         for remote in self.remotes.iter() {
             remote.parker.unpark();
         }
+        self.monitor.begin_shutdown();
         first
     }
 
-    /// Drops every task still queued in the inject queue.
+    /// Drops every task still queued in the inject queue and the lanes'
+    /// queues.
     pub(crate) fn drain_inject(&self) {
-        while let Some(task) = self.inject.pop() {
-            drop_task(task);
+        for queue in [&self.inject, &self.latency, &self.batch] {
+            while let Some(task) = queue.pop() {
+                drop_task(task);
+            }
         }
     }
 
@@ -414,12 +478,18 @@ impl Shared {
     }
 
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        let workers = self
-            .remotes
+        let (workers, spares) = self.remotes.split_at(self.config.num_workers);
+        let workers = workers
             .iter()
             .map(|remote| remote.counters.snapshot())
             .collect();
         let mut metrics = RuntimeMetrics::from_workers(workers);
+        for spare in spares {
+            let counters = spare.counters.snapshot();
+            metrics.spare_slots.accumulate(&counters);
+            metrics.total.accumulate(&counters);
+        }
+        self.monitor.fill_metrics(&mut metrics);
         metrics.spawned_remote = self.remote_spawns.get();
         metrics.finished_remote = self.remote_finishes.get();
         metrics.remote_wake_requests = self.remote_wake_requests.get();
@@ -428,8 +498,9 @@ impl Shared {
         metrics.live_tasks = (metrics.total.spawned_local + metrics.spawned_remote)
             .saturating_sub(metrics.total.tasks_finished + metrics.finished_remote);
         metrics.inject_queue_depth = self.inject.len();
-        metrics.local_queue_depths = self
-            .remotes
+        metrics.latency_queue_depth = self.latency.len();
+        metrics.batch_queue_depth = self.batch.len();
+        metrics.local_queue_depths = self.remotes[..self.config.num_workers]
             .iter()
             .map(|remote| remote.steal.len() + usize::from(remote.has_lifo()))
             .collect();

@@ -67,7 +67,7 @@ use std::time::Instant;
 
 use crate::loom::sync::Arc;
 use crate::metrics::WorkerCounters;
-use crate::task::Task;
+use crate::task::{Lane, Task};
 
 use super::idle::LeftSearching;
 use super::inject::Stash;
@@ -86,6 +86,13 @@ const SPIN_ROUNDS: u32 = if cfg!(loom) { 1 } else { 3 };
 /// waiting (ring empty, or the running task yielded): half the ring, so the
 /// LIFO chatter that follows still fits without overflowing.
 const DRY_BATCH_CAP: usize = super::queue::CAPACITY / 2;
+
+/// Most time the `Batch` lane may bank while it has nothing to run, so a
+/// batch task arriving after a quiet spell does not get a long burst.
+const MAX_BATCH_CREDIT_NS: i64 = 10_000_000;
+/// Most debt a long batch poll leaves (one second of the lane's share), so
+/// one huge poll does not shut the lane out for long after.
+const MAX_BATCH_DEBT_NS: i64 = 1_000_000_000;
 
 /// Which bound a batch from the inject queue obeys.
 #[derive(Clone, Copy)]
@@ -135,6 +142,13 @@ pub(crate) struct Core {
     /// Wakers of fired timers, woken outside the wheel locks (kept to
     /// reuse the allocation).
     fired: Cell<Vec<Waker>>,
+    /// The sequence number of the poll in progress or last finished, as
+    /// published in this slot's `PollWatch` (odd inside a poll).
+    poll_seq: Cell<u64>,
+    /// Time this worker owes the `Batch` lane (positive) or the lane owes
+    /// it (negative), in nanoseconds: `batch_share` of its awake time, paid
+    /// with batch polls.
+    batch_credit_ns: Cell<i64>,
 }
 
 /// Polls a task once. A panic in the task's poll is caught by the task
@@ -171,7 +185,40 @@ impl Core {
             firing_timers: Cell::new(false),
             unhelped_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
+            poll_seq: Cell::new(0),
+            batch_credit_ns: Cell::new(0),
         }
+    }
+
+    /// The owner side of this slot's ring, for the next holder of a spare
+    /// slot (the ring is empty: see `run_spare`).
+    pub(crate) fn into_local(self) -> Local<Task> {
+        self.local
+    }
+
+    /// Whether this is a spare slot lent by the stall monitor.
+    fn is_spare(&self) -> bool {
+        self.index >= self.shared.config.num_workers
+    }
+
+    /// The timer wheel tasks running here arm their timers on: the worker's
+    /// own, or for a spare slot the outside wheel.
+    pub(crate) fn own_wheel(&self) -> usize {
+        if self.is_spare() {
+            self.shared.time.outside_wheel()
+        } else {
+            self.index
+        }
+    }
+
+    /// Whether the stall monitor marked the poll in progress as slow.
+    #[inline]
+    pub(crate) fn poll_was_slow(&self) -> bool {
+        self.remote().watch.is_slow(self.poll_seq.get())
+    }
+
+    pub(crate) fn count_demotion(&self) {
+        self.counters().demotions.incr();
     }
 
     #[inline]
@@ -243,15 +290,61 @@ impl Core {
                 self.run_task(task);
             } else {
                 self.park();
+                self.shared.monitor.worker_woke();
                 self.fire_timers(Wheels::All);
             }
         }
         self.close();
     }
 
+    /// A spare thread's loop on a lent slot (`monitor.rs`): the worker loop
+    /// without the sleep/wake protocol. Returns once it finds no work (its
+    /// own ring and LIFO slot are then empty, and only tasks running here
+    /// could refill them) or the runtime shuts down.
+    pub(crate) fn run_spare(&self) {
+        while !self.shared.is_shutdown() {
+            match self.next_task().or_else(|| self.steal_work()) {
+                Some(task) => self.run_task(task),
+                None => break,
+            }
+        }
+        if self.shared.is_shutdown() {
+            self.close();
+        } else {
+            self.account_busy_time(Instant::now());
+            debug_assert!(!self.has_tasks(), "a spare slot returned with tasks queued");
+        }
+    }
+
     #[inline]
     fn run_task(&self, task: Task) {
-        self.counters().polls.incr();
+        let counters = self.counters();
+        counters.polls.incr();
+        let watch = &self.remote().watch;
+        let seq = self.poll_seq.get() + 1;
+        self.poll_seq.set(seq);
+        let lane = task.metadata().lane();
+        watch.begin(seq, task.metadata());
+        if lane != Lane::Default {
+            // Lane polls are all timed: the batch share is paid in time,
+            // and latency work is rare enough to afford two clock reads.
+            let start = Instant::now();
+            poll(task);
+            let took = start.elapsed();
+            let took_ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+            if lane == Lane::Batch {
+                counters.batch_polls.incr();
+                counters.batch_busy_ns.add(took_ns);
+                let credit = self.batch_credit_ns.get() - took_ns.min(i64::MAX as u64) as i64;
+                self.batch_credit_ns.set(credit.max(-MAX_BATCH_DEBT_NS));
+            } else {
+                counters.latency_polls.incr();
+                counters.latency_busy_ns.add(took_ns);
+            }
+            self.poll_seq.set(seq + 1);
+            watch.end(seq + 1);
+            return;
+        }
         // One poll in `poll_time_sample_every` is timed (metrics/histogram.rs
         // says why not all).
         let countdown = self.polls_to_timed_poll.get() - 1;
@@ -263,8 +356,10 @@ impl Core {
                 .set(self.shared.config.poll_time_sample_every);
             let start = Instant::now();
             poll(task);
-            self.counters().poll_times.record(start.elapsed());
+            counters.poll_times.record(start.elapsed());
         }
+        self.poll_seq.set(seq + 1);
+        watch.end(seq + 1);
     }
 
     /// Adds the awake time since the last call to `busy_ns`.
@@ -282,8 +377,18 @@ impl Core {
             self.tune_global_interval();
             self.help_with_fired_timers();
             self.fire_timers(Wheels::OwnAndOutside);
+            // The batch lane's share comes before the latency lane, so a
+            // latency flood cannot starve it.
+            if self.batch_credit_ns.get() > 0 {
+                if let Some(task) = self.take_lane(Lane::Batch) {
+                    return Some(task);
+                }
+            }
         } else if self.timers_due.get() {
             self.fire_timers(Wheels::OwnAndOutside);
+        }
+        if let Some(task) = self.take_lane(Lane::Latency) {
+            return Some(task);
         }
         // smol's half of the policy: outside work is drained now, not only
         // at the periodic check, when the ring is dry or a task has just
@@ -317,6 +422,18 @@ impl Core {
         self.local
             .pop()
             .or_else(|| self.take_inject_batch(BatchCap::Dry))
+    }
+
+    /// A task from the runtime-wide queue of `Latency` or `Batch`: an
+    /// emptiness check first, so an unused lane costs two loads of lines
+    /// no one writes.
+    #[inline]
+    fn take_lane(&self, lane: Lane) -> Option<Task> {
+        let queue = self.shared.lane_queue(lane);
+        if queue.is_empty() {
+            return None;
+        }
+        queue.pop()
     }
 
     #[inline]
@@ -377,6 +494,11 @@ impl Core {
         let interval = interval.clamp(MIN_GLOBAL_INTERVAL, MAX_GLOBAL_INTERVAL);
         self.global_interval.set(interval);
         self.ticks_to_global_check.set(interval);
+        // The batch lane earns its share of the awake time since the last
+        // check (`last_global_check` restarts when the worker wakes).
+        let earned = (elapsed * self.shared.config.batch_share) as i64;
+        let credit = self.batch_credit_ns.get().saturating_add(earned);
+        self.batch_credit_ns.set(credit.min(MAX_BATCH_CREDIT_NS));
     }
 
     fn next_random(&self, bound: usize) -> usize {
@@ -396,6 +518,15 @@ impl Core {
                 return None;
             }
             self.searching.set(true);
+        }
+        self.steal_work()
+    }
+
+    /// Work from elsewhere: another slot's ring, the global queues, another
+    /// slot's LIFO slot, and last the batch lane.
+    fn steal_work(&self) -> Option<Task> {
+        if let Some(task) = self.take_lane(Lane::Latency) {
+            return Some(task);
         }
         let remotes = &self.shared.remotes;
         let n = remotes.len();
@@ -424,7 +555,7 @@ impl Core {
                 return Some(task);
             }
         }
-        None
+        self.take_lane(Lane::Batch)
     }
 
     /// A short spin before sleeping: work that arrives within a few

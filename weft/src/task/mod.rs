@@ -32,13 +32,16 @@
 //! worker's LIFO slot (or the back of its ring for a yield, i.e. a task
 //! woken while it was running); anywhere else it goes to the inject queue.
 
+mod builder;
 mod join;
+pub(crate) mod label;
+mod lane;
 mod registry;
 mod yield_now;
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -48,7 +51,11 @@ use crate::loom::sync::Arc;
 use crate::runtime::context;
 use crate::scheduler::Shared;
 
+pub use builder::Builder;
 pub use join::{JoinError, JoinHandle};
+use label::TaskName;
+pub use lane::Lane;
+use lane::LaneCell;
 pub(crate) use registry::Registry;
 use registry::{Closed, EntryKey};
 pub use yield_now::yield_now;
@@ -60,18 +67,59 @@ pub(crate) type Task = Runnable<TaskMeta>;
 pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 
 /// Per-task data stored in the task header: the runtime the task belongs
-/// to (its schedule function finds the runtime here).
+/// to (its schedule function finds the runtime here), its lane, and what
+/// names it in a stall report.
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
+    lane: LaneCell,
+    name: Option<&'static TaskName>,
+    spawned_at: &'static Location<'static>,
+}
+
+/// How a task is spawned: `task::Builder`'s settings and the caller.
+#[derive(Clone, Copy)]
+pub(crate) struct SpawnOptions {
+    pub(crate) lane: Lane,
+    pub(crate) name: Option<&'static TaskName>,
+    pub(crate) spawned_at: &'static Location<'static>,
+}
+
+impl SpawnOptions {
+    /// A plain spawn (`weft::spawn`, `Handle::spawn`) from `spawned_at`.
+    pub(crate) fn plain(spawned_at: &'static Location<'static>) -> SpawnOptions {
+        SpawnOptions {
+            lane: Lane::Default,
+            name: None,
+            spawned_at,
+        }
+    }
 }
 
 impl TaskMeta {
-    pub(crate) fn new(shared: Arc<Shared>) -> TaskMeta {
-        TaskMeta { shared }
+    pub(crate) fn new(shared: Arc<Shared>, options: SpawnOptions) -> TaskMeta {
+        TaskMeta {
+            shared,
+            lane: LaneCell::new(options.lane),
+            name: options.name,
+            spawned_at: options.spawned_at,
+        }
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    #[inline]
+    pub(crate) fn lane(&self) -> Lane {
+        self.lane.get()
+    }
+
+    pub(crate) fn name(&self) -> Option<&'static TaskName> {
+        self.name
+    }
+
+    pub(crate) fn spawned_at(&self) -> &'static Location<'static> {
+        self.spawned_at
     }
 }
 
@@ -80,21 +128,44 @@ impl TaskMeta {
 /// registers the task once it can be idle, unregisters it on drop.
 struct TaskFuture<F> {
     future: ManuallyDrop<F>,
-    /// The runtime's state. Valid for the future's whole life: the task's
-    /// metadata holds an `Arc` to it, and async-task drops the metadata only
-    /// when it frees the task, after the future is gone.
-    shared: *const Shared,
+    /// The task's metadata, in the task's header. Valid for the future's
+    /// whole life: async-task drops the metadata only when it frees the
+    /// task, after the future is gone, and never moves the header.
+    meta: *const TaskMeta,
     entry: Option<EntryKey>,
 }
 
-// SAFETY: `shared` points to `Shared`, which is `Sync`, and is kept alive as
-// documented on the field; the rest is `Send` when `F` is.
+// SAFETY: `meta` points to `TaskMeta`, which is `Sync` (an `Arc`, an atomic
+// byte and `'static` references), and is kept alive as documented on the
+// field; the rest is `Send` when `F` is.
 unsafe impl<F: Send> Send for TaskFuture<F> {}
 
 impl<F> TaskFuture<F> {
-    fn shared(&self) -> &Shared {
+    fn meta(&self) -> &TaskMeta {
         // SAFETY: see the field's documentation.
-        unsafe { &*self.shared }
+        unsafe { &*self.meta }
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.meta().shared
+    }
+
+    /// After a poll: a `Default` task whose poll the stall monitor saw run
+    /// past the slow-poll threshold moves to the `Batch` lane.
+    #[inline]
+    fn demote_if_slow(&self) {
+        let meta = self.meta();
+        if meta.lane() == Lane::Default
+            && context::with_core(|core| core.is_some_and(|core| core.poll_was_slow()))
+            && meta.shared.config.demote_slow_tasks
+            && meta.lane.demote()
+        {
+            context::with_core(|core| {
+                if let Some(core) = core {
+                    core.count_demotion();
+                }
+            });
+        }
     }
 
     /// First `Pending`: from now on the task can be idle, so it must be
@@ -136,7 +207,9 @@ impl<F: Future> Future for TaskFuture<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let future = unsafe { Pin::new_unchecked(&mut *this.future) };
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+        this.demote_if_slow();
+        match polled {
             Ok(Poll::Pending) => {
                 if this.entry.is_none() {
                     this.register(cx.waker());
@@ -188,6 +261,13 @@ impl<T> Drop for Contained<T> {
 
 /// The schedule function of every weft task.
 fn schedule(task: Task, info: ScheduleInfo) {
+    let lane = task.metadata().lane();
+    if lane != Lane::Default {
+        // The lanes' queues are runtime-wide: no local fast path.
+        let shared = task.metadata().shared.clone();
+        shared.schedule_lane(task, lane);
+        return;
+    }
     let shared: *const Shared = &*task.metadata().shared;
     let is_yield = info.woken_while_running;
     // Fast path: woken by a task running on a worker of this runtime.
@@ -259,7 +339,11 @@ where
 }
 
 /// Spawns `future` on the runtime behind `shared`.
-pub(crate) fn spawn_on<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
+pub(crate) fn spawn_on<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    options: SpawnOptions,
+) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -267,14 +351,21 @@ where
     if shared.is_shutdown() {
         return JoinHandle::cancelled_at_spawn(future);
     }
-    let wrapped = TaskFuture {
-        future: ManuallyDrop::new(future),
-        shared: &**shared,
-        entry: None,
-    };
     let (runnable, task) = async_task::Builder::new()
-        .metadata(TaskMeta::new(shared.clone()))
-        .spawn(move |_| wrapped, WithInfo(schedule));
+        .metadata(TaskMeta::new(shared.clone(), options))
+        .spawn(
+            move |meta| TaskFuture {
+                future: ManuallyDrop::new(future),
+                meta,
+                entry: None,
+            },
+            WithInfo(schedule),
+        );
+    if options.lane != Lane::Default {
+        shared.count_remote_spawn();
+        shared.schedule_lane(runnable, options.lane);
+        return JoinHandle::new(task);
+    }
     let on_worker = context::with_core(|core| match core {
         Some(core) if core.accepts_local(&**shared) => {
             core.count_spawn();

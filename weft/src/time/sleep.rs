@@ -188,7 +188,7 @@ impl Sleep {
             return Poll::Ready(());
         }
         let home = context::with_core(|core| match core {
-            Some(core) if std::ptr::eq(&*core.shared, &**shared) => core.index,
+            Some(core) if std::ptr::eq(&*core.shared, &**shared) => core.own_wheel(),
             _ => time.outside_wheel(),
         });
         match time.arm(home, deadline, waker) {

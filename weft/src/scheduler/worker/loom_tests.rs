@@ -30,9 +30,9 @@ use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
 use crate::loom_support::realign_registry_round_robin;
+use crate::loom_support::spawn_on;
 use crate::scheduler::Shared;
 use crate::scheduler::worker::Core;
-use crate::task::spawn_on;
 
 const WORKERS: usize = 2;
 

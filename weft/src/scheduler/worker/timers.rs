@@ -60,14 +60,15 @@ impl Core {
         let mut wakers = self.fired.take();
         let mut more = false;
         let outside = time.outside_wheel();
-        if time.is_due(self.index, now) {
-            more |= time.fire_due(self.index, now, true, &mut wakers);
+        let own = self.own_wheel();
+        if own != outside && time.is_due(own, now) {
+            more |= time.fire_due(own, now, true, &mut wakers);
         }
         if time.is_due(outside, now) {
             more |= time.fire_due(outside, now, false, &mut wakers);
         }
         if wheels == Wheels::All {
-            for wheel in (0..outside).filter(|&w| w != self.index) {
+            for wheel in (0..outside).filter(|&w| w != own) {
                 if time.is_due(wheel, now) {
                     more |= time.fire_due(wheel, now, false, &mut wakers);
                 }

@@ -57,11 +57,12 @@ use std::task::{Context, Poll, Waker};
 use loom::sync::Arc;
 use loom::thread;
 
+use crate::loom_support::spawn_on;
 use crate::loom_support::{
     Count, DropProbe, RacePoint, block_on, realign_registry_round_robin, shared,
 };
 use crate::scheduler::Shared;
-use crate::task::{JoinError, spawn_on};
+use crate::task::JoinError;
 
 const WORKERS: usize = 1;
 

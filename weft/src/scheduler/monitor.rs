@@ -1,0 +1,460 @@
+//! The stall monitor and its spare threads: short work keeps moving while
+//! every worker is stuck inside a long poll.
+//!
+//! # What it watches
+//!
+//! Every worker slot publishes the poll it is in ([`PollWatch`]): a
+//! sequence number, odd while the slot's thread is inside a poll and bumped
+//! at each poll's start and end (two relaxed stores per poll, on the slot's
+//! own line; no clock read, no read-modify-write), and the polled task's
+//! name and spawn location (`'static`, `task/label.rs` says why). The
+//! monitor thread samples the sequence numbers: a slot showing the same odd
+//! number as at its last sample has been inside one poll since then.
+//!
+//! - Past `slow_poll_threshold`, the monitor marks that poll slow; when it
+//!   returns, the task's own wrapper sees the mark and moves a `Default`
+//!   task to the `Batch` lane (`task/lane.rs`).
+//! - Past `stall_threshold`, the poll is a stall: counted once, reported
+//!   once to the `on_stall` hook with the task's name and location.
+//! - While every awake thread (worker or spare) is stalled and work other
+//!   than batch work waits (inject or lane queue, any ring or LIFO slot),
+//!   nothing is making progress on it: the monitor *hands the waiting work
+//!   to a spare thread*. It lends the spare an unused worker slot (a ring,
+//!   a LIFO slot, counters, the outside timer wheel) and the spare runs the
+//!   ordinary worker loop on it, taking the stuck worker's LIFO task and
+//!   ring by stealing (the lock-free paths every thief uses) and the global
+//!   queues, until it finds nothing; it then returns the slot and waits to
+//!   be needed again (a *warm* spare), exiting after `spare_idle_timeout`.
+//!   A warm spare is used before a new thread is started, and threads never
+//!   exceed `max_threads` (workers plus spare slots).
+//!
+//! # Why the stuck worker keeps its queue
+//!
+//! The stuck thread is inside a task's poll, and that task may wake others
+//! onto the worker's ring at any moment; taking the ring's owner side away
+//! from it would give the ring two owners. So ownership never moves while
+//! a poll runs: the spare reaches the stuck worker's tasks through the
+//! steal side, which is built for concurrent thieves, and the stuck thread
+//! simply carries on as that worker when its poll returns. Each ring has
+//! exactly one owner at every moment (a worker, or the one spare holding
+//! the slot: slots are lent under the monitor's lock, one thread at a
+//! time). A spare does not join the sleep/wake protocol of `idle.rs`: it
+//! never parks holding a slot, and it gives the slot back only after its
+//! own ring and LIFO slot are empty, which nothing else can refill (only
+//! tasks running on the holder push there). The loom model
+//! `monitor/loom_tests.rs` checks that a stuck worker returning from its
+//! poll while a spare drains its queue loses no task and runs none twice.
+//!
+//! # Cost when nothing is stuck
+//!
+//! Two stores per poll on the hot path. The monitor sleeps on a condvar
+//! while every worker is parked (a worker leaving its park wakes it), and
+//! while workers are busy it samples every `stall_threshold / 4`, backing
+//! off by doubling up to [`MAX_PERIOD`] while no poll lasts from one sample
+//! to the next (Go's sysmon backs off the same way, 20 µs to 10 ms).
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::loom::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::metrics::RuntimeMetrics;
+use crate::runtime::StallInfo;
+use crate::task::TaskMeta;
+use crate::task::label::TaskName;
+
+use super::Shared;
+use super::queue::Local;
+use super::worker::Core;
+use crate::task::Task;
+
+/// Longest sampling period while workers are busy and nothing looks stuck.
+const MAX_PERIOD: Duration = Duration::from_millis(10);
+/// Longest sleep while every worker is parked (a backstop: a worker leaving
+/// its park wakes the monitor).
+const IDLE_RECHECK: Duration = Duration::from_secs(1);
+
+/// The poll a worker slot is in, published for the monitor.
+#[derive(Default)]
+pub(crate) struct PollWatch {
+    /// Odd while the slot's thread is inside a poll.
+    seq: AtomicU64,
+    spawned_at: AtomicPtr<Location<'static>>,
+    name: AtomicPtr<TaskName>,
+    /// The `seq` of a poll the monitor saw run past `slow_poll_threshold`.
+    slow_seq: AtomicU64,
+}
+
+impl PollWatch {
+    /// A poll of `meta`'s task starts; `seq` is odd.
+    #[inline]
+    pub(crate) fn begin(&self, seq: u64, meta: &TaskMeta) {
+        let spawned_at: *const Location<'static> = meta.spawned_at();
+        self.spawned_at
+            .store(spawned_at.cast_mut(), Ordering::Relaxed);
+        let name = meta.name().map_or(std::ptr::null_mut(), |name| {
+            std::ptr::from_ref(name).cast_mut()
+        });
+        self.name.store(name, Ordering::Relaxed);
+        // Release: a monitor that reads this `seq` reads the label above
+        // (or a later one, which its second read of `seq` detects).
+        self.seq.store(seq, Ordering::Release);
+    }
+
+    /// The poll started with `seq - 1` has returned.
+    #[inline]
+    pub(crate) fn end(&self, seq: u64) {
+        self.seq.store(seq, Ordering::Release);
+    }
+
+    /// Whether the monitor marked the poll `seq` as slow.
+    #[inline]
+    pub(crate) fn is_slow(&self, seq: u64) -> bool {
+        self.slow_seq.load(Ordering::Relaxed) == seq
+    }
+
+    fn seq(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    /// The label of poll `seq`, if it is still the current one (a seqlock
+    /// read: every field is atomic and `'static`, so a torn read is only
+    /// detected, never undefined).
+    fn label(&self, seq: u64) -> Option<(Option<&'static str>, &'static Location<'static>)> {
+        let spawned_at = self.spawned_at.load(Ordering::Relaxed);
+        let name = self.name.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != seq || spawned_at.is_null() {
+            return None;
+        }
+        // SAFETY: both pointers were stored from `'static` references
+        // (`PollWatch::begin`): a spawn location and an interned name,
+        // neither ever freed.
+        let spawned_at: &'static Location<'static> = unsafe { &*spawned_at };
+        // SAFETY: as above; null means the task has no name.
+        let name = unsafe { name.as_ref() }.map(|name: &'static TaskName| &*name.0);
+        Some((name, spawned_at))
+    }
+}
+
+/// Starts a thread that runs `body` with the runtime as its context and
+/// the runtime's thread hooks (provided by `runtime/`, which owns thread
+/// naming and the exit latch shutdown waits on).
+pub(crate) type SpawnThread =
+    Box<dyn Fn(Arc<Shared>, fn(&Arc<Shared>)) -> std::io::Result<()> + Send + Sync>;
+
+/// The hook `Builder::on_stall` installs.
+pub(crate) type StallHook = std::sync::Arc<dyn Fn(&StallInfo) + Send + Sync + 'static>;
+
+/// The monitor's settings.
+pub(crate) struct MonitorConfig {
+    pub(crate) enabled: bool,
+    pub(crate) stall_threshold: Duration,
+    pub(crate) slow_poll_threshold: Duration,
+    pub(crate) spare_idle_timeout: Duration,
+    pub(crate) on_stall: Option<StallHook>,
+    pub(crate) spawn_thread: SpawnThread,
+}
+
+/// The monitor's state, in `Shared`.
+pub(crate) struct Monitor {
+    config: MonitorConfig,
+    state: Mutex<State>,
+    /// Wakes the monitor thread (a worker left its park; shutdown).
+    wake_monitor: Condvar,
+    /// Wakes idle spares (a slot to run; shutdown).
+    wake_spares: Condvar,
+    /// The monitor sleeps until a worker wakes.
+    sleeping: AtomicBool,
+    stalls: AtomicU64,
+    handoffs: AtomicU64,
+    spares_started: AtomicU64,
+    spares_woken: AtomicU64,
+    spares_retired: AtomicU64,
+}
+
+struct State {
+    shutdown: bool,
+    /// Spare slots not lent: their index and the owner side of their ring.
+    free: Vec<(usize, Local<Task>)>,
+    /// Slots lent and not yet picked up by a spare thread.
+    lent: Vec<(usize, Local<Task>)>,
+    /// Spare slots held by a spare thread (indexed from `num_workers`).
+    held: Vec<bool>,
+    spare_threads: usize,
+    idle_spares: usize,
+}
+
+impl Monitor {
+    pub(crate) fn new(config: MonitorConfig, spare_slots: usize) -> Monitor {
+        Monitor {
+            config,
+            state: Mutex::new(State {
+                shutdown: false,
+                free: Vec::new(),
+                lent: Vec::new(),
+                held: vec![false; spare_slots],
+                spare_threads: 0,
+                idle_spares: 0,
+            }),
+            wake_monitor: Condvar::new(),
+            wake_spares: Condvar::new(),
+            sleeping: AtomicBool::new(false),
+            stalls: AtomicU64::new(0),
+            handoffs: AtomicU64::new(0),
+            spares_started: AtomicU64::new(0),
+            spares_woken: AtomicU64::new(0),
+            spares_retired: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    /// Gives the monitor the owner sides of the spare slots' rings
+    /// (`Shared::new` made them with the workers').
+    pub(crate) fn add_spare_slots(&self, first: usize, locals: Vec<Local<Task>>) {
+        let mut state = self.lock();
+        state.free.extend(
+            locals
+                .into_iter()
+                .enumerate()
+                .map(|(i, local)| (first + i, local)),
+        );
+    }
+
+    /// A worker left its park: if the monitor sleeps because every worker
+    /// was parked, it starts sampling again.
+    pub(crate) fn worker_woke(&self) {
+        // Pairs with the fence in `run`: either this load sees `sleeping`,
+        // or the monitor's re-check of the idle counts sees this worker
+        // awake (the idle state word was written before this fence).
+        fence(Ordering::SeqCst);
+        if self.sleeping.load(Ordering::Relaxed) {
+            let _state = self.lock();
+            self.sleeping.store(false, Ordering::Relaxed);
+            self.wake_monitor.notify_one();
+        }
+    }
+
+    pub(crate) fn begin_shutdown(&self) {
+        let mut state = self.lock();
+        state.shutdown = true;
+        // The free slots' rings are empty; dropping them here frees them
+        // early (the lent ones go with their spare thread).
+        state.free.clear();
+        state.lent.clear();
+        self.wake_monitor.notify_all();
+        self.wake_spares.notify_all();
+    }
+
+    pub(crate) fn fill_metrics(&self, metrics: &mut RuntimeMetrics) {
+        metrics.stalls = self.stalls.load(Ordering::Relaxed);
+        metrics.handoffs = self.handoffs.load(Ordering::Relaxed);
+        metrics.spares_started = self.spares_started.load(Ordering::Relaxed);
+        metrics.spares_woken = self.spares_woken.load(Ordering::Relaxed);
+        metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
+        metrics.spare_threads = self.lock().spare_threads;
+    }
+
+    /// Lends a free spare slot to a spare thread: a warm one if one waits,
+    /// else a new one. Whether a slot was lent.
+    fn hand_off(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) -> bool {
+        let Some(slot) = state.free.pop() else {
+            return false; // every spare slot is in use: max_threads reached
+        };
+        let first_spare = shared.config.num_workers;
+        state.held[slot.0 - first_spare] = true;
+        state.lent.push(slot);
+        self.handoffs.fetch_add(1, Ordering::Relaxed);
+        // A spare thread per held slot at most, so the count of spare
+        // threads never passes the count of spare slots.
+        if state.idle_spares >= state.lent.len() {
+            self.spares_woken.fetch_add(1, Ordering::Relaxed);
+            self.wake_spares.notify_one();
+            return true;
+        }
+        if state.spare_threads < state.held.len() {
+            let spawned = (self.config.spawn_thread)(shared.clone(), run_spare);
+            if spawned.is_ok() {
+                state.spare_threads += 1;
+                self.spares_started.fetch_add(1, Ordering::Relaxed);
+                return true;
+            }
+        }
+        // No thread to run it: take the slot back.
+        let slot = state.lent.pop().expect("pushed above");
+        state.held[slot.0 - first_spare] = false;
+        state.free.push(slot);
+        false
+    }
+}
+
+/// What the monitor remembers of a slot between two samples.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    seq: u64,
+    /// When the monitor first saw `seq`.
+    since: Option<Instant>,
+    slow_marked: bool,
+    stall_reported: bool,
+}
+
+/// The monitor thread's loop; returns at shutdown.
+pub(crate) fn run_monitor(shared: &Arc<Shared>) {
+    let monitor = &shared.monitor;
+    let num_workers = shared.config.num_workers;
+    let base_period = (monitor.config.stall_threshold / 4).max(Duration::from_micros(50));
+    let mut period = base_period;
+    let mut seen = vec![Seen::default(); shared.remotes.len()];
+    let mut state = monitor.lock();
+    loop {
+        if state.shutdown {
+            return;
+        }
+        let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
+        if nobody_busy {
+            monitor.sleeping.store(true, Ordering::Relaxed);
+            // Pairs with the fence in `worker_woke` (see there).
+            fence(Ordering::SeqCst);
+            if shared.idle.counts().unparked == 0 {
+                state = monitor
+                    .wake_monitor
+                    .wait_timeout(state, IDLE_RECHECK)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            monitor.sleeping.store(false, Ordering::Relaxed);
+            period = base_period;
+            continue;
+        }
+        state = monitor
+            .wake_monitor
+            .wait_timeout(state, period)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        if state.shutdown {
+            return;
+        }
+        let now = Instant::now();
+        let mut suspicious = false;
+        let mut stalled = None;
+        let mut free_thread = false;
+        for (slot, remote) in shared.remotes.iter().enumerate() {
+            let awake = if slot < num_workers {
+                !shared.idle.is_parked(slot)
+            } else {
+                state.held[slot - num_workers]
+            };
+            let watch = &remote.watch;
+            let seq = watch.seq();
+            let last = &mut seen[slot];
+            if seq != last.seq || last.since.is_none() {
+                *last = Seen {
+                    seq,
+                    since: Some(now),
+                    ..Seen::default()
+                };
+                free_thread |= awake;
+                continue;
+            }
+            if seq % 2 == 0 {
+                // Not inside a poll (searching, parked, or between polls).
+                free_thread |= awake;
+                continue;
+            }
+            suspicious = true;
+            let stuck_for = now - last.since.unwrap_or(now);
+            if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
+                last.slow_marked = true;
+                watch.slow_seq.store(seq, Ordering::Relaxed);
+            }
+            if stuck_for < monitor.config.stall_threshold {
+                free_thread = true; // a short poll: that thread is moving
+                continue;
+            }
+            stalled = Some(slot);
+            if !last.stall_reported {
+                last.stall_reported = true;
+                monitor.stalls.fetch_add(1, Ordering::Relaxed);
+                if let Some(hook) = &monitor.config.on_stall {
+                    if let Some((task_name, spawned_at)) = watch.label(seq) {
+                        let info = StallInfo {
+                            worker: slot,
+                            task_name,
+                            spawned_at,
+                            stuck_for,
+                        };
+                        drop(state);
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            hook(&info);
+                        }));
+                        state = monitor.lock();
+                    }
+                }
+            }
+        }
+        if stalled.is_some() && !free_thread && shared.has_waiting_work() {
+            if shared.idle.counts().unparked < num_workers {
+                // A worker sleeps while work waits behind a stuck one: the
+                // wake rules should have woken it; wake it now (backstop).
+                shared.notify_parked(None);
+            } else {
+                monitor.hand_off(shared, &mut state);
+            }
+        }
+        period = if suspicious {
+            base_period
+        } else {
+            (period * 2).min(MAX_PERIOD.max(base_period))
+        };
+    }
+}
+
+/// A spare thread's loop: run lent slots until none comes for
+/// `spare_idle_timeout`, or the runtime shuts down.
+fn run_spare(shared: &Arc<Shared>) {
+    let monitor = &shared.monitor;
+    let mut state = monitor.lock();
+    let retired = loop {
+        if state.shutdown {
+            break false;
+        }
+        if let Some((index, local)) = state.lent.pop() {
+            drop(state);
+            let core = Core::new(index, shared.clone(), local);
+            {
+                let _core = crate::runtime::context::set_core(&core);
+                core.run_spare();
+            }
+            let local = core.into_local();
+            state = monitor.lock();
+            state.held[index - shared.config.num_workers] = false;
+            if !state.shutdown {
+                state.free.push((index, local));
+            }
+            continue;
+        }
+        state.idle_spares += 1;
+        let (guard, wait) = monitor
+            .wake_spares
+            .wait_timeout(state, monitor.config.spare_idle_timeout)
+            .unwrap_or_else(|e| e.into_inner());
+        state = guard;
+        state.idle_spares -= 1;
+        if wait.timed_out() && state.lent.is_empty() {
+            break true;
+        }
+    };
+    state.spare_threads -= 1;
+    if retired {
+        monitor.spares_retired.fetch_add(1, Ordering::Relaxed);
+    }
+}
