@@ -322,3 +322,90 @@ fn enter_guards_dropped_out_of_order_do_not_leave_a_stale_context() {
         "no runtime is current once every EnterGuard is dropped"
     );
 }
+
+#[test]
+fn stall_and_slow_poll_thresholds_just_outside_their_range_are_rejected() {
+    type Set = fn(&mut Builder, Duration);
+    let settings: [(&str, Set); 2] = [
+        ("stall_threshold", |b, d| {
+            b.stall_threshold(d);
+        }),
+        ("slow_poll_threshold", |b, d| {
+            b.slow_poll_threshold(d);
+        }),
+    ];
+    for (name, set) in settings {
+        for bad in [
+            Duration::ZERO,
+            Duration::from_micros(99),
+            Duration::from_secs(10) + Duration::from_nanos(1),
+        ] {
+            assert_rejected(|b| set(b, bad), name, &["100 µs", "10 s"]);
+        }
+        for good in [Duration::from_micros(100), Duration::from_secs(10)] {
+            assert_accepted(|b| set(b, good));
+        }
+    }
+}
+
+#[test]
+fn batch_share_outside_zero_to_one_is_rejected() {
+    for share in [0.0, -0.1, 1.0, 1.5, f64::NAN] {
+        assert_rejected(
+            |b| {
+                b.batch_share(share);
+            },
+            "batch_share",
+            &["greater than 0", "less than 1"],
+        );
+    }
+    for share in [0.01, 0.5, 0.99] {
+        assert_accepted(|b| {
+            b.batch_share(share);
+        });
+    }
+}
+
+#[test]
+fn max_threads_below_the_worker_count_is_rejected() {
+    assert_rejected(
+        |b| {
+            b.max_threads(1);
+        },
+        "max_threads",
+        &["worker_threads (2)", "got 1"],
+    );
+    // Equal to the workers: valid, the monitor then has no spare slot.
+    assert_accepted(|b| {
+        b.max_threads(2);
+    });
+}
+
+#[test]
+fn spare_idle_timeout_just_outside_its_range_is_rejected() {
+    for timeout in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        Duration::from_secs(3600) + Duration::from_nanos(1),
+    ] {
+        assert_rejected(
+            |b| {
+                b.spare_idle_timeout(timeout);
+            },
+            "spare_idle_timeout",
+            &["1 ms", "1 hour"],
+        );
+    }
+    assert_accepted(|b| {
+        b.spare_idle_timeout(Duration::from_millis(1));
+    });
+}
+
+#[test]
+fn task_builder_spawn_outside_a_runtime_panics_and_says_what_to_do() {
+    let panic = std::panic::catch_unwind(|| weft::task::Builder::new().spawn(async {}))
+        .expect_err("task::Builder::spawn outside a runtime must panic");
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("outside of a weft runtime"), "{message}");
+    assert!(message.contains("spawn_on"), "{message}");
+}

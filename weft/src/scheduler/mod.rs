@@ -211,6 +211,10 @@ pub(crate) struct Shared {
     pub(crate) remotes: Box<[CachePadded<Remote>]>,
     /// The stall monitor and the spare threads (`monitor.rs`).
     pub(crate) monitor: monitor::Monitor,
+    /// Some slot was stalled at the monitor's last sample (a hint, read at
+    /// periodic checks: a line only the monitor writes, and only when the
+    /// answer changes).
+    pub(crate) any_stalled: AtomicBool,
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
@@ -255,6 +259,7 @@ impl Shared {
             batch: Inject::new(),
             remotes,
             monitor,
+            any_stalled: AtomicBool::new(false),
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,

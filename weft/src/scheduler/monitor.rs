@@ -85,6 +85,9 @@ pub(crate) struct PollWatch {
     name: AtomicPtr<TaskName>,
     /// The `seq` of a poll the monitor saw run past `slow_poll_threshold`.
     slow_seq: AtomicU64,
+    /// The monitor found this slot stalled at its last sample: other
+    /// threads take its queued tasks before their own inject work.
+    stalled: AtomicBool,
 }
 
 impl PollWatch {
@@ -117,6 +120,18 @@ impl PollWatch {
 
     fn seq(&self) -> u64 {
         self.seq.load(Ordering::Acquire)
+    }
+
+    /// Whether the monitor last saw this slot stalled.
+    #[inline]
+    pub(crate) fn is_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
+    }
+
+    fn set_stalled(&self, stalled: bool) {
+        if self.stalled.load(Ordering::Relaxed) != stalled {
+            self.stalled.store(stalled, Ordering::Relaxed);
+        }
     }
 
     /// The label of poll `seq`, if it is still the current one (a seqlock
@@ -347,6 +362,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let mut suspicious = false;
         let mut stalled = None;
         let mut free_thread = false;
+        let mut stalled_slots = 0;
         for (slot, remote) in shared.remotes.iter().enumerate() {
             let awake = if slot < num_workers {
                 !shared.idle.is_parked(slot)
@@ -362,11 +378,13 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                     since: Some(now),
                     ..Seen::default()
                 };
+                watch.set_stalled(false);
                 free_thread |= awake;
                 continue;
             }
             if seq % 2 == 0 {
                 // Not inside a poll (searching, parked, or between polls).
+                watch.set_stalled(false);
                 free_thread |= awake;
                 continue;
             }
@@ -381,6 +399,8 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 continue;
             }
             stalled = Some(slot);
+            stalled_slots += 1;
+            watch.set_stalled(true);
             if !last.stall_reported {
                 last.stall_reported = true;
                 monitor.stalls.fetch_add(1, Ordering::Relaxed);
@@ -400,6 +420,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                     }
                 }
             }
+        }
+        let any_stalled = stalled_slots > 0;
+        if shared.any_stalled.load(Ordering::Relaxed) != any_stalled {
+            shared.any_stalled.store(any_stalled, Ordering::Relaxed);
         }
         if stalled.is_some() && !free_thread && shared.has_waiting_work() {
             if shared.idle.counts().unparked < num_workers {

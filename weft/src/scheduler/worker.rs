@@ -62,6 +62,7 @@
 //! registered (see `Shared::shutdown_drain`).
 
 use std::cell::Cell;
+use std::sync::atomic::Ordering;
 use std::task::Waker;
 use std::time::Instant;
 
@@ -303,7 +304,11 @@ impl Core {
     /// could refill them) or the runtime shuts down.
     pub(crate) fn run_spare(&self) {
         while !self.shared.is_shutdown() {
-            match self.next_task().or_else(|| self.steal_work()) {
+            let task = self
+                .rescue_stalled()
+                .or_else(|| self.next_task())
+                .or_else(|| self.steal_work());
+            match task {
                 Some(task) => self.run_task(task),
                 None => break,
             }
@@ -399,6 +404,12 @@ impl Core {
         // is refreshed at every batch: one length read per batch, never one
         // per tick on the contended inject indices.
         let dry = self.yielded.replace(false) || self.local.is_empty();
+        if (dry || countdown == 0) && self.shared.any_stalled.load(Ordering::Relaxed) {
+            // Tasks queued behind a stalled worker's poll waited longest.
+            if let Some(task) = self.rescue_stalled() {
+                return Some(task);
+            }
+        }
         if dry
             || countdown == 0
             || (self.inject_backlog.get()
@@ -422,6 +433,30 @@ impl Core {
         self.local
             .pop()
             .or_else(|| self.take_inject_batch(BatchCap::Dry))
+    }
+
+    /// Takes the queued tasks of a slot the monitor found stalled: its LIFO
+    /// task, or half its ring (through the thieves' side).
+    fn rescue_stalled(&self) -> Option<Task> {
+        let remotes = &self.shared.remotes;
+        for (victim, remote) in remotes.iter().enumerate() {
+            if victim == self.index || !remote.watch.is_stalled() {
+                continue;
+            }
+            let before = self.local.len();
+            let task = remote
+                .take_lifo()
+                .or_else(|| remote.steal.steal_into(&self.local));
+            if let Some(task) = task {
+                let counters = self.counters();
+                counters.steals.incr();
+                counters
+                    .stolen_tasks
+                    .add((self.local.len() - before + 1) as u64);
+                return Some(task);
+            }
+        }
+        None
     }
 
     /// A task from the runtime-wide queue of `Latency` or `Batch`: an

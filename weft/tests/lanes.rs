@@ -1,0 +1,434 @@
+//! Lanes, the stall monitor and its spare threads, demotion.
+//!
+//! Nothing here times the runtime against a number: each test checks an
+//! ordering or an event that the mechanism makes happen and that does not
+//! happen without it (each says which setting turns it off, and the
+//! monitor tests run both ways). Stuck polls are made with a task that
+//! blocks its thread until the test releases it, so no test depends on how
+//! fast the machine is.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use weft::runtime::{Builder, Handle, Runtime, StallInfo};
+use weft::task::{self, Lane};
+
+/// A task that holds its worker inside one poll until released.
+struct Stuck {
+    inside: Arc<AtomicBool>,
+    release: Arc<AtomicBool>,
+}
+
+impl Stuck {
+    fn new() -> Stuck {
+        Stuck {
+            inside: Arc::new(AtomicBool::new(false)),
+            release: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The future to spawn: blocks its thread until `release`.
+    fn task(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (inside, release) = (self.inside.clone(), self.release.clone());
+        async move {
+            inside.store(true, Ordering::SeqCst);
+            while !release.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            inside.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn wait_until_inside(&self) {
+        while !self.inside.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn release(&self) {
+        self.release.store(true, Ordering::SeqCst);
+    }
+}
+
+fn one_worker(monitor: bool) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(1)
+        .stall_monitor(monitor)
+        .build()
+        .unwrap()
+}
+
+/// Spawns a short task from outside; the channel gets whether the stuck
+/// task was still inside its poll when the short one ran.
+fn spawn_short(handle: &Handle, stuck: &Stuck) -> mpsc::Receiver<bool> {
+    let (tx, rx) = mpsc::channel();
+    let inside = stuck.inside.clone();
+    drop(handle.spawn(async move {
+        let _ = tx.send(inside.load(Ordering::SeqCst));
+    }));
+    rx
+}
+
+#[test]
+fn a_short_task_runs_while_the_only_worker_is_stuck_in_a_long_poll() {
+    let rt = one_worker(true);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &stuck);
+    let was_inside = ran
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the short task never ran while the worker was stuck");
+    assert!(was_inside, "the short task ran only after the long poll");
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let metrics = rt.handle().metrics();
+    assert!(metrics.stalls >= 1, "{metrics:?}");
+    assert!(metrics.handoffs >= 1, "{metrics:?}");
+    assert!(metrics.spares_started >= 1, "{metrics:?}");
+    assert!(metrics.spare_slots.polls >= 1, "a spare ran the short task");
+}
+
+#[test]
+fn without_the_monitor_a_short_task_waits_for_the_long_poll() {
+    let rt = one_worker(false);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &stuck);
+    // The counterpart of the test above: the same short task, no monitor.
+    assert!(
+        ran.recv_timeout(Duration::from_millis(300)).is_err(),
+        "a short task ran beside a stuck worker with the monitor off"
+    );
+    stuck.release();
+    assert!(!ran.recv_timeout(Duration::from_secs(30)).unwrap());
+    rt.block_on(long).unwrap();
+    assert_eq!(rt.handle().metrics().handoffs, 0);
+}
+
+#[test]
+fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
+    let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
+    let rt = {
+        let reports = reports.clone();
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .stall_threshold(Duration::from_millis(5))
+            .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
+            .build()
+            .unwrap()
+    };
+    let stuck = Stuck::new();
+    let line = line!() + 3;
+    let long = task::Builder::new()
+        .name("report-builder")
+        .spawn_on(stuck.task(), rt.handle())
+        .unwrap();
+    stuck.wait_until_inside();
+    let start = Instant::now();
+    while reports.lock().unwrap().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no stall reported"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1, "one report per stuck poll: {reports:?}");
+    let info = &reports[0];
+    assert_eq!(info.worker(), 0);
+    assert_eq!(info.task_name(), Some("report-builder"));
+    assert_eq!(info.spawned_at().file(), file!());
+    assert_eq!(info.spawned_at().line(), line);
+    assert!(info.stuck_for() >= Duration::from_millis(5), "{info:?}");
+    let text = info.to_string();
+    assert!(
+        text.contains("report-builder") && text.contains("lanes.rs"),
+        "{text}"
+    );
+    assert_eq!(rt.handle().metrics().stalls, 1);
+}
+
+#[test]
+fn plain_spawns_report_their_call_site() {
+    let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
+    let rt = {
+        let reports = reports.clone();
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .stall_threshold(Duration::from_millis(5))
+            .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
+            .build()
+            .unwrap()
+    };
+    let stuck = Stuck::new();
+    let line = line!() + 1;
+    let long = rt.handle().spawn(stuck.task());
+    stuck.wait_until_inside();
+    while reports.lock().unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let info = reports.lock().unwrap()[0].clone();
+    assert_eq!(info.task_name(), None);
+    assert_eq!(
+        (info.spawned_at().file(), info.spawned_at().line()),
+        (file!(), line)
+    );
+}
+
+/// A task whose first poll blocks for `slow`, then yields twice.
+async fn slow_then_yielding(slow: Duration) {
+    std::thread::sleep(slow);
+    task::yield_now().await;
+    task::yield_now().await;
+}
+
+#[test]
+fn a_default_task_with_a_slow_poll_moves_to_the_batch_lane() {
+    for demote in [true, false] {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .slow_poll_threshold(Duration::from_millis(2))
+            .demote_slow_tasks(demote)
+            .build()
+            .unwrap();
+        rt.block_on(rt.spawn(slow_then_yielding(Duration::from_millis(100))))
+            .unwrap();
+        let metrics = rt.handle().metrics();
+        if demote {
+            assert_eq!(metrics.total.demotions, 1, "{metrics:?}");
+            assert_eq!(metrics.total.batch_polls, 2, "both later polls in Batch");
+        } else {
+            assert_eq!(metrics.total.demotions, 0, "{metrics:?}");
+            assert_eq!(metrics.total.batch_polls, 0);
+        }
+    }
+}
+
+#[test]
+fn fast_tasks_are_never_demoted() {
+    let rt = common::rt(2, true);
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..100)
+            .map(|_| weft::spawn(async { task::yield_now().await }))
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    assert_eq!(rt.handle().metrics().total.demotions, 0);
+}
+
+#[test]
+fn latency_work_runs_before_queued_default_work() {
+    let rt = one_worker(false);
+    let stuck = Stuck::new();
+    let blocker = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for i in 0..50 {
+        let order = order.clone();
+        handles.push(rt.spawn(async move { order.lock().unwrap().push(i) }));
+    }
+    let order_latency = order.clone();
+    let urgent = task::Builder::new()
+        .lane(Lane::Latency)
+        .spawn_on(
+            async move { order_latency.lock().unwrap().push(-1) },
+            rt.handle(),
+        )
+        .unwrap();
+    stuck.release();
+    rt.block_on(async {
+        blocker.await.unwrap();
+        urgent.await.unwrap();
+        for handle in handles {
+            handle.await.unwrap();
+        }
+    });
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 51);
+    assert_eq!(order[0], -1, "the latency task ran first: {order:?}");
+}
+
+#[test]
+fn batch_work_keeps_its_share_under_a_latency_flood() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .batch_share(0.25)
+        .build()
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    // A latency flood on every worker: tasks that yield forever, so the
+    // latency queue is never empty.
+    let flood: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            task::Builder::new()
+                .lane(Lane::Latency)
+                .spawn_on(
+                    async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            task::yield_now().await;
+                        }
+                    },
+                    rt.handle(),
+                )
+                .unwrap()
+        })
+        .collect();
+    let batch_polls = Arc::new(AtomicU64::new(0));
+    let batch = {
+        let (stop, polls) = (stop.clone(), batch_polls.clone());
+        task::Builder::new()
+            .lane(Lane::Batch)
+            .spawn_on(
+                async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        let start = Instant::now();
+                        while start.elapsed() < Duration::from_micros(200) {
+                            std::hint::spin_loop();
+                        }
+                        polls.fetch_add(1, Ordering::Relaxed);
+                        task::yield_now().await;
+                    }
+                },
+                rt.handle(),
+            )
+            .unwrap()
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    rt.block_on(async {
+        for task in flood {
+            task.await.unwrap();
+        }
+        batch.await.unwrap();
+    });
+    // With only "latency first" the batch task would never run while the
+    // flood lasts; its share (25% of two workers, ~2,500 polls of 200 µs
+    // in the second) keeps it going. The bound is far below the share so
+    // a loaded machine does not fail it.
+    let polls = batch_polls.load(Ordering::Relaxed);
+    assert!(polls >= 50, "the batch task starved: {polls} polls in 1 s");
+    let metrics = rt.handle().metrics();
+    assert!(metrics.total.batch_busy_ns > 0);
+    assert!(metrics.total.latency_polls > metrics.total.batch_polls);
+}
+
+#[test]
+fn spare_threads_never_exceed_max_threads() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_threads(3)
+        .stall_threshold(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    // Four stuck tasks: both workers and the one spare slot get stuck; the
+    // fourth waits; short tasks queued behind all of them still finish once
+    // the stuck ones are released.
+    let stuck: Vec<_> = (0..4).map(|_| Stuck::new()).collect();
+    let handles: Vec<_> = stuck.iter().map(|s| rt.spawn(s.task())).collect();
+    let start = Instant::now();
+    while stuck
+        .iter()
+        .filter(|s| s.inside.load(Ordering::SeqCst))
+        .count()
+        < 3
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no spare took a stuck task"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let done = Arc::new(AtomicUsize::new(0));
+    let shorts: Vec<_> = (0..20)
+        .map(|_| {
+            let done = done.clone();
+            rt.spawn(async move {
+                done.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(50));
+    let metrics = rt.handle().metrics();
+    assert!(metrics.spare_threads <= 1, "{metrics:?}");
+    assert!(metrics.spares_started <= 1, "{metrics:?}");
+    assert_eq!(
+        stuck
+            .iter()
+            .filter(|s| s.inside.load(Ordering::SeqCst))
+            .count(),
+        3,
+        "two workers and one spare: no fourth thread"
+    );
+    for s in &stuck {
+        s.release();
+    }
+    rt.block_on(async {
+        for handle in handles.into_iter().chain(shorts) {
+            handle.await.unwrap();
+        }
+    });
+    assert_eq!(done.load(Ordering::SeqCst), 20);
+}
+
+#[test]
+fn idle_spares_retire_after_their_timeout() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .spare_idle_timeout(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &stuck);
+    assert!(ran.recv_timeout(Duration::from_secs(30)).unwrap());
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let start = Instant::now();
+    while rt.handle().metrics().spare_threads > 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the spare never retired"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(rt.handle().metrics().spares_retired >= 1);
+}
+
+#[test]
+fn shutdown_while_a_spare_holds_a_stuck_task_drops_every_task_once() {
+    let drops = common::DropCounter::default();
+    let rt = one_worker(true);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    // A second stuck task, which the spare takes; then pending tasks.
+    let second = Stuck::new();
+    let _second = rt.spawn(second.task());
+    second.wait_until_inside();
+    for _ in 0..10 {
+        let token = drops.track();
+        drop(rt.spawn(async move {
+            let _token = token;
+            std::future::pending::<()>().await;
+        }));
+    }
+    stuck.release();
+    second.release();
+    drop(long);
+    drop(rt);
+    assert_eq!(drops.drops(), 10);
+}
