@@ -36,6 +36,15 @@ use crate::task::{Registry, Task};
 /// settings, and each worker's ring; no thread is started. (The one place
 /// the models spell out `Config`: a new setting is added here.)
 pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
+    shared_with_spares(num_workers, 0)
+}
+
+/// As [`shared`], with `spare_slots` slots for spare threads after the
+/// workers' (their rings come last in the returned vector).
+pub(crate) fn shared_with_spares(
+    num_workers: usize,
+    spare_slots: usize,
+) -> (Arc<Shared>, Vec<Local<Task>>) {
     let config = Config {
         num_workers,
         inject_batch_cap: 32,
@@ -44,7 +53,7 @@ pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
         poll_time_sample_every: 16,
         demote_slow_tasks: true,
         batch_share: 0.25,
-        spare_slots: 0,
+        spare_slots,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {
@@ -66,7 +75,7 @@ pub(crate) fn shared(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
             on_stall: None,
             spawn_thread: Box::new(|_, _| Err(std::io::Error::other("no threads in loom models"))),
         },
-        0,
+        spare_slots,
     );
     Shared::new(config, blocking, monitor)
 }

@@ -128,7 +128,7 @@ impl PollWatch {
         self.stalled.load(Ordering::Relaxed)
     }
 
-    fn set_stalled(&self, stalled: bool) {
+    pub(crate) fn set_stalled(&self, stalled: bool) {
         if self.stalled.load(Ordering::Relaxed) != stalled {
             self.stalled.store(stalled, Ordering::Relaxed);
         }
@@ -159,6 +159,9 @@ impl PollWatch {
 /// naming and the exit latch shutdown waits on).
 pub(crate) type SpawnThread =
     Box<dyn Fn(Arc<Shared>, fn(&Arc<Shared>)) -> std::io::Result<()> + Send + Sync>;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 /// The hook `Builder::on_stall` installs.
 pub(crate) type StallHook = std::sync::Arc<dyn Fn(&StallInfo) + Send + Sync + 'static>;
@@ -320,6 +323,15 @@ struct Seen {
     since: Option<Instant>,
     slow_marked: bool,
     stall_reported: bool,
+}
+
+/// What the monitor does when it finds `slot` stalled, as far as the
+/// threads that take its work see it: the slot's flag and the runtime-wide
+/// hint. (The loom model of the handoff drives this directly.)
+#[cfg(all(test, loom))]
+pub(crate) fn mark_stalled(shared: &Shared, slot: usize) {
+    shared.remotes[slot].watch.set_stalled(true);
+    shared.any_stalled.store(true, Ordering::Relaxed);
 }
 
 /// The monitor thread's loop; returns at shutdown.

@@ -351,20 +351,11 @@ where
     if shared.is_shutdown() {
         return JoinHandle::cancelled_at_spawn(future);
     }
-    let (runnable, task) = async_task::Builder::new()
-        .metadata(TaskMeta::new(shared.clone(), options))
-        .spawn(
-            move |meta| TaskFuture {
-                future: ManuallyDrop::new(future),
-                meta,
-                entry: None,
-            },
-            WithInfo(schedule),
-        );
+    let (runnable, task) = new_task(shared, future, options);
     if options.lane != Lane::Default {
         shared.count_remote_spawn();
         shared.schedule_lane(runnable, options.lane);
-        return JoinHandle::new(task);
+        return task;
     }
     let on_worker = context::with_core(|core| match core {
         Some(core) if core.accepts_local(&**shared) => {
@@ -378,5 +369,29 @@ where
         shared.count_remote_spawn();
         shared.schedule_remote(runnable);
     }
-    JoinHandle::new(task)
+    task
+}
+
+/// Makes the task cell for `future`, not yet scheduled: the right to poll
+/// it and its join handle.
+pub(crate) fn new_task<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    options: SpawnOptions,
+) -> (Task, JoinHandle<F::Output>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(TaskMeta::new(shared.clone(), options))
+        .spawn(
+            move |meta| TaskFuture {
+                future: ManuallyDrop::new(future),
+                meta,
+                entry: None,
+            },
+            WithInfo(schedule),
+        );
+    (runnable, JoinHandle::new(task))
 }

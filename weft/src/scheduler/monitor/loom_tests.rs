@@ -1,0 +1,138 @@
+//! loom model of the handoff: a spare thread drains a stalled worker's
+//! queue while that worker, still inside its poll, pushes onto it and then
+//! returns to its loop.
+//!
+//! The code that runs: the stuck worker's `Core::schedule_local` (LIFO
+//! slot, displaced task to the ring) and `Core::run` after the poll; the
+//! spare's `Core::run_spare` on a spare slot (`rescue_stalled`, its own
+//! `next_task`, `steal_work`), with the slot marked stalled as the monitor
+//! marks it. The monitor's own sampling is timing, not a protocol, and is
+//! left out.
+//!
+//! Invariants asserted: each task runs exactly once (a second run fails
+//! the task's own check; a lost task leaves the model waiting for it, which
+//! loom reports as a deadlock), all before shutdown begins; each ring has
+//! one owner throughout (the stuck thread keeps its `Local`; the spare owns
+//! the spare slot's; loom's cell checks would report two owners' accesses
+//! as a race).
+//!
+//! Shown to fail with the protocol broken on purpose: a LIFO take made of a
+//! load and a separate store (so the stuck worker and the spare can both
+//! take the same task) fails the run-once check.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+use crate::loom_support::{realign_registry_round_robin, shared_with_spares};
+use crate::scheduler::worker::Core;
+use crate::task::{SpawnOptions, new_task};
+
+/// A flag a task raises and a thread waits for.
+#[derive(Clone, Default)]
+struct Signal(Arc<(Mutex<bool>, Condvar)>);
+
+impl Signal {
+    fn raise(&self) {
+        let (flag, raised) = &*self.0;
+        *flag.lock().unwrap() = true;
+        raised.notify_all();
+    }
+
+    fn wait(&self) {
+        let (flag, raised) = &*self.0;
+        let mut up = flag.lock().unwrap();
+        while !*up {
+            up = raised.wait(up).unwrap();
+        }
+    }
+}
+
+/// A task that counts its runs (at most one) and raises `ran`.
+struct RunOnce {
+    runs: Arc<AtomicUsize>,
+    ran: Signal,
+}
+
+impl Future for RunOnce {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        let before = self.runs.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(before, 0, "a task ran twice");
+        self.ran.raise();
+        Poll::Ready(())
+    }
+}
+
+#[test]
+fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_spares(1, 1);
+        let spare_local = locals.pop().unwrap();
+        let worker_local = locals.pop().unwrap();
+        crate::scheduler::monitor::mark_stalled(&shared, 0);
+
+        let options = SpawnOptions::plain(std::panic::Location::caller());
+        let (a_ran, b_ran) = (Signal::default(), Signal::default());
+        let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+        let (task_a, join_a) = new_task(
+            &shared,
+            RunOnce {
+                runs: runs[0].clone(),
+                ran: a_ran.clone(),
+            },
+            options,
+        );
+        let (task_b, join_b) = new_task(
+            &shared,
+            RunOnce {
+                runs: runs[1].clone(),
+                ran: b_ran.clone(),
+            },
+            options,
+        );
+
+        let first_pushed = Signal::default();
+        let worker = {
+            let (shared, first_pushed) = (shared.clone(), first_pushed.clone());
+            thread::spawn(move || {
+                let core = Core::new(0, shared, worker_local);
+                // Inside the stuck poll: the running task wakes two others
+                // (A into the LIFO slot, then B, which moves A to the ring).
+                core.schedule_local(task_a, false);
+                first_pushed.raise();
+                core.schedule_local(task_b, false);
+                // The poll returns: the worker's ordinary loop.
+                core.run();
+            })
+        };
+        let spare = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                // The monitor lends the slot once work waits behind the
+                // stalled poll.
+                first_pushed.wait();
+                let core = Core::new(1, shared, spare_local);
+                core.run_spare();
+            })
+        };
+
+        a_ran.wait();
+        b_ran.wait();
+        spare.join().unwrap();
+        shared.begin_shutdown();
+        worker.join().unwrap();
+        shared.shutdown_drain();
+        for runs in &runs {
+            assert_eq!(runs.load(Ordering::Relaxed), 1);
+        }
+        drop((join_a, join_b));
+        drop(shared);
+        realign_registry_round_robin(1);
+    });
+}
