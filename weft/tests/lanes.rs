@@ -432,3 +432,105 @@ fn shutdown_while_a_spare_holds_a_stuck_task_drops_every_task_once() {
     drop(rt);
     assert_eq!(drops.drops(), 10);
 }
+
+/// Drops `CAP_SYS_NICE` from this thread (and so from the runtime threads
+/// it starts): like an unprivileged process, it may then lower priorities
+/// but never raise one. Returns whether raising is now refused, checked.
+#[cfg(target_os = "linux")]
+fn drop_cap_sys_nice() -> bool {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Default, Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const CAP_SYS_NICE: u32 = 23;
+    let mut header = Header {
+        version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget writes one header and two data records, which both
+    // point to, for the calling thread.
+    let got = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    assert_eq!(got, 0, "capget failed");
+    data[0].effective &= !(1 << CAP_SYS_NICE);
+    data[0].permitted &= !(1 << CAP_SYS_NICE);
+    // SAFETY: capset reads the same records; it changes only this thread's
+    // capabilities.
+    let set = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    assert_eq!(set, 0, "capset failed");
+    // SAFETY: reads and sets the calling thread's nice value only.
+    let raised = unsafe {
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice - 1) == 0
+    };
+    !raised
+}
+
+#[cfg(target_os = "linux")]
+fn this_thread() -> (i32, i32) {
+    // SAFETY: gettid and getpriority read the calling thread's own ids.
+    unsafe { (libc::gettid(), libc::getpriority(libc::PRIO_PROCESS, 0)) }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
+    // On its own thread: the capability change must not leak into the
+    // other tests.
+    std::thread::spawn(|| {
+        assert!(drop_cap_sys_nice(), "raising a priority still works");
+        let (_, normal_nice) = this_thread();
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .slow_poll_threshold(Duration::from_millis(2))
+            .build()
+            .unwrap();
+        let (before, after, next) = rt
+            .block_on(rt.spawn(async {
+                let before = this_thread();
+                // A slow poll: the monitor lowers this thread meanwhile.
+                let start = Instant::now();
+                while this_thread().1 == before.1 && start.elapsed() < Duration::from_secs(30) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let after = this_thread();
+                task::yield_now().await;
+                (before, after, this_thread())
+            }))
+            .unwrap();
+        assert_eq!(before.1, normal_nice);
+        assert!(after.1 > before.1, "the slow poll's thread was not lowered");
+        assert_eq!(after.0, before.0);
+        assert_ne!(next.0, before.0, "the worker stayed on the lowered thread");
+        assert_eq!(
+            next.1, normal_nice,
+            "the new thread runs at normal priority"
+        );
+        let metrics = rt.handle().metrics();
+        assert_eq!(metrics.threads_demoted, 1, "{metrics:?}");
+        assert_eq!(metrics.total.demotions, 1, "the task moved to Batch");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn without_demotion_no_thread_is_lowered() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .slow_poll_threshold(Duration::from_millis(2))
+        .demote_slow_tasks(false)
+        .build()
+        .unwrap();
+    rt.block_on(rt.spawn(slow_then_yielding(Duration::from_millis(50))))
+        .unwrap();
+    assert_eq!(rt.handle().metrics().threads_demoted, 0);
+}

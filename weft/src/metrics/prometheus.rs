@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 19] = [
+        let runtime_wide: [(&str, &str, &str, u64); 20] = [
             (
                 "workers",
                 "gauge",
@@ -142,6 +142,12 @@ impl RuntimeMetrics {
                 "gauge",
                 "Spare threads alive.",
                 self.spare_threads as u64,
+            ),
+            (
+                "threads_demoted_total",
+                "counter",
+                "Threads lowered in priority during a slow poll.",
+                self.threads_demoted,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

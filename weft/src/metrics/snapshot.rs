@@ -45,6 +45,9 @@ pub struct RuntimeMetrics {
     pub spares_retired: u64,
     /// Spare threads alive when the snapshot was taken.
     pub spare_threads: usize,
+    /// Threads whose priority the monitor lowered during a slow poll (each
+    /// then gave its worker slot to a thread of normal priority).
+    pub threads_demoted: u64,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
     /// Threads of the blocking pool alive (running a `spawn_blocking`

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::scheduler::monitor::{Monitor, MonitorConfig, SpawnThread};
-use crate::scheduler::worker::Core;
+use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared};
 use crate::task::JoinHandle;
 
@@ -155,6 +155,9 @@ impl Runtime {
                 spare_idle_timeout: builder.spare_idle_timeout,
                 on_stall: builder.on_stall.clone(),
                 spawn_thread: helper_thread_spawner(builder, exited.clone(), true),
+                demoted_nice: builder
+                    .demote_slow_tasks
+                    .then(|| crate::sys::nice_for_share(builder.batch_share)),
             },
             spare_slots,
         );
@@ -379,13 +382,23 @@ impl WorkerThread {
         };
         let start_failed = started.is_err();
         let _ = self.started.send(started);
+        let core = self.core;
         if start_failed {
             // `build` reports the error and drops the runtime, which shuts
             // this worker's siblings down; this one never runs.
-            self.core.close();
+            core.close();
         } else {
-            let _core = context::set_core(&self.core);
-            self.core.run();
+            core.remote_watch().attach_thread();
+            let exit = {
+                let _core = context::set_core(&core);
+                core.run()
+            };
+            match exit {
+                RunExit::Shutdown => core.close(),
+                // Lowered for a slow poll: a thread of normal priority
+                // carries on as this worker; this one ends.
+                RunExit::Demoted => self.handle.shared.monitor.adopt(core),
+            }
         }
         if let Some(hook) = &self.on_stop {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));

@@ -362,7 +362,8 @@ fn worker_loop_scenario(strict_searching: bool) {
         let core = Core::new(0, shared.clone(), locals.pop().unwrap());
         let exited = observed.worker_exited.clone();
         thread::spawn(move || {
-            core.run();
+            assert_eq!(core.run(), crate::scheduler::worker::RunExit::Shutdown);
+            core.close();
             exited.incr();
         })
     };

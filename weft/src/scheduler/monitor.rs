@@ -54,7 +54,7 @@
 //! to the next (Go's sysmon backs off the same way, 20 µs to 10 ms).
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering, fence};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::loom::sync::Arc;
@@ -67,7 +67,7 @@ use crate::task::label::TaskName;
 
 use super::Shared;
 use super::queue::Local;
-use super::worker::Core;
+use super::worker::{Core, RunExit};
 use crate::task::Task;
 
 /// Longest sampling period while workers are busy and nothing looks stuck.
@@ -88,6 +88,11 @@ pub(crate) struct PollWatch {
     /// The monitor found this slot stalled at its last sample: other
     /// threads take its queued tasks before their own inject work.
     stalled: AtomicBool,
+    /// The kernel id of the thread running this slot (0: none yet).
+    thread_id: AtomicI32,
+    /// The monitor lowered the priority of the thread running this slot:
+    /// after its poll it hands the slot to a thread of normal priority.
+    thread_demoted: AtomicBool,
 }
 
 impl PollWatch {
@@ -120,6 +125,20 @@ impl PollWatch {
 
     fn seq(&self) -> u64 {
         self.seq.load(Ordering::Acquire)
+    }
+
+    /// The calling thread now runs this slot.
+    pub(crate) fn attach_thread(&self) {
+        self.thread_id
+            .store(crate::sys::current_thread_id(), Ordering::Relaxed);
+        self.thread_demoted.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the thread running this slot was demoted (checked after each
+    /// poll: one load of a line the slot's thread writes anyway).
+    #[inline]
+    pub(crate) fn is_thread_demoted(&self) -> bool {
+        self.thread_demoted.load(Ordering::Relaxed)
     }
 
     /// Whether the monitor last saw this slot stalled.
@@ -174,6 +193,9 @@ pub(crate) struct MonitorConfig {
     pub(crate) spare_idle_timeout: Duration,
     pub(crate) on_stall: Option<StallHook>,
     pub(crate) spawn_thread: SpawnThread,
+    /// The nice value a slow poll's thread is lowered to, if threads are
+    /// demoted at all (`demote_slow_tasks`).
+    pub(crate) demoted_nice: Option<i32>,
 }
 
 /// The monitor's state, in `Shared`.
@@ -191,9 +213,13 @@ pub(crate) struct Monitor {
     spares_started: AtomicU64,
     spares_woken: AtomicU64,
     spares_retired: AtomicU64,
+    threads_demoted: AtomicU64,
 }
 
 struct State {
+    /// Worker cores whose demoted thread gave them up after its slow poll,
+    /// waiting for a thread of normal priority.
+    orphans: Vec<Core>,
     shutdown: bool,
     /// Spare slots not lent: their index and the owner side of their ring.
     free: Vec<(usize, Local<Task>)>,
@@ -210,6 +236,7 @@ impl Monitor {
         Monitor {
             config,
             state: Mutex::new(State {
+                orphans: Vec::new(),
                 shutdown: false,
                 free: Vec::new(),
                 lent: Vec::new(),
@@ -225,6 +252,28 @@ impl Monitor {
             spares_started: AtomicU64::new(0),
             spares_woken: AtomicU64::new(0),
             spares_retired: AtomicU64::new(0),
+            threads_demoted: AtomicU64::new(0),
+        }
+    }
+
+    /// A worker core whose thread was demoted: a spare thread of normal
+    /// priority (an idle one, or one the monitor starts; never the demoted
+    /// thread, whose children would inherit its priority) takes it over.
+    pub(crate) fn adopt(&self, core: Core) {
+        let mut state = self.lock();
+        if state.shutdown {
+            drop(state);
+            core.close();
+            return;
+        }
+        state.orphans.push(core);
+        if state.idle_spares >= state.lent.len() + state.orphans.len() {
+            self.spares_woken.fetch_add(1, Ordering::Relaxed);
+            self.wake_spares.notify_one();
+        } else {
+            // The monitor starts a thread for it at once.
+            self.sleeping.store(false, Ordering::Relaxed);
+            self.wake_monitor.notify_one();
         }
     }
 
@@ -269,8 +318,14 @@ impl Monitor {
         // early (the lent ones go with their spare thread).
         state.free.clear();
         state.lent.clear();
+        let orphans = std::mem::take(&mut state.orphans);
         self.wake_monitor.notify_all();
         self.wake_spares.notify_all();
+        drop(state);
+        // Outside the lock: dropping tasks runs their destructors.
+        for core in orphans {
+            core.close();
+        }
     }
 
     pub(crate) fn fill_metrics(&self, metrics: &mut RuntimeMetrics) {
@@ -279,7 +334,24 @@ impl Monitor {
         metrics.spares_started = self.spares_started.load(Ordering::Relaxed);
         metrics.spares_woken = self.spares_woken.load(Ordering::Relaxed);
         metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
+        metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
         metrics.spare_threads = self.lock().spare_threads;
+    }
+
+    /// Starts spare threads for orphaned worker cores no idle spare will
+    /// take (called by the monitor thread, whose priority is normal).
+    fn start_spares_for_orphans(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
+        let waiting = state.lent.len() + state.orphans.len();
+        let mut short = waiting.saturating_sub(state.idle_spares);
+        let limit = state.held.len() + shared.config.num_workers;
+        while short > 0 && state.spare_threads < limit {
+            if (self.config.spawn_thread)(shared.clone(), run_spare).is_err() {
+                break;
+            }
+            state.spare_threads += 1;
+            self.spares_started.fetch_add(1, Ordering::Relaxed);
+            short -= 1;
+        }
     }
 
     /// Lends a free spare slot to a spare thread: a warm one if one waits,
@@ -294,12 +366,12 @@ impl Monitor {
         self.handoffs.fetch_add(1, Ordering::Relaxed);
         // A spare thread per held slot at most, so the count of spare
         // threads never passes the count of spare slots.
-        if state.idle_spares >= state.lent.len() {
+        if state.idle_spares >= state.lent.len() + state.orphans.len() {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
             self.wake_spares.notify_one();
             return true;
         }
-        if state.spare_threads < state.held.len() {
+        if state.spare_threads < state.held.len() + shared.config.num_workers {
             let spawned = (self.config.spawn_thread)(shared.clone(), run_spare);
             if spawned.is_ok() {
                 state.spare_threads += 1;
@@ -312,6 +384,22 @@ impl Monitor {
         state.held[slot.0 - first_spare] = false;
         state.free.push(slot);
         false
+    }
+}
+
+impl Monitor {
+    /// Lowers the priority of the thread inside a slow poll, so the threads
+    /// running short work get the cores first; the flag goes up first, so
+    /// the thread, checking it after its poll, always learns it was (or is
+    /// about to be) demoted and gives its slot to a normal thread.
+    fn demote_thread(&self, watch: &PollWatch, nice: i32) {
+        let tid = watch.thread_id.load(Ordering::Relaxed);
+        if tid == 0 || watch.thread_demoted.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if crate::sys::lower_thread_priority(tid, nice).is_ok() {
+            self.threads_demoted.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -345,6 +433,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
     loop {
         if state.shutdown {
             return;
+        }
+        if !state.orphans.is_empty() {
+            monitor.start_spares_for_orphans(shared, &mut state);
         }
         let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
         if nobody_busy {
@@ -405,6 +496,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
                 last.slow_marked = true;
                 watch.slow_seq.store(seq, Ordering::Relaxed);
+                if let Some(nice) = monitor.config.demoted_nice {
+                    monitor.demote_thread(watch, nice);
+                }
             }
             if stuck_for < monitor.config.stall_threshold {
                 free_thread = true; // a short poll: that thread is moving
@@ -463,18 +557,44 @@ fn run_spare(shared: &Arc<Shared>) {
         if state.shutdown {
             break false;
         }
+        if let Some(core) = state.orphans.pop() {
+            drop(state);
+            // This thread is now that worker, until shutdown or its own
+            // demotion.
+            core.remote_watch().attach_thread();
+            let exit = {
+                let _core = crate::runtime::context::set_core(&core);
+                core.run()
+            };
+            match exit {
+                RunExit::Shutdown => core.close(),
+                RunExit::Demoted => {
+                    monitor.adopt(core);
+                    state = monitor.lock();
+                    break true;
+                }
+            }
+            state = monitor.lock();
+            continue;
+        }
         if let Some((index, local)) = state.lent.pop() {
             drop(state);
             let core = Core::new(index, shared.clone(), local);
+            core.remote_watch().attach_thread();
             {
                 let _core = crate::runtime::context::set_core(&core);
                 core.run_spare();
             }
+            let demoted = core.remote_watch().is_thread_demoted();
             let local = core.into_local();
             state = monitor.lock();
             state.held[index - shared.config.num_workers] = false;
             if !state.shutdown {
                 state.free.push((index, local));
+            }
+            if demoted {
+                // Lowered for good: a demoted thread retires.
+                break true;
             }
             continue;
         }

@@ -104,6 +104,17 @@ enum BatchCap {
     Dry,
 }
 
+/// Why a worker's loop returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunExit {
+    /// The runtime shuts down: the caller closes the core.
+    Shutdown,
+    /// The stall monitor lowered this thread's priority during a slow
+    /// poll: the caller hands the core to a thread of normal priority
+    /// (`Monitor::adopt`).
+    Demoted,
+}
+
 /// A worker's private state.
 pub(crate) struct Core {
     pub(crate) index: usize,
@@ -277,8 +288,10 @@ impl Core {
         }
     }
 
-    /// The run loop; returns when the runtime shuts down.
-    pub(crate) fn run(&self) {
+    /// The run loop; returns when the runtime shuts down (the caller then
+    /// calls `close`) or after a poll during which the monitor demoted this
+    /// thread.
+    pub(crate) fn run(&self) -> RunExit {
         while !self.shared.is_shutdown() {
             if let Some(task) = self
                 .next_task()
@@ -289,13 +302,22 @@ impl Core {
                     self.stop_searching();
                 }
                 self.run_task(task);
+                if self.remote().watch.is_thread_demoted() {
+                    self.account_busy_time(Instant::now());
+                    return RunExit::Demoted;
+                }
             } else {
                 self.park();
                 self.shared.monitor.worker_woke();
                 self.fire_timers(Wheels::All);
             }
         }
-        self.close();
+        RunExit::Shutdown
+    }
+
+    /// The poll watch of this core's slot.
+    pub(crate) fn remote_watch(&self) -> &super::monitor::PollWatch {
+        &self.remote().watch
     }
 
     /// A spare thread's loop on a lent slot (`monitor.rs`): the worker loop
@@ -312,12 +334,20 @@ impl Core {
                 Some(task) => self.run_task(task),
                 None => break,
             }
+            if self.remote().watch.is_thread_demoted() {
+                break;
+            }
         }
         if self.shared.is_shutdown() {
             self.close();
         } else {
             self.account_busy_time(Instant::now());
-            debug_assert!(!self.has_tasks(), "a spare slot returned with tasks queued");
+            // Found nothing: the ring and LIFO slot are empty. Demoted
+            // after a poll: what its tasks queued here goes to the inject
+            // queue, for threads of normal priority.
+            while let Some(task) = self.remote().take_lifo().or_else(|| self.local.pop()) {
+                self.shared.schedule_remote(task);
+            }
         }
     }
 
@@ -452,7 +482,7 @@ impl Core {
                 counters.steals.incr();
                 counters
                     .stolen_tasks
-                    .add((self.local.len() - before + 1) as u64);
+                    .add((self.local.len().saturating_sub(before) + 1) as u64);
                 return Some(task);
             }
         }
@@ -574,7 +604,7 @@ impl Core {
                 counters.steals.incr();
                 counters
                     .stolen_tasks
-                    .add((self.local.len() - before + 1) as u64);
+                    .add((self.local.len().saturating_sub(before) + 1) as u64);
                 return Some(task);
             }
         }

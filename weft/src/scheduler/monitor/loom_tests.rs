@@ -108,7 +108,8 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
                 first_pushed.raise();
                 core.schedule_local(task_b, false);
                 // The poll returns: the worker's ordinary loop.
-                core.run();
+                assert_eq!(core.run(), crate::scheduler::worker::RunExit::Shutdown);
+                core.close();
             })
         };
         let spare = {

@@ -85,7 +85,10 @@ fn start_workers(
         .enumerate()
         .map(|(index, local)| {
             let core = Core::new(index, shared.clone(), local);
-            thread::spawn(move || core.run())
+            thread::spawn(move || {
+                assert_eq!(core.run(), super::RunExit::Shutdown);
+                core.close();
+            })
         })
         .collect()
 }
