@@ -18,6 +18,7 @@
 //! - `idle.rs`: the searching/unparked state word and the sleeper list.
 //! - `park.rs`: how one worker sleeps.
 //! - `worker.rs`: the run loop.
+//! - `monitor.rs`: the stall monitor and its spare threads.
 //!
 //! # Why each peer wins where it wins, and what weft takes from each
 //!
@@ -87,17 +88,18 @@
 //! - **I/O** stacks under `park.rs` the same way: the keeper parks in the
 //!   poller with the same timeout instead of the condvar, and
 //!   `Parker::unpark` also pokes the poller.
-//! - **Lanes** become one ring per lane in `Core` (the ring is generic over
-//!   its task type and capacity), the lane in `TaskMeta`; `next_task` picks
-//!   the lane by its guaranteed share before it picks within a lane, and the
-//!   inject queue keeps one queue per lane.
-//! - **The stall monitor** needs no new hot-path writes: it samples each
-//!   worker's `polls` counter (single-writer, already there); a worker whose
-//!   count has not moved for the stall threshold while it is not parked is
-//!   stuck in one poll. The handoff then needs `Core` to move between
-//!   threads: today it lives on the worker's stack behind the thread-local
-//!   pointer; it will live in a per-worker slot the worker takes at start
-//!   and checks after every poll, so a spare thread can take it over.
+//! - **Lanes** (built): `Latency` and `Batch` tasks wait in runtime-wide
+//!   lock-free queues (`Shared::latency`, `Shared::batch`, the inject
+//!   queue's type) rather than a ring per lane: a worker checks the latency
+//!   queue's emptiness at every scheduling decision and the batch queue
+//!   when it owes the batch lane its share (`worker.rs`, `task/lane.rs`).
+//!   `Default` tasks keep the LIFO slot and the rings.
+//! - **The stall monitor** (built, `monitor.rs`): workers publish each
+//!   poll in their `Remote` (two stores per poll); the monitor lends spare
+//!   slots (`Remote`s after the workers', with their own rings) to spare
+//!   threads while every awake thread is stuck, and a worker whose thread
+//!   it demoted hands its `Core` to a normal thread after the poll (`Core`
+//!   moves only between polls, never during one).
 
 pub(crate) mod idle;
 pub(crate) mod inject;

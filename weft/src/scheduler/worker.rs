@@ -4,6 +4,12 @@
 //!
 //! Each iteration ("tick") picks one task and polls it:
 //!
+//! 0. Lanes (`task/lane.rs`): at the periodic check, a `Batch` task if the
+//!    worker owes the batch lane its share (`batch_credit_ns`: it earns
+//!    `batch_share` of the awake time between checks and pays with timed
+//!    batch polls); then, at every tick, a `Latency` task if that queue is
+//!    not empty; and when the monitor has flagged a stalled slot, that
+//!    slot's queued tasks before any inject batch (they waited longest).
 //! 1. On a periodic global check (every `global_interval` ticks), when the
 //!    local ring is empty, when a task has yielded since the last look, or
 //!    when outside work is piling up while this worker has little of its
@@ -41,13 +47,22 @@
 //!    in time.)
 //! 7. Sleep (`park`), following the protocol of `idle.rs`.
 //!
+//! Every poll is published to the stall monitor (`PollWatch::begin/end`,
+//! `monitor.rs`). After a poll during which the monitor lowered this
+//! thread's priority, `run` returns [`RunExit::Demoted`] and the thread
+//! gives this `Core` to a thread of normal priority: a `Core` moves between
+//! threads only between polls. A spare thread runs the same loop on a spare
+//! slot (`run_spare`) without the sleep protocol: it returns the slot when
+//! it finds no work.
+//!
 //! The periodic check interval adapts: every check measures the mean tick
 //! length since the last one and aims at `global_check_target_ns` between
 //! checks, clamped to `[2, 127]` ticks.
 //!
 //! # Ownership
 //!
-//! `Core` belongs to its worker thread. Tasks running on the worker reach it
+//! `Core` belongs to the thread running it (its worker thread, or the
+//! spare thread that took it over after a demotion). Tasks running on the worker reach it
 //! through the thread-local context (`runtime::context`) to push wakes
 //! locally; every field is a `Cell` or an owner-only handle, so a shared
 //! reference suffices and no `RefCell` borrow is taken per wake.
