@@ -158,7 +158,10 @@ mod tests {
         for asked in [Duration::from_micros(500), Duration::from_millis(5)] {
             let took = burner.measure(asked, 5);
             let ratio = took.as_secs_f64() / asked.as_secs_f64();
-            assert!((0.5..2.0).contains(&ratio), "asked {asked:?}, took {took:?}");
+            assert!(
+                (0.5..2.0).contains(&ratio),
+                "asked {asked:?}, took {took:?}"
+            );
         }
     }
 
@@ -171,7 +174,11 @@ mod tests {
         assert_eq!(burner.iterations(Duration::from_millis(50)), 20_000_000);
         assert_eq!(burner.iterations(Duration::ZERO), 1);
         assert_eq!(
-            scale(1_000_000, Duration::from_millis(2), Duration::from_millis(1)),
+            scale(
+                1_000_000,
+                Duration::from_millis(2),
+                Duration::from_millis(1)
+            ),
             2_000_000
         );
     }

@@ -29,10 +29,9 @@ const HEIGHT: u32 = 440;
 pub fn path_for(json: Option<&Path>) -> PathBuf {
     match json {
         Some(json) => {
-            let stem = json.file_stem().map_or_else(
-                || "weft-bench".into(),
-                |s| s.to_string_lossy().into_owned(),
-            );
+            let stem = json
+                .file_stem()
+                .map_or_else(|| "weft-bench".into(), |s| s.to_string_lossy().into_owned());
             json.with_file_name(format!("{stem}-mixed.svg"))
         }
         None => target_dir().join("weft-bench").join("mixed.svg"),
@@ -154,8 +153,13 @@ fn panel<DB: DrawingBackend>(
             .draw_series(LineSeries::new(line, color.stroke_width(2)))
             .map_err(to_io)?
             .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
-        let dots = points.iter().enumerate().map(|(i, p)| Circle::new((at(i), p.1), 3, color.filled()));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        let dots = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Circle::new((at(i), p.1), 3, color.filled()));
         chart.draw_series(dots).map_err(to_io)?;
     }
     chart

@@ -240,7 +240,11 @@ fn compare_figure(
         let of = |load: &LoadResult, own: &Figures| {
             let peer = load.runtimes.get(tokio)?.ok().filter(|_| in_both(tokio))?;
             let peer_value = (spec.value)(peer)?;
-            Some((tokio.to_owned(), ratio((spec.value)(own)?, peer_value)?, peer_value))
+            Some((
+                tokio.to_owned(),
+                ratio((spec.value)(own)?, peer_value)?,
+                peer_value,
+            ))
         };
         of(base, base_weft).zip(of(new, new_weft))
     } else {
@@ -278,9 +282,10 @@ fn completed(runtimes: &BTreeMap<String, MixedRun>, peer: &str) -> bool {
 fn weft_error(load: &LoadResult) -> String {
     match load.runtimes.get(Variant::Weft.name()) {
         None => "weft did not run".to_owned(),
-        Some(run) if run.status == Status::Failed => {
-            run.error.clone().unwrap_or_else(|| "weft failed".to_owned())
-        }
+        Some(run) if run.status == Status::Failed => run
+            .error
+            .clone()
+            .unwrap_or_else(|| "weft failed".to_owned()),
         Some(_) => "weft has no figures".to_owned(),
     }
 }
@@ -339,6 +344,7 @@ mod tests {
                 cpu_ms_per_s: cpu,
                 submit_lag_p99_ms: None,
                 unfinished: 0,
+                others_cpu_pct: None,
             }),
             ..MixedRun::default()
         }
@@ -438,13 +444,13 @@ mod tests {
         let other = lane(&[(Load::Open2000, vec![("weft", run(1.0, 10.0, 1_000.0))])]);
         assert_eq!(
             verdicts(Some(&base), Some(&other), true),
-            ["closed_32_2: FAILED: missing from NEW", "open_2000: new load"]
+            [
+                "closed_32_2: FAILED: missing from NEW",
+                "open_2000: new load"
+            ]
         );
         // A baseline from before the lane: every load is new; neither: nothing.
-        assert_eq!(
-            verdicts(None, Some(&base), true),
-            ["closed_32_2: new load"]
-        );
+        assert_eq!(verdicts(None, Some(&base), true), ["closed_32_2: new load"]);
         let gate = MixedGate {
             tolerance_pct: 50.0,
             same_machine: true,
@@ -456,7 +462,10 @@ mod tests {
     fn a_peer_only_new_has_is_additive() {
         let base = lane(&[(
             Load::Closed32x2,
-            vec![("weft", run(8.0, 30.0, 1_900.0)), ("tokio", run(100.0, 30.0, 1_900.0))],
+            vec![
+                ("weft", run(8.0, 30.0, 1_900.0)),
+                ("tokio", run(100.0, 30.0, 1_900.0)),
+            ],
         )]);
         let new = closed(run(8.0, 30.0, 1_900.0));
         let deltas = compare(

@@ -26,7 +26,8 @@
 //!   `end` would drop exactly the tail). One still unfinished at the drain
 //!   deadline is recorded as censored: its latency so far, a lower bound,
 //!   and counted in [`Outcome::unfinished`].
-//! * Throughput counts the completions that *finished* inside the window.
+//! * Throughput counts the completions that *finished* inside the window
+//!   (their timestamps decide, so the window is exactly `measure` long).
 //! * The CPU figure is the process's CPU (every thread: workers, generator,
 //!   any helper thread of the runtime) between the generator's readings at
 //!   `warm_end` and `end`, both of which are wake-up deadlines of its loop.
@@ -40,6 +41,7 @@ use super::burn::Burner;
 use super::latency::Recorder;
 use super::schedule::Poisson;
 use crate::measure::process_cpu_time;
+use crate::metrics::others;
 use crate::runtimes::Spawner;
 
 /// Short or long.
@@ -106,16 +108,24 @@ pub struct Outcome {
     pub short_finished: u64,
     /// Long requests that finished inside the window.
     pub long_finished: u64,
-    /// The window, as measured between the generator's two readings.
+    /// The window (`Plan::measure`): throughputs are per second of it.
     pub window: Duration,
-    /// The process's CPU time over `window`.
+    /// The process's CPU time between the generator's readings at the
+    /// window's start and end.
     pub cpu: Duration,
+    /// The wall time between those two readings (a little off the window
+    /// when the generator woke late for one of them).
+    pub cpu_window: Duration,
     /// Open loop: how late the generator submitted each arrival of the
     /// window after its scheduled time (part of that arrival's latency).
     pub submit_lag: Option<Recorder>,
     /// Requests of the window still outstanding at the drain deadline
     /// (recorded with their latency so far).
     pub unfinished: u64,
+    /// Percent of the machine other processes used during the window,
+    /// where `/proc` tells: this machine is shared, and a pair measured
+    /// while something else ran is not comparable with the others.
+    pub others_cpu_pct: Option<f64>,
 }
 
 /// Runs the plan against a runtime through `spawner`, from the calling
@@ -145,7 +155,9 @@ pub fn run<S: Spawner>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<O
     for client in 0..plan.long_clients {
         generator.submit(Kind::Long, Some(client), Instant::now());
     }
-    let schedule = plan.short_rate_per_s.map(|rate| Poisson::new(rate, plan.seed));
+    let schedule = plan
+        .short_rate_per_s
+        .map(|rate| Poisson::new(rate, plan.seed));
     generator.generate(start, schedule, &receiver)?;
     generator.drain(&receiver);
     Ok(generator.outcome)
@@ -227,16 +239,18 @@ impl<S: Spawner> Generator<'_, S> {
         mut schedule: Option<Poisson>,
         receiver: &Receiver<Completion>,
     ) -> io::Result<()> {
-        let mut window_start: Option<(Instant, Duration)> = None;
+        let mut window_start: Option<(Instant, Duration, Option<others::CpuTimes>)> = None;
         loop {
             let now = Instant::now();
             if window_start.is_none() && now >= self.warm_end {
-                window_start = Some((now, process_cpu_time()?));
+                window_start = Some((now, process_cpu_time()?, others::CpuTimes::now()));
             }
             if now >= self.end {
-                let (at, cpu) = window_start.unwrap_or((now, Duration::ZERO));
+                let (at, cpu, others_start) = window_start.unwrap_or((now, Duration::ZERO, None));
                 self.outcome.cpu = process_cpu_time()?.saturating_sub(cpu);
-                self.outcome.window = now.saturating_duration_since(at);
+                self.outcome.cpu_window = now.saturating_duration_since(at);
+                self.outcome.window = self.plan.measure;
+                self.outcome.others_cpu_pct = others::since(others_start);
                 self.resubmit = false;
                 return Ok(());
             }
@@ -352,7 +366,8 @@ mod tests {
         assert!(outcome.short.count() > 0 && outcome.long.count() > 0);
         assert!(outcome.short_finished > 0 && outcome.long_finished > 0);
         assert_eq!(outcome.unfinished, 0);
-        assert!(outcome.window >= Duration::from_millis(100));
+        assert_eq!(outcome.window, Duration::from_millis(100));
+        assert!(outcome.cpu_window > Duration::from_millis(50));
         assert!(outcome.submit_lag.is_none());
     }
 

@@ -310,6 +310,7 @@ pub fn run(config: &MixedConfig) -> MixedResult {
                 variant.name(),
                 report::one_line(&run)
             );
+            warnings.extend(notes(load, variant, &run));
             if run.unfinished() > 0 {
                 warnings.push(format!(
                     "mixed: {} on {}: {} requests of the window unfinished after the {} s \
@@ -345,6 +346,31 @@ pub fn run(config: &MixedConfig) -> MixedResult {
         others_cpu_pct,
         warnings,
     }
+}
+
+/// Warnings about one pair's figures: other processes busy during its
+/// window, or a generator so late that the open loop's tail is partly its.
+fn notes(load: Load, variant: Variant, run: &MixedRun) -> Vec<String> {
+    let Some(figures) = run.ok() else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
+        notes.push(format!(
+            "mixed: {} on {}: other processes used {pct:.0}% of the machine during the window",
+            load.name(),
+            variant.name()
+        ));
+    }
+    if let Some(lag) = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0) {
+        notes.push(format!(
+            "mixed: {} on {}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
+             that lateness is part of the latencies",
+            load.name(),
+            variant.name()
+        ));
+    }
+    notes
 }
 
 /// One load on one runtime, on a thread of its own, abandoned if it does

@@ -42,7 +42,7 @@ pub fn render(result: &MixedResult) -> String {
         "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
          loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
          ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
-         tokio's\n",
+         tokio's; others: the machine's CPU other processes used meanwhile\n",
     );
     let _ = writeln!(out, "\ntargets\n{}", targets_table(result).render());
     let c = &result.calibration;
@@ -72,7 +72,7 @@ pub fn render(result: &MixedResult) -> String {
     out
 }
 
-const FIGURE_HEADER: [&str; 14] = [
+const FIGURE_HEADER: [&str; 15] = [
     "load",
     "runtime",
     "short/s",
@@ -87,6 +87,7 @@ const FIGURE_HEADER: [&str; 14] = [
     "p99÷best",
     "long÷tokio",
     "CPU÷tokio",
+    "others",
 ];
 
 fn figures_table(result: &MixedResult) -> Table {
@@ -104,6 +105,12 @@ fn figures_table(result: &MixedResult) -> Table {
                     Some(figures) => {
                         cells.extend(figure_cells(figures));
                         cells.extend(ratio_cells(load.ratios.get(runtime)));
+                        cells.resize(FIGURE_HEADER.len() - 1, String::new());
+                        cells.push(
+                            figures
+                                .others_cpu_pct
+                                .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
+                        );
                     }
                     None => cells.push("FAILED".to_owned()),
                 },
@@ -115,12 +122,19 @@ fn figures_table(result: &MixedResult) -> Table {
 }
 
 fn figure_cells(f: &Figures) -> Vec<String> {
-    let mut cells = vec![format!("{:.0}", f.short_per_s), format!("{:.1}", f.long_per_s)];
+    let mut cells = vec![
+        format!("{:.0}", f.short_per_s),
+        format!("{:.1}", f.long_per_s),
+    ];
     match &f.short {
         Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(table::ms)),
         None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
     }
-    cells.push(f.long.as_ref().map_or("-".to_owned(), |p| table::ms(p.p99_ms)));
+    cells.push(
+        f.long
+            .as_ref()
+            .map_or("-".to_owned(), |p| table::ms(p.p99_ms)),
+    );
     cells.push(format!("{:.0}", f.cpu_ms_per_s));
     cells
 }
@@ -165,7 +179,10 @@ fn targets_table(result: &MixedResult) -> Table {
                 if index == 0 { label } else { "" }.to_owned(),
                 target.to_owned(),
             ];
-            cells.extend(weft.iter().map(|runtime| target_cell(load, runtime, target)));
+            cells.extend(
+                weft.iter()
+                    .map(|runtime| target_cell(load, runtime, target)),
+            );
             table.row(cells);
         }
     }
@@ -194,9 +211,16 @@ pub fn one_line(run: &MixedRun) -> String {
     let Some(f) = run.ok() else {
         return format!("FAILED: {}", run.error.as_deref().unwrap_or("unknown"));
     };
-    let p99 = |p: Option<&super::latency::Percentiles>| p.map_or("-".to_owned(), |p| table::ms(p.p99_ms));
+    let p99 =
+        |p: Option<&super::latency::Percentiles>| p.map_or("-".to_owned(), |p| table::ms(p.p99_ms));
+    let lag = f.submit_lag_p99_ms.map_or(String::new(), |lag| {
+        format!(", generator lag p99 {} ms", table::ms(lag))
+    });
+    let others = f
+        .others_cpu_pct
+        .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     format!(
-        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s",
+        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}",
         f.short_per_s,
         p99(f.short.as_ref()),
         f.long_per_s,

@@ -70,7 +70,11 @@ impl MixedSettings {
         MixedSettings {
             profile: config.profile.name().to_owned(),
             workers: config.workers,
-            runtimes: config.variants.iter().map(|v| v.name().to_owned()).collect(),
+            runtimes: config
+                .variants
+                .iter()
+                .map(|v| v.name().to_owned())
+                .collect(),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
             warmup_ms: ms(t.warmup),
@@ -128,12 +132,16 @@ pub struct Figures {
     /// Requests of the window unfinished after the drain (their latency
     /// so far is in the percentiles).
     pub unfinished: u64,
+    /// Percent of the machine other processes used during the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_pct: Option<f64>,
 }
 
 impl MixedRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> MixedRun {
         let window_s = outcome.window.as_secs_f64().max(1e-9);
+        let cpu_window_s = outcome.cpu_window.as_secs_f64().max(1e-9);
         MixedRun {
             figures: Some(Figures {
                 window_s,
@@ -141,13 +149,14 @@ impl MixedRun {
                 long_per_s: outcome.long_finished as f64 / window_s,
                 short: outcome.short.summary(),
                 long: outcome.long.summary(),
-                cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / window_s,
+                cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
                 submit_lag_p99_ms: outcome
                     .submit_lag
                     .as_ref()
                     .and_then(|lag| lag.summary())
                     .map(|p| p.p99_ms),
                 unfinished: outcome.unfinished,
+                others_cpu_pct: outcome.others_cpu_pct,
             }),
             ..MixedRun::default()
         }
@@ -204,11 +213,16 @@ impl LoadResult {
     /// A load's result from every runtime's run, with the weft variants'
     /// ratios and targets.
     pub fn new(load: Load, runtimes: BTreeMap<String, MixedRun>) -> LoadResult {
-        let tokio = runtimes.get(RuntimeKind::Tokio.name()).and_then(MixedRun::ok);
+        let tokio = runtimes
+            .get(RuntimeKind::Tokio.name())
+            .and_then(MixedRun::ok);
         let mut ratios = BTreeMap::new();
         let mut targets = Vec::new();
         // In the lane's order, so the targets list weft before its variants.
-        for variant in Variant::ALL.iter().filter(|v| v.kind() == RuntimeKind::Weft) {
+        for variant in Variant::ALL
+            .iter()
+            .filter(|v| v.kind() == RuntimeKind::Weft)
+        {
             let Some(run) = runtimes.get(variant.name()) else {
                 continue;
             };
@@ -218,7 +232,8 @@ impl LoadResult {
                     variant.name().to_owned(),
                     Ratios {
                         short_p99_vs_best: short_p99_vs_best(own, &runtimes, |_| true),
-                        long_per_s_vs_tokio: tokio.and_then(|t| ratio(own.long_per_s, t.long_per_s)),
+                        long_per_s_vs_tokio: tokio
+                            .and_then(|t| ratio(own.long_per_s, t.long_per_s)),
                         cpu_vs_tokio: tokio.and_then(|t| ratio(own.cpu_ms_per_s, t.cpu_ms_per_s)),
                     },
                 );
@@ -281,6 +296,7 @@ mod tests {
             long_finished: longs,
             window: Duration::from_millis(1_500),
             cpu: Duration::from_millis(cpu_ms),
+            cpu_window: Duration::from_millis(1_500),
             ..Outcome::default()
         }
     }

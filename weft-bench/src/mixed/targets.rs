@@ -171,6 +171,7 @@ mod tests {
             cpu_ms_per_s: cpu,
             submit_lag_p99_ms: None,
             unfinished: 0,
+            others_cpu_pct: None,
         }
     }
 
