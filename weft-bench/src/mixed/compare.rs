@@ -6,7 +6,7 @@
 //! | figure | better | ratio to | floor |
 //! |---|---|---|---|
 //! | `short_p99_ms` | lower | the best peer's short p99 | per load, [`short_p99_floor_ms`] |
-//! | `long_per_s` | higher | tokio's long throughput | 10 req/s |
+//! | `long_per_s` | higher | tokio's long throughput | 15 req/s |
 //! | `cpu_ms_per_s` | lower | tokio's CPU | 400 ms/s |
 //!
 //! * weft's value is gated only when both documents come from the same
@@ -18,9 +18,13 @@
 //!   tolerance *and* its change counted in the figure's unit at the new
 //!   peer's value exceeds the floor.
 //!
-//! The floors are wide on purpose: on two shared cores a short p99 in
-//! closed loop is a multiple of the long poll (50 ms) and moves by whole
-//! long polls between re-runs of one build (README).
+//! The floors are wide on purpose. Today every runtime's short p99 is a
+//! multiple of the long poll (50 ms) and moves by whole long polls between
+//! re-runs of one build: in quiet re-runs on the 2-core dev machine weft's
+//! open-loop p99 was 136 ms in one and 253 ms in the next, and its ratio
+//! to the best peer 0.86 and 4.09 (README). They are for the runtime as it
+//! is now; once weft's p99 nears its targets (2-40 ms) its noise shrinks
+//! with it and the floors should be measured again and lowered.
 //!
 //! A load weft failed in NEW, or that NEW lacks, fails; a load (or the
 //! whole lane) that BASE lacks is listed as new and passes.
@@ -81,15 +85,16 @@ const SPECS: [Spec; 3] = [
     },
 ];
 
-/// Growth of weft's short p99, ms, below which a change is noise: about
-/// one long poll in closed loop at (32, 2), several at (128, 8), where a
-/// short request waits behind up to 8 of them; a millisecond in open loop.
+/// Growth of weft's short p99, ms, below which a change is noise: two
+/// long polls at (32, 2); eight at (128, 8), where a short request waits
+/// behind up to 8 of them; five in open loop, the widest swing of quiet
+/// re-runs (README).
 pub fn short_p99_floor_ms(load: &str) -> f64 {
     match load {
-        "closed_32_2" => 50.0,
-        "closed_128_8" => 200.0,
-        "open_2000" => 1.0,
-        _ => 50.0,
+        "closed_32_2" => 100.0,
+        "closed_128_8" => 400.0,
+        "open_2000" => 250.0,
+        _ => 100.0,
     }
 }
 
@@ -98,7 +103,7 @@ impl Spec {
     fn floor(&self, load: &str) -> f64 {
         match self.name {
             "short_p99_ms" => short_p99_floor_ms(load),
-            "long_per_s" => 10.0,
+            "long_per_s" => 15.0,
             _ => 400.0,
         }
     }
@@ -402,7 +407,7 @@ mod tests {
     #[test]
     fn a_rerun_within_tolerance_or_floor_passes() {
         let base = closed(run(8.0, 30.0, 1_900.0));
-        // p99 8 → 40 ms: five times, but under the 50 ms floor.
+        // p99 8 → 40 ms: five times, but under the 100 ms floor.
         let new = closed(run(40.0, 25.0, 2_100.0));
         assert_eq!(
             verdicts(Some(&base), Some(&new), true),
