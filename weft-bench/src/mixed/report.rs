@@ -44,7 +44,10 @@ pub fn render(result: &MixedResult) -> String {
          ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
          tokio's; others: the machine's CPU other processes used meanwhile\n",
     );
-    let _ = writeln!(out, "\ntargets\n{}", targets_table(result).render());
+    // Targets are weft's: a run of the peers alone has none.
+    if result.loads.iter().any(|load| !load.targets.is_empty()) {
+        let _ = writeln!(out, "\ntargets\n{}", targets_table(result).render());
+    }
     let c = &result.calibration;
     let _ = write!(
         out,
