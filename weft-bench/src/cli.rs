@@ -1,6 +1,7 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers lane), `weft-bench timers` (the timers
-//! lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
+//! scheduler lane, then the timers lane, then the mixed lane), `weft-bench
+//! timers` and `weft-bench mixed` (one lane alone), `weft-bench compare
+//! BASE.json NEW.json`, `weft-bench
 //! metrics` (the metrics lane) and `weft-bench metrics-dump --format
 //! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
 //! binary with it to measure `bytes_per_timer` in a process of its own.
@@ -15,6 +16,7 @@ use crate::compare;
 use crate::harness::{self, Profile, RunConfig};
 use crate::json::{self, Document, Status};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
+use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
 use crate::timers::{self, Experiment, TimersConfig};
@@ -34,11 +36,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler lane, then the timers lane, and print both tables
-    /// (the default).
+    /// Run the scheduler lane, the timers lane and the mixed lane, and print
+    /// their tables (the default).
     Run(RunArgs),
     /// The timers lane alone: weft's timers next to tokio's and async-io's.
     Timers(TimersArgs),
+    /// The mixed lane alone: 150 µs and 50 ms requests on one runtime.
+    Mixed(MixedArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
     TimersRss(RssArgs),
@@ -84,17 +88,24 @@ struct RunArgs {
     /// weft: disable the LIFO slot.
     #[arg(long, hide = true)]
     no_lifo: bool,
-    /// The lanes to run (the scheduler lane first when both run).
+    /// The lanes to run (always in the order scheduler, timers, mixed).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers"
+        default_value = "scheduler,timers,mixed"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     timer_workers: u16,
+    /// Worker threads of every runtime in the mixed lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    mixed_workers: u16,
+    /// Where the mixed lane's chart goes (default: beside `--json` as
+    /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
+    #[arg(long, value_name = "FILE")]
+    chart: Option<PathBuf>,
 }
 
 /// A lane of the default run.
@@ -104,6 +115,8 @@ enum Lane {
     Scheduler,
     /// The timers rows.
     Timers,
+    /// Short and long requests on one runtime.
+    Mixed,
 }
 
 #[derive(Debug, Args)]
@@ -131,6 +144,38 @@ struct TimersArgs {
         default_value = "weft,tokio,smol"
     )]
     runtimes: Vec<RuntimeKind>,
+}
+
+#[derive(Debug, Args)]
+struct MixedArgs {
+    /// Worker threads of every runtime.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: 1.5 s measured per load and runtime, the lane in
+    /// about 30 s (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: 6 s measured per load and runtime.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Where the chart goes (default: beside `--json` as STEM-mixed.svg,
+    /// else weft-bench/mixed.svg in the target directory).
+    #[arg(long, value_name = "FILE")]
+    chart: Option<PathBuf>,
+    /// Run only these loads (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LOAD")]
+    only: Vec<Load>,
+    /// The runtimes to run, in the order each load runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,weft-no-stall-monitor,weft-no-demote,tokio,smol"
+    )]
+    runtimes: Vec<Variant>,
 }
 
 #[derive(Debug, Args)]
@@ -235,6 +280,7 @@ impl RunArgs {
             tuning: Tuning {
                 inject_batch_cap: self.inject_batch_cap,
                 lifo_slot: !self.no_lifo,
+                ..Tuning::default()
             },
             iteration_timeout: self.iteration_timeout,
         }
@@ -256,6 +302,55 @@ impl RunArgs {
             runtimes: dedup(&self.runtimes),
             ..TimersConfig::new(self.profile(), usize::from(self.timer_workers))
         })
+    }
+
+    /// The mixed lane's configuration, if it is one of the lanes: every
+    /// variant of the runtimes asked for (weft brings its two variants).
+    fn mixed_config(&self) -> Option<MixedConfig> {
+        self.lanes.contains(&Lane::Mixed).then(|| MixedConfig {
+            variants: Variant::of(&self.runtimes),
+            ..MixedConfig::new(self.profile(), usize::from(self.mixed_workers))
+        })
+    }
+}
+
+impl MixedArgs {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        let mut kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
+        kinds = dedup(&kinds);
+        RunConfig {
+            profile: self.profile(),
+            workers: usize::from(self.workers),
+            workloads: Vec::new(),
+            runtimes: kinds,
+            tuning: Tuning::default(),
+            iteration_timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn mixed_config(&self) -> MixedConfig {
+        let mut config = MixedConfig::new(self.profile(), usize::from(self.workers));
+        let mut variants = Vec::new();
+        for &variant in &self.runtimes {
+            if !variants.contains(&variant) {
+                variants.push(variant);
+            }
+        }
+        config.variants = variants;
+        if !self.only.is_empty() {
+            config.loads.retain(|load| self.only.contains(load));
+        }
+        config
     }
 }
 
@@ -314,17 +409,30 @@ fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run(cli.run)) {
-        Command::Run(args) => {
-            let scheduler = args.lanes.contains(&Lane::Scheduler).then(|| args.config());
-            let timers = args.timers_config();
-            run(scheduler, args.config(), timers, args.json.as_deref())
-        }
-        Command::Timers(args) => run(
-            None,
-            args.run_config(),
-            Some(args.timers_config()),
-            args.json.as_deref(),
-        ),
+        Command::Run(args) => run(Lanes {
+            scheduler: args.lanes.contains(&Lane::Scheduler).then(|| args.config()),
+            settings: args.config(),
+            timers: args.timers_config(),
+            mixed: args.mixed_config(),
+            json: args.json.clone(),
+            chart: args.chart.clone(),
+        }),
+        Command::Timers(args) => run(Lanes {
+            scheduler: None,
+            settings: args.run_config(),
+            timers: Some(args.timers_config()),
+            mixed: None,
+            json: args.json.clone(),
+            chart: None,
+        }),
+        Command::Mixed(args) => run(Lanes {
+            scheduler: None,
+            settings: args.run_config(),
+            timers: None,
+            mixed: Some(args.mixed_config()),
+            json: args.json.clone(),
+            chart: args.chart.clone(),
+        }),
         Command::TimersRss(args) => {
             timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
         }
@@ -374,35 +482,69 @@ fn run_metrics(args: &MetricsArgs) -> ExitCode {
     }
 }
 
-/// Runs the scheduler lane (if `scheduler` is given) and then the timers
-/// lane (if `timers` is), prints their tables, writes one document; exits 1
-/// if any runtime failed a workload or a timer row.
-fn run(
+/// The lanes one invocation runs, and where their results go.
+struct Lanes {
+    /// The scheduler lane, if it runs.
     scheduler: Option<RunConfig>,
+    /// The document's settings when the scheduler lane does not run.
     settings: RunConfig,
+    /// The timers lane, if it runs.
     timers: Option<TimersConfig>,
-    json_path: Option<&std::path::Path>,
-) -> ExitCode {
-    let mut document = match &scheduler {
+    /// The mixed lane, if it runs.
+    mixed: Option<MixedConfig>,
+    /// `--json`.
+    json: Option<PathBuf>,
+    /// `--chart`: the mixed lane's chart, if not the default place.
+    chart: Option<PathBuf>,
+}
+
+/// Runs the scheduler lane, the timers lane and the mixed lane (those
+/// given, in that order), prints their tables, writes one document and the
+/// mixed lane's chart; exits 1 if any runtime failed a workload, a timer
+/// row or a mixed load (a missed mixed target does not fail the run).
+fn run(lanes: Lanes) -> ExitCode {
+    let mut document = match &lanes.scheduler {
         Some(config) => {
             let document = harness::run(config);
             print!("{}", report::render(&document));
             document
         }
-        None => harness::document(&settings, Vec::new(), Vec::new()),
+        None => harness::document(&lanes.settings, Vec::new(), Vec::new()),
     };
-    if let Some(config) = timers {
-        if scheduler.is_none() {
+    let mut header_printed = lanes.scheduler.is_some();
+    if let Some(config) = lanes.timers {
+        if !header_printed {
             print!(
                 "{}",
                 timers::report::header(&document.machine, &document.versions)
             );
+            header_printed = true;
         }
         let result = timers::run(&config);
         print!("{}", timers::report::render(&result));
         document.timers = Some(result);
     }
-    if let Some(path) = json_path {
+    if let Some(config) = lanes.mixed {
+        if !header_printed {
+            print!(
+                "{}",
+                mixed::report::header(&document.machine, &document.versions)
+            );
+        }
+        let result = mixed::run(&config);
+        print!("{}", mixed::report::render(&result));
+        let chart = lanes
+            .chart
+            .unwrap_or_else(|| mixed::chart::path_for(lanes.json.as_deref()));
+        match mixed::chart::write(&chart, &result) {
+            Ok(()) => println!("mixed lane chart: {}", chart.display()),
+            // The chart is a view of the numbers above: losing it does not
+            // lose the run.
+            Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
+        }
+        document.mixed = Some(result);
+    }
+    if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
             eprintln!("weft-bench: cannot write {}: {err}", path.display());
             return ExitCode::FAILURE;
@@ -428,5 +570,11 @@ fn any_failed(document: &Document) -> bool {
         .flat_map(|t| &t.rows)
         .flat_map(|row| row.runtimes.values())
         .any(|v| v.status == Status::Failed);
-    workload_failed || timer_failed
+    let mixed_failed = document
+        .mixed
+        .iter()
+        .flat_map(|m| &m.loads)
+        .flat_map(|load| load.runtimes.values())
+        .any(|run| run.ok().is_none());
+    workload_failed || timer_failed || mixed_failed
 }

@@ -19,14 +19,17 @@
 //! [`CSW_FLOOR`] per iteration: a few switches are noise on workloads that
 //! switch a few times. The defaults come from re-runs of one build; the
 //! README gives the numbers. The timers lane's rows are compared by
-//! [`crate::timers::compare`], with the same tolerance. The exit code is 1
-//! when any workload or timer row is missing, failed or regressed.
+//! [`crate::timers::compare`] and the mixed lane's loads by
+//! [`crate::mixed::compare`], with the same tolerance. The exit code is 1
+//! when any workload, timer row or mixed load is missing, failed or
+//! regressed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use crate::json::{self, Document, RuntimeResult, WorkloadResult};
+use crate::mixed::compare::MixedGate;
 use crate::runtimes::RuntimeKind;
 use crate::stats::{self, Comparison, Summary};
 use crate::table::{self, Table};
@@ -73,7 +76,13 @@ pub fn main(base: &Path, new: &Path, tolerances: Tolerances) -> ExitCode {
     };
     let (timers, timers_pass) = timer_gate.check(base.timers.as_ref(), new.timers.as_ref());
     print!("{timers}");
-    if rows.iter().all(|row| row.outcome.passes()) && timers_pass {
+    let mixed_gate = MixedGate {
+        tolerance_pct: tolerances.time_pct,
+        same_machine: gate.same_machine,
+    };
+    let (mixed, mixed_pass) = mixed_gate.check(base.mixed.as_ref(), new.mixed.as_ref());
+    print!("{mixed}");
+    if rows.iter().all(|row| row.outcome.passes()) && timers_pass && mixed_pass {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -426,6 +435,7 @@ mod tests {
             workloads,
             warnings: Vec::new(),
             timers: None,
+            mixed: None,
         }
     }
 

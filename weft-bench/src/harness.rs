@@ -143,6 +143,7 @@ pub fn document(
         workloads,
         warnings,
         timers: None,
+        mixed: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! The result document: what a run measured, as written by `--json` and read
-//! back by `compare`: the scheduler lane's workloads and, in `timers`, the
-//! timers lane's rows. The schema is described in the crate's README; bump
-//! [`SCHEMA`] on any change that an older reader would misread.
+//! back by `compare`: the scheduler lane's workloads, in `timers` the
+//! timers lane's rows and in `mixed` the mixed lane's loads. The schema is
+//! described in the crate's README; bump [`SCHEMA`] on any change that an
+//! older reader would misread.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,6 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::Sample;
+use crate::mixed::result::MixedResult;
 use crate::stats::{Comparison, Summary};
 use crate::timers::result::TimersResult;
 
@@ -39,6 +41,10 @@ pub struct Document {
     /// it existed: they still parse, and `compare` lists its rows as new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timers: Option<TimersResult>,
+    /// The mixed lane, when it ran (absent from documents written before
+    /// it existed, which still parse; `compare` lists its rows as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<MixedResult>,
 }
 
 /// The machine a run was measured on.

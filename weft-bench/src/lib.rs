@@ -17,6 +17,11 @@
 //! [`timers`] is the timers lane (`weft-bench timers`, and the second lane
 //! of the default run): weft's timers against tokio's and async-io's on
 //! cost, memory, accuracy and CPU; its rows join the same document and gate.
+//!
+//! [`mixed`] is the mixed lane (`weft-bench mixed`, and the third lane of
+//! the default run): 150 µs and 50 ms requests on one runtime, clients
+//! outside it; short-request latency, throughput and CPU against tokio and
+//! smol; its loads join the same document and gate, and it draws a chart.
 
 pub mod cli;
 pub mod compare;
@@ -25,6 +30,7 @@ pub mod harness;
 pub mod json;
 pub mod measure;
 pub mod metrics;
+pub mod mixed;
 pub mod report;
 pub mod runtimes;
 pub mod stats;

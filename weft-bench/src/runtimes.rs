@@ -71,6 +71,10 @@ pub struct Tuning {
     pub inject_batch_cap: Option<usize>,
     /// `Builder::lifo_slot`.
     pub lifo_slot: bool,
+    /// `Builder::stall_monitor` (the mixed lane turns it off in a variant).
+    pub stall_monitor: bool,
+    /// `Builder::demote_slow_tasks` (likewise).
+    pub demote_slow_tasks: bool,
 }
 
 impl Default for Tuning {
@@ -78,6 +82,8 @@ impl Default for Tuning {
         Tuning {
             inject_batch_cap: None,
             lifo_slot: true,
+            stall_monitor: true,
+            demote_slow_tasks: true,
         }
     }
 }
@@ -153,7 +159,11 @@ impl BenchRuntime for Weft {
 
     fn build(workers: usize, tuning: Tuning) -> io::Result<Self> {
         let mut builder = weft::runtime::Builder::new_multi_thread();
-        builder.worker_threads(workers).lifo_slot(tuning.lifo_slot);
+        builder
+            .worker_threads(workers)
+            .lifo_slot(tuning.lifo_slot)
+            .stall_monitor(tuning.stall_monitor)
+            .demote_slow_tasks(tuning.demote_slow_tasks);
         if let Some(cap) = tuning.inject_batch_cap {
             builder.inject_batch_cap(cap);
         }

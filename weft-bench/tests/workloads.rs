@@ -23,6 +23,8 @@ fn weft_runs_every_workload_with_tuning() {
     let tuning = Tuning {
         inject_batch_cap: Some(2),
         lifo_slot: false,
+        stall_monitor: false,
+        demote_slow_tasks: false,
     };
     let rt = Weft::build(2, tuning).expect("runtime builds");
     let mut instance = Workload::SpawnManyRemoteBusy2.instantiate(&rt);

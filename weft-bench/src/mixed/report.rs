@@ -1,0 +1,247 @@
+//! The mixed lane's tables: one line per (load, runtime) with throughput,
+//! short-request percentiles, long p99, CPU and weft's ratios; then the
+//! targets, each weft variant's value and whether it met it; the settings
+//! above, the calibration and warnings below.
+
+use std::fmt::Write;
+
+use super::Load;
+use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
+use crate::json::{Machine, Versions};
+use crate::table::{self, Table};
+
+/// The header `weft-bench mixed` prints above the table (the default run
+/// prints the scheduler lane's instead).
+pub fn header(machine: &Machine, versions: &Versions) -> String {
+    format!(
+        "weft-bench mixed: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
+        machine.cores,
+        machine.cpu_model,
+        versions.weft_label(),
+        versions.tokio,
+        versions.async_executor,
+        versions.rustc
+    )
+}
+
+/// Renders the lane's tables, legend and warnings.
+pub fn render(result: &MixedResult) -> String {
+    let s = &result.settings;
+    let mut out = format!(
+        "\nmixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
+         {} s warm-up, {} s measured per load and runtime\n",
+        s.profile,
+        s.workers,
+        s.short_cpu_us,
+        table::ms(s.long_cpu_ms),
+        s.warmup_ms / 1e3,
+        s.measure_ms / 1e3,
+    );
+    let _ = writeln!(out, "{}", figures_table(result).render());
+    out.push_str(
+        "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
+         loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
+         ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
+         tokio's; others: the machine's CPU other processes used meanwhile\n",
+    );
+    // Targets are weft's: a run of the peers alone has none.
+    if result.loads.iter().any(|load| !load.targets.is_empty()) {
+        let _ = writeln!(out, "\ntargets\n{}", targets_table(result).render());
+    }
+    let c = &result.calibration;
+    let _ = write!(
+        out,
+        "work loop: {:.0} turns/µs; a short request measured {:.0} µs and a long one {} ms of \
+         CPU",
+        c.iterations_per_us,
+        c.short_measured_us,
+        table::ms(c.long_measured_ms)
+    );
+    match (c.end_iterations_per_us, c.drift_pct()) {
+        (Some(end), Some(drift)) => {
+            let _ = writeln!(out, "; {end:.0} turns/µs at the end ({drift:+.1}%)");
+        }
+        _ => out.push('\n'),
+    }
+    if let Some(pct) = result.others_cpu_pct {
+        let _ = writeln!(
+            out,
+            "other processes used {pct:.0}% of the machine meanwhile"
+        );
+    }
+    for warning in &result.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    out
+}
+
+const FIGURE_HEADER: [&str; 15] = [
+    "load",
+    "runtime",
+    "short/s",
+    "long/s",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "long p99",
+    "CPU",
+    "p99÷best",
+    "long÷tokio",
+    "CPU÷tokio",
+    "others",
+];
+
+fn figures_table(result: &MixedResult) -> Table {
+    let mut table = Table::new(FIGURE_HEADER);
+    for load in &result.loads {
+        let label = label(load);
+        for (index, runtime) in result.settings.runtimes.iter().enumerate() {
+            let mut cells = vec![
+                if index == 0 { label } else { "" }.to_owned(),
+                runtime.clone(),
+            ];
+            match load.runtimes.get(runtime) {
+                None => cells.push("-".to_owned()),
+                Some(run) => match run.ok() {
+                    Some(figures) => {
+                        cells.extend(figure_cells(figures));
+                        cells.extend(ratio_cells(load.ratios.get(runtime)));
+                        cells.resize(FIGURE_HEADER.len() - 1, String::new());
+                        cells.push(
+                            figures
+                                .others_cpu_pct
+                                .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
+                        );
+                    }
+                    None => cells.push("FAILED".to_owned()),
+                },
+            }
+            table.row(cells);
+        }
+    }
+    table
+}
+
+fn figure_cells(f: &Figures) -> Vec<String> {
+    let mut cells = vec![
+        format!("{:.0}", f.short_per_s),
+        format!("{:.1}", f.long_per_s),
+    ];
+    match &f.short {
+        Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(table::ms)),
+        None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
+    }
+    cells.push(
+        f.long
+            .as_ref()
+            .map_or("-".to_owned(), |p| table::ms(p.p99_ms)),
+    );
+    cells.push(format!("{:.0}", f.cpu_ms_per_s));
+    cells
+}
+
+fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
+    let Some(r) = ratios else {
+        return Vec::new();
+    };
+    let ratio = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+    vec![
+        r.short_p99_vs_best
+            .as_ref()
+            .map_or("-".to_owned(), |b| format!("{:.2} {}", b.value, b.peer)),
+        ratio(r.long_per_s_vs_tokio),
+        ratio(r.cpu_vs_tokio),
+    ]
+}
+
+fn targets_table(result: &MixedResult) -> Table {
+    let weft: Vec<&String> = result
+        .settings
+        .runtimes
+        .iter()
+        .filter(|r| super::result::is_weft(r))
+        .collect();
+    let header = ["load", "target"]
+        .into_iter()
+        .map(String::from)
+        .chain(weft.iter().map(|r| r.to_string()));
+    let mut table = Table::new(header);
+    for load in &result.loads {
+        let label = label(load);
+        // Each target once, in the order of the first variant's checks.
+        let mut targets: Vec<&str> = Vec::new();
+        for check in &load.targets {
+            if !targets.contains(&check.target.as_str()) {
+                targets.push(&check.target);
+            }
+        }
+        for (index, target) in targets.into_iter().enumerate() {
+            let mut cells = vec![
+                if index == 0 { label } else { "" }.to_owned(),
+                target.to_owned(),
+            ];
+            cells.extend(
+                weft.iter()
+                    .map(|runtime| target_cell(load, runtime, target)),
+            );
+            table.row(cells);
+        }
+    }
+    table
+}
+
+/// The load's name as the tables read it.
+fn label(load: &LoadResult) -> &str {
+    match Load::from_name(&load.name) {
+        Some(known) => known.label(),
+        None => &load.name,
+    }
+}
+
+fn target_cell(load: &LoadResult, runtime: &str, target: &str) -> String {
+    load.targets
+        .iter()
+        .find(|c| c.runtime == runtime && c.target == target)
+        .map_or("-".to_owned(), |c| {
+            format!("{} {}", c.value_text(), c.verdict())
+        })
+}
+
+/// A run's figures on one line, for the progress output.
+pub fn one_line(run: &MixedRun) -> String {
+    let Some(f) = run.ok() else {
+        return format!("FAILED: {}", run.error.as_deref().unwrap_or("unknown"));
+    };
+    let p99 =
+        |p: Option<&super::latency::Percentiles>| p.map_or("-".to_owned(), |p| table::ms(p.p99_ms));
+    let lag = f.submit_lag_p99_ms.map_or(String::new(), |lag| {
+        format!(", generator lag p99 {} ms", table::ms(lag))
+    });
+    let others = f
+        .others_cpu_pct
+        .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
+    format!(
+        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}",
+        f.short_per_s,
+        p99(f.short.as_ref()),
+        f.long_per_s,
+        p99(f.long.as_ref()),
+        f.cpu_ms_per_s
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mixed::result::MixedRun;
+
+    #[test]
+    fn a_failed_run_reads_failed() {
+        assert_eq!(
+            one_line(&MixedRun::failed("no result within 41 s".to_owned())),
+            "FAILED: no result within 41 s"
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! Smoke test of the mixed lane: every load on every runtime, with tiny
+//! timing, gives throughput, percentiles and CPU; weft's ratios and
+//! targets are filled in; the chart is written.
+//!
+//! One test in its own binary: the CPU figures read the whole process's
+//! CPU time, which tests running beside it would disturb.
+
+use std::time::{Duration, Instant};
+
+use weft_bench::harness::Profile;
+use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
+
+#[test]
+fn every_load_gives_figures_on_every_runtime() {
+    let config = MixedConfig {
+        timing: Timing::tiny(),
+        ..MixedConfig::new(Profile::Quick, 2)
+    };
+    let started = Instant::now();
+    let result = mixed::run(&config);
+    assert_eq!(result.loads.len(), Load::ALL.len());
+    for load in &result.loads {
+        for variant in Variant::ALL {
+            let run = &load.runtimes[variant.name()];
+            let figures = run.ok().unwrap_or_else(|| panic!("{run:?}"));
+            let short = figures.short.as_ref().expect("short latencies");
+            assert!(short.count > 0 && short.p50_ms > 0.0, "{figures:?}");
+            assert!(short.p50_ms <= short.p99_ms && short.p99_ms <= short.max_ms);
+            assert!(figures.short_per_s > 0.0 && figures.long_per_s > 0.0);
+            assert!(figures.cpu_ms_per_s > 0.0, "{figures:?}");
+            assert_eq!(figures.unfinished, 0);
+        }
+        assert!(load.ratios["weft"].short_p99_vs_best.is_some());
+        assert!(load.targets.iter().all(|check| check.met.is_some()));
+    }
+    assert!(result.calibration.drift_pct().is_some());
+    let chart = std::env::temp_dir().join(format!("weft-bench-mixed-{}.svg", std::process::id()));
+    mixed::chart::write(&chart, &result).expect("chart written");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("tokio"));
+    let _ = std::fs::remove_file(&chart);
+    // About 5 s on the 2-core dev machine; the bound catches tiny timing
+    // grown into real timing without failing a loaded machine.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the tiny lane took {:?}",
+        started.elapsed()
+    );
+}
