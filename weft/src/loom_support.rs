@@ -74,7 +74,7 @@ pub(crate) fn shared_with_spares(
             spare_idle_timeout: std::time::Duration::from_secs(1),
             on_stall: None,
             spawn_thread: Box::new(|_, _| Err(std::io::Error::other("no threads in loom models"))),
-            demoted_nice: None,
+            demote_threads: false,
         },
         spare_slots,
     );

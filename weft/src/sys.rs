@@ -37,17 +37,28 @@ pub(crate) fn current_thread_id() -> i32 {
     }
 }
 
-/// Lowers the scheduling priority of thread `tid` of this process to
-/// `nice` (higher is lower priority; a thread's nice may only go up
-/// without `CAP_SYS_NICE`, so this is never undone: the thread keeps it
-/// for the rest of its life). Any thread of the process may do it to any
-/// sibling, unprivileged.
-pub(crate) fn lower_thread_priority(tid: i32, nice: i32) -> std::io::Result<()> {
+/// Lowers thread `tid` of this process to nice [`DEMOTED_NICE`]: it then
+/// weighs about a tenth of a normal thread, so a thread of normal priority
+/// that wakes on its core runs almost at once, while it still gets a tenth
+/// of a contested core and all of an idle one. One-way for an unprivileged
+/// process (raising a nice value back needs `CAP_SYS_NICE`), so the thread
+/// keeps it for the rest of its life; any thread may lower a sibling,
+/// unprivileged.
+///
+/// Why nice 10 (the mixed lane, `weft-bench mixed`, 2 workers, quiet
+/// machine, one run each; short p99 closed 32+2 / open 2,000/s):
+/// nice 5: 20.5 / 5.4 ms; nice 10: 15.4 / 4.4 ms; nice 15: 13.5 / 16.4 ms;
+/// `SCHED_IDLE`: 12.2 / 33 ms. A thread that gets no CPU at all while
+/// normal threads run (`SCHED_IDLE`) turns every lock it holds into a
+/// priority inversion: the monitor's own lock when it hands its worker on,
+/// a registry shard when its task ends.
+pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers and
         // changes only the nice value of thread `tid`.
-        let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+        let result =
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, DEMOTED_NICE) };
         if result == 0 {
             Ok(())
         } else {
@@ -56,18 +67,11 @@ pub(crate) fn lower_thread_priority(tid: i32, nice: i32) -> std::io::Result<()> 
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (tid, nice);
+        let _ = tid;
         Ok(())
     }
 }
 
-/// The nice value at which a thread competing with one nice-0 thread for
-/// a core gets `share` of it (Linux's CFS/EEVDF weights: nice 0 weighs
-/// 1024, each step ~1.25×). Clamped to 0..=19.
-pub(crate) fn nice_for_share(share: f64) -> i32 {
-    // share = w / (w + 1024)  =>  w = 1024 * share / (1 - share);
-    // w = 1024 / 1.25^nice  =>  nice = log(1024 / w) / log(1.25).
-    let weight = 1024.0 * share / (1.0 - share);
-    let nice = (1024.0 / weight).ln() / 1.25f64.ln();
-    nice.round().clamp(0.0, 19.0) as i32
-}
+/// The nice value of a demoted thread (`demote_thread`).
+#[cfg(target_os = "linux")]
+const DEMOTED_NICE: libc::c_int = 10;

@@ -385,8 +385,10 @@ fn spare_threads_never_exceed_max_threads() {
 
 #[test]
 fn idle_spares_retire_after_their_timeout() {
+    // Without demotion, so no spare takes over the worker for good.
     let rt = Builder::new_multi_thread()
         .worker_threads(1)
+        .demote_slow_tasks(false)
         .spare_idle_timeout(Duration::from_millis(20))
         .build()
         .unwrap();
@@ -493,21 +495,37 @@ fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
             .slow_poll_threshold(Duration::from_millis(2))
             .build()
             .unwrap();
-        let (before, after, next) = rt
-            .block_on(rt.spawn(async {
+        let started = Arc::new(AtomicBool::new(false));
+        let slow = {
+            let started = started.clone();
+            rt.spawn(async move {
                 let before = this_thread();
-                // A slow poll: the monitor lowers this thread meanwhile.
+                started.store(true, Ordering::SeqCst);
+                // A stalled poll holding up the task spawned below: the
+                // monitor lowers this thread meanwhile.
                 let start = Instant::now();
                 while this_thread().1 == before.1 && start.elapsed() < Duration::from_secs(30) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 let after = this_thread();
+                // Past the slow-poll threshold as well (the monitor marks
+                // the poll slow at its next look after 2 ms).
+                std::thread::sleep(Duration::from_millis(50));
                 task::yield_now().await;
                 (before, after, this_thread())
-            }))
-            .unwrap();
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let held_up = rt.spawn(async {});
+        let (before, after, next) = rt.block_on(slow).unwrap();
+        rt.block_on(held_up).unwrap();
         assert_eq!(before.1, normal_nice);
-        assert!(after.1 > before.1, "the slow poll's thread was not lowered");
+        assert!(
+            after.1 > before.1,
+            "the stalled poll's thread was not lowered"
+        );
         assert_eq!(after.0, before.0);
         assert_ne!(next.0, before.0, "the worker stayed on the lowered thread");
         assert_eq!(

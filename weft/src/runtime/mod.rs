@@ -155,9 +155,7 @@ impl Runtime {
                 spare_idle_timeout: builder.spare_idle_timeout,
                 on_stall: builder.on_stall.clone(),
                 spawn_thread: helper_thread_spawner(builder, exited.clone(), true),
-                demoted_nice: builder
-                    .demote_slow_tasks
-                    .then(|| crate::sys::nice_for_share(builder.batch_share)),
+                demote_threads: builder.demote_slow_tasks,
             },
             spare_slots,
         );

@@ -27,6 +27,21 @@
 //!   be needed again (a *warm* spare), exiting after `spare_idle_timeout`.
 //!   A warm spare is used before a new thread is started, and threads never
 //!   exceed `max_threads` (workers plus spare slots).
+//! - The threads of those stalled polls are demoted (`sys::demote_thread`,
+//!   nice 10, one-way for an unprivileged process): the threads running
+//!   the work they hold up get the cores first. After its poll a demoted
+//!   worker thread hands its `Core` to a spare thread of normal priority
+//!   (`Monitor::adopt`; the monitor thread starts one if none is idle, as a
+//!   thread started by the demoted one would inherit its priority) and
+//!   ends; a demoted spare returns its slot and ends.
+//!
+//! Tried and dropped (mixed lane, 2 workers, quiet machine): `SCHED_IDLE`
+//! instead of nice 10 (short p99 open loop 33 ms against 4.4: a thread
+//! that gets no CPU at all turns every lock it holds into a priority
+//! inversion); normal threads sleeping `batch_share` of their time while
+//! demoted threads run, to give long polls their share (long throughput
+//! at 32+2 18.7 → 21-27/s, but short p99 15 → 26-33 ms closed and 4.4 →
+//! 14.5 ms open).
 //!
 //! # Why the stuck worker keeps its queue
 //!
@@ -193,9 +208,9 @@ pub(crate) struct MonitorConfig {
     pub(crate) spare_idle_timeout: Duration,
     pub(crate) on_stall: Option<StallHook>,
     pub(crate) spawn_thread: SpawnThread,
-    /// The nice value a slow poll's thread is lowered to, if threads are
-    /// demoted at all (`demote_slow_tasks`).
-    pub(crate) demoted_nice: Option<i32>,
+    /// Whether a thread holding up waiting work in a stalled poll is
+    /// demoted (`demote_slow_tasks`).
+    pub(crate) demote_threads: bool,
 }
 
 /// The monitor's state, in `Shared`.
@@ -217,7 +232,7 @@ pub(crate) struct Monitor {
 }
 
 struct State {
-    /// Worker cores whose demoted thread gave them up after its slow poll,
+    /// Worker cores whose demoted thread gave them up after its poll,
     /// waiting for a thread of normal priority.
     orphans: Vec<Core>,
     shutdown: bool,
@@ -388,16 +403,17 @@ impl Monitor {
 }
 
 impl Monitor {
-    /// Lowers the priority of the thread inside a slow poll, so the threads
-    /// running short work get the cores first; the flag goes up first, so
-    /// the thread, checking it after its poll, always learns it was (or is
-    /// about to be) demoted and gives its slot to a normal thread.
-    fn demote_thread(&self, watch: &PollWatch, nice: i32) {
+    /// Demotes the thread inside a stalled poll (`sys::demote_thread`), so
+    /// the threads running the work it holds up get the cores first; the
+    /// flag goes up first, so the thread, checking it after its poll,
+    /// always learns it was (or is about to be) demoted and gives its slot
+    /// to a normal thread.
+    fn demote_thread(&self, watch: &PollWatch) {
         let tid = watch.thread_id.load(Ordering::Relaxed);
         if tid == 0 || watch.thread_demoted.swap(true, Ordering::Relaxed) {
             return;
         }
-        if crate::sys::lower_thread_priority(tid, nice).is_ok() {
+        if crate::sys::demote_thread(tid).is_ok() {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -496,9 +512,6 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
                 last.slow_marked = true;
                 watch.slow_seq.store(seq, Ordering::Relaxed);
-                if let Some(nice) = monitor.config.demoted_nice {
-                    monitor.demote_thread(watch, nice);
-                }
             }
             if stuck_for < monitor.config.stall_threshold {
                 free_thread = true; // a short poll: that thread is moving
@@ -527,11 +540,21 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 }
             }
         }
+        let waiting = stalled.is_some() && shared.has_waiting_work();
+        if waiting && monitor.config.demote_threads {
+            // Each stalled thread holds up waiting work: it runs on, at a
+            // priority that lets the threads running that work go first.
+            for remote in shared.remotes.iter() {
+                if remote.watch.is_stalled() {
+                    monitor.demote_thread(&remote.watch);
+                }
+            }
+        }
         let any_stalled = stalled_slots > 0;
         if shared.any_stalled.load(Ordering::Relaxed) != any_stalled {
             shared.any_stalled.store(any_stalled, Ordering::Relaxed);
         }
-        if stalled.is_some() && !free_thread && shared.has_waiting_work() {
+        if waiting && !free_thread {
             if shared.idle.counts().unparked < num_workers {
                 // A worker sleeps while work waits behind a stuck one: the
                 // wake rules should have woken it; wake it now (backstop).
