@@ -83,7 +83,7 @@ impl Builder {
             poll_time_sample_every: 16,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             thread_keep_alive: Duration::from_secs(10),
-            stall_monitor: true,
+            stall_monitor: std::env::var_os("WEFT_EXP_NOMON").is_none(),
             stall_threshold: Duration::from_millis(1),
             slow_poll_threshold: Duration::from_millis(10),
             demote_slow_tasks: true,

@@ -69,7 +69,7 @@
 //! to the next (Go's sysmon backs off the same way, 20 µs to 10 ms).
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::loom::sync::Arc;
@@ -78,7 +78,7 @@ use std::time::{Duration, Instant};
 use crate::metrics::RuntimeMetrics;
 use crate::runtime::StallInfo;
 use crate::task::TaskMeta;
-use crate::task::label::TaskName;
+use crate::task::label::Label;
 
 use super::Shared;
 use super::queue::Local;
@@ -96,8 +96,8 @@ const IDLE_RECHECK: Duration = Duration::from_secs(1);
 pub(crate) struct PollWatch {
     /// Odd while the slot's thread is inside a poll.
     seq: AtomicU64,
-    spawned_at: AtomicPtr<Location<'static>>,
-    name: AtomicPtr<TaskName>,
+    /// The polled task's `Label` bits.
+    label: AtomicUsize,
     /// The `seq` of a poll the monitor saw run past `slow_poll_threshold`.
     slow_seq: AtomicU64,
     /// The monitor found this slot stalled at its last sample: other
@@ -114,13 +114,7 @@ impl PollWatch {
     /// A poll of `meta`'s task starts; `seq` is odd.
     #[inline]
     pub(crate) fn begin(&self, seq: u64, meta: &TaskMeta) {
-        let spawned_at: *const Location<'static> = meta.spawned_at();
-        self.spawned_at
-            .store(spawned_at.cast_mut(), Ordering::Relaxed);
-        let name = meta.name().map_or(std::ptr::null_mut(), |name| {
-            std::ptr::from_ref(name).cast_mut()
-        });
-        self.name.store(name, Ordering::Relaxed);
+        self.label.store(meta.label().bits(), Ordering::Relaxed);
         // Release: a monitor that reads this `seq` reads the label above
         // (or a later one, which its second read of `seq` detects).
         self.seq.store(seq, Ordering::Release);
@@ -169,22 +163,16 @@ impl PollWatch {
     }
 
     /// The label of poll `seq`, if it is still the current one (a seqlock
-    /// read: every field is atomic and `'static`, so a torn read is only
-    /// detected, never undefined).
+    /// read: every field is atomic and the label `'static`, so a torn read
+    /// is only detected, never undefined).
     fn label(&self, seq: u64) -> Option<(Option<&'static str>, &'static Location<'static>)> {
-        let spawned_at = self.spawned_at.load(Ordering::Relaxed);
-        let name = self.name.load(Ordering::Relaxed);
+        let bits = self.label.load(Ordering::Relaxed);
         fence(Ordering::Acquire);
-        if self.seq.load(Ordering::Relaxed) != seq || spawned_at.is_null() {
+        if self.seq.load(Ordering::Relaxed) != seq {
             return None;
         }
-        // SAFETY: both pointers were stored from `'static` references
-        // (`PollWatch::begin`): a spawn location and an interned name,
-        // neither ever freed.
-        let spawned_at: &'static Location<'static> = unsafe { &*spawned_at };
-        // SAFETY: as above; null means the task has no name.
-        let name = unsafe { name.as_ref() }.map(|name: &'static TaskName| &*name.0);
-        Some((name, spawned_at))
+        let label = Label::from_bits(bits)?;
+        Some((label.name(), label.spawned_at()))
     }
 }
 

@@ -4,7 +4,8 @@ use std::future::Future;
 use std::io;
 use std::panic::Location;
 
-use super::{JoinHandle, Lane, SpawnOptions, label};
+use super::label::Label;
+use super::{JoinHandle, Lane, SpawnOptions};
 use crate::runtime::{Handle, context};
 
 /// Spawns a task with settings: its [`Lane`] and a name that stall reports
@@ -99,10 +100,13 @@ impl<'a> Builder<'a> {
     }
 
     fn options(&self, spawned_at: &'static Location<'static>) -> SpawnOptions {
+        let label = match self.name {
+            Some(name) => Label::named(name, spawned_at),
+            None => Label::unnamed(spawned_at),
+        };
         SpawnOptions {
             lane: self.lane,
-            name: self.name.map(label::intern),
-            spawned_at,
+            label,
         }
     }
 }

@@ -18,12 +18,14 @@
 //! is the kind of task that holds a worker for long, and the lanes keep
 //! it from holding up short requests while its share keeps it moving.
 //!
-//! The lane lives in the task's metadata as one atomic byte: the schedule
-//! function reads it at every wake (relaxed: a wake racing with a demotion
+//! The lane lives in the task's metadata, in the word of its label: the
+//! schedule function reads it at every wake (relaxed: a wake racing with a demotion
 //! may still use the old lane once, which only changes the queue it waits
 //! in), and only demotion writes it, from inside the task's own poll.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::label::Label;
 
 /// The lane a task runs in (see [`Builder::lane`](super::Builder::lane)).
 ///
@@ -64,28 +66,38 @@ impl Lane {
     }
 }
 
-/// A task's lane, changeable once it runs (demotion).
-pub(crate) struct LaneCell(AtomicU8);
+/// A task's lane and its label in one word (the task header stays small:
+/// `label.rs` says why): the label's bits, the lane in bits 1-2.
+pub(crate) struct LaneAndLabel(AtomicUsize);
 
-impl LaneCell {
-    pub(crate) fn new(lane: Lane) -> LaneCell {
-        LaneCell(AtomicU8::new(lane as u8))
+const LANE_SHIFT: u32 = 1;
+const LANE_MASK: usize = 0b11 << LANE_SHIFT;
+
+impl LaneAndLabel {
+    pub(crate) fn new(lane: Lane, label: Label) -> LaneAndLabel {
+        LaneAndLabel(AtomicUsize::new(
+            label.bits() | ((lane as usize) << LANE_SHIFT),
+        ))
     }
 
     #[inline]
-    pub(crate) fn get(&self) -> Lane {
-        Lane::from_u8(self.0.load(Ordering::Relaxed))
+    pub(crate) fn lane(&self) -> Lane {
+        let bits = self.0.load(Ordering::Relaxed);
+        Lane::from_u8(((bits & LANE_MASK) >> LANE_SHIFT) as u8)
+    }
+
+    pub(crate) fn label(&self) -> Label {
+        Label::from_bits(self.0.load(Ordering::Relaxed)).expect("a task always has a label")
     }
 
     /// Moves a `Default` task to `Batch`; whether it did.
     pub(crate) fn demote(&self) -> bool {
         self.0
-            .compare_exchange(
-                Lane::Default as u8,
-                Lane::Batch as u8,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                let lane = Lane::from_u8(((bits & LANE_MASK) >> LANE_SHIFT) as u8);
+                (lane == Lane::Default)
+                    .then_some((bits & !LANE_MASK) | ((Lane::Batch as usize) << LANE_SHIFT))
+            })
             .is_ok()
     }
 }

@@ -53,9 +53,9 @@ use crate::scheduler::Shared;
 
 pub use builder::Builder;
 pub use join::{JoinError, JoinHandle};
-use label::TaskName;
+use label::Label;
 pub use lane::Lane;
-use lane::LaneCell;
+use lane::LaneAndLabel;
 pub(crate) use registry::Registry;
 use registry::{Closed, EntryKey};
 pub use yield_now::yield_now;
@@ -69,19 +69,19 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 /// Per-task data stored in the task header: the runtime the task belongs
 /// to (its schedule function finds the runtime here), its lane, and what
 /// names it in a stall report.
+///
+/// Two words: its size is part of every task's allocation (`label.rs`
+/// says why that matters).
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
-    lane: LaneCell,
-    name: Option<&'static TaskName>,
-    spawned_at: &'static Location<'static>,
+    lane_and_label: LaneAndLabel,
 }
 
 /// How a task is spawned: `task::Builder`'s settings and the caller.
 #[derive(Clone, Copy)]
 pub(crate) struct SpawnOptions {
     pub(crate) lane: Lane,
-    pub(crate) name: Option<&'static TaskName>,
-    pub(crate) spawned_at: &'static Location<'static>,
+    pub(crate) label: Label,
 }
 
 impl SpawnOptions {
@@ -89,8 +89,7 @@ impl SpawnOptions {
     pub(crate) fn plain(spawned_at: &'static Location<'static>) -> SpawnOptions {
         SpawnOptions {
             lane: Lane::Default,
-            name: None,
-            spawned_at,
+            label: Label::unnamed(spawned_at),
         }
     }
 }
@@ -99,9 +98,7 @@ impl TaskMeta {
     pub(crate) fn new(shared: Arc<Shared>, options: SpawnOptions) -> TaskMeta {
         TaskMeta {
             shared,
-            lane: LaneCell::new(options.lane),
-            name: options.name,
-            spawned_at: options.spawned_at,
+            lane_and_label: LaneAndLabel::new(options.lane, options.label),
         }
     }
 
@@ -111,15 +108,13 @@ impl TaskMeta {
 
     #[inline]
     pub(crate) fn lane(&self) -> Lane {
-        self.lane.get()
+        self.lane_and_label.lane()
     }
 
-    pub(crate) fn name(&self) -> Option<&'static TaskName> {
-        self.name
-    }
-
-    pub(crate) fn spawned_at(&self) -> &'static Location<'static> {
-        self.spawned_at
+    /// The task's name and spawn location.
+    #[inline]
+    pub(crate) fn label(&self) -> Label {
+        self.lane_and_label.label()
     }
 }
 
@@ -135,9 +130,9 @@ struct TaskFuture<F> {
     entry: Option<EntryKey>,
 }
 
-// SAFETY: `meta` points to `TaskMeta`, which is `Sync` (an `Arc`, an atomic
-// byte and `'static` references), and is kept alive as documented on the
-// field; the rest is `Send` when `F` is.
+// SAFETY: `meta` points to `TaskMeta`, which is `Sync` (an `Arc` and an
+// atomic word), and is kept alive as documented on the field; the rest is
+// `Send` when `F` is.
 unsafe impl<F: Send> Send for TaskFuture<F> {}
 
 impl<F> TaskFuture<F> {
@@ -158,7 +153,7 @@ impl<F> TaskFuture<F> {
         if meta.lane() == Lane::Default
             && context::with_core(|core| core.is_some_and(|core| core.poll_was_slow()))
             && meta.shared.config.demote_slow_tasks
-            && meta.lane.demote()
+            && meta.lane_and_label.demote()
         {
             context::with_core(|core| {
                 if let Some(core) = core {
