@@ -165,8 +165,7 @@ pub(crate) struct Remote {
     pub(crate) counters: WorkerCounters,
     /// The poll in progress, as the stall monitor sees it. On its own
     /// cache line: its owner writes it twice per poll, while thieves read
-    /// `lifo` above (sharing the line cost spawn_many_local ~125 ns per
-    /// task: 1.7 → 3.0 ms per iteration, five runs each).
+    /// `lifo` above. (A precaution: no workload measured a difference.)
     pub(crate) watch: CachePadded<monitor::PollWatch>,
 }
 
@@ -220,10 +219,7 @@ pub(crate) struct Shared {
     /// periodic checks: a line only the monitor writes, and only when the
     /// answer changes).
     pub(crate) any_stalled: AtomicBool,
-    /// On its own cache lines: its state word is written at every search
-    /// and park transition, while `config`, `shutdown` and the other
-    /// read-mostly fields here are read at every tick.
-    pub(crate) idle: CachePadded<Idle>,
+    pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
     pub(crate) blocking: BlockingPool,
@@ -268,7 +264,7 @@ impl Shared {
             remotes,
             monitor,
             any_stalled: AtomicBool::new(false),
-            idle: CachePadded::new(Idle::new(n)),
+            idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
             time: Driver::new(n),

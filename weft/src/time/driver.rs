@@ -98,10 +98,7 @@ pub(crate) struct Driver {
     pub(crate) clock: Clock,
     /// One per worker, then the outside wheel.
     wheels: Box<[CachePadded<WheelSlot>]>,
-    /// On its own cache line: written by sleepers taking and leaving the
-    /// keeper's role, while the clock and the wheel table are read at
-    /// every timer arm.
-    keeper: CachePadded<AtomicU64>,
+    keeper: AtomicU64,
 }
 
 fn pack(wake_at_ns: u64, worker: u64) -> u64 {
@@ -133,7 +130,7 @@ impl Driver {
                     })
                 })
                 .collect(),
-            keeper: CachePadded::new(AtomicU64::new(pack(u64::MAX, NO_KEEPER))),
+            keeper: AtomicU64::new(pack(u64::MAX, NO_KEEPER)),
         }
     }
 
