@@ -33,7 +33,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::blocking::{BlockingPool, PoolConfig};
-use crate::scheduler::monitor::{Monitor, MonitorConfig, SpawnThread};
+use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared};
 use crate::task::JoinHandle;
@@ -395,7 +395,7 @@ impl WorkerThread {
                 RunExit::Shutdown => core.close(),
                 // Lowered for a slow poll: a thread of normal priority
                 // carries on as this worker; this one ends.
-                RunExit::Demoted => self.handle.shared.monitor.adopt(core),
+                RunExit::Demoted => self.handle.shared.monitor.hand_back(HandBack::Worker(core)),
             }
         }
         if let Some(hook) = &self.on_stop {

@@ -30,10 +30,12 @@
 //! - The threads of those stalled polls are demoted (`sys::demote_thread`,
 //!   nice 10, one-way for an unprivileged process): the threads running
 //!   the work they hold up get the cores first. After its poll a demoted
-//!   worker thread hands its `Core` to a spare thread of normal priority
-//!   (`Monitor::adopt`; the monitor thread starts one if none is idle, as a
-//!   thread started by the demoted one would inherit its priority) and
-//!   ends; a demoted spare returns its slot and ends.
+//!   worker thread gives its `Core` back (`Monitor::hand_back`, lock-free:
+//!   a low-priority thread must not hold a lock that normal threads wait
+//!   for) and ends; the monitor, at its next sample, gives the core to a
+//!   spare thread of normal priority (an idle one, or one it starts: a
+//!   thread started by the demoted one would inherit its priority). A
+//!   demoted spare gives its slot back the same way and ends.
 //!
 //! Tried and dropped (mixed lane, 2 workers, quiet machine): `SCHED_IDLE`
 //! instead of nice 10 (short p99 open loop 33 ms against 4.4: a thread
@@ -71,6 +73,8 @@
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crossbeam_deque::{Injector, Steal};
 
 use crate::loom::sync::Arc;
 use std::time::{Duration, Instant};
@@ -217,6 +221,24 @@ pub(crate) struct Monitor {
     spares_woken: AtomicU64,
     spares_retired: AtomicU64,
     threads_demoted: AtomicU64,
+    /// Spare threads alive (counted down without the lock: a demoted
+    /// thread ends without taking it).
+    spare_threads: AtomicUsize,
+    /// What demoted threads give back, without the monitor's lock (a
+    /// thread that runs at a low priority must not hold a lock others
+    /// wait for: it may not get a core again for a long time). The monitor
+    /// takes it at its next sample.
+    handed_back: Injector<HandBack>,
+    /// Set at shutdown, before `handed_back` is drained for the last time.
+    closed: AtomicBool,
+}
+
+/// Given back by a demoted thread.
+pub(crate) enum HandBack {
+    /// A worker core, for a spare thread of normal priority to run.
+    Worker(Core),
+    /// A lent spare slot (its ring is empty).
+    Slot(usize, Local<Task>),
 }
 
 struct State {
@@ -230,7 +252,6 @@ struct State {
     lent: Vec<(usize, Local<Task>)>,
     /// Spare slots held by a spare thread (indexed from `num_workers`).
     held: Vec<bool>,
-    spare_threads: usize,
     idle_spares: usize,
 }
 
@@ -244,7 +265,6 @@ impl Monitor {
                 free: Vec::new(),
                 lent: Vec::new(),
                 held: vec![false; spare_slots],
-                spare_threads: 0,
                 idle_spares: 0,
             }),
             wake_monitor: Condvar::new(),
@@ -256,27 +276,44 @@ impl Monitor {
             spares_woken: AtomicU64::new(0),
             spares_retired: AtomicU64::new(0),
             threads_demoted: AtomicU64::new(0),
+            spare_threads: AtomicUsize::new(0),
+            handed_back: Injector::new(),
+            closed: AtomicBool::new(false),
         }
     }
 
-    /// A worker core whose thread was demoted: a spare thread of normal
-    /// priority (an idle one, or one the monitor starts; never the demoted
-    /// thread, whose children would inherit its priority) takes it over.
-    pub(crate) fn adopt(&self, core: Core) {
-        let mut state = self.lock();
-        if state.shutdown {
-            drop(state);
-            core.close();
-            return;
+    /// A demoted thread gives back a worker core or a lent slot: lock-free
+    /// (see `handed_back`); the monitor gives a worker core to a spare
+    /// thread of normal priority (an idle one, or one it starts: a thread
+    /// started by the demoted one would inherit its priority).
+    pub(crate) fn hand_back(&self, item: HandBack) {
+        self.handed_back.push(item);
+        // Pairs with the fence in `begin_shutdown`: either its drain sees
+        // the item, or this load sees `closed` and drains it here.
+        fence(Ordering::SeqCst);
+        if self.closed.load(Ordering::Relaxed) {
+            self.drain_handed_back_at_shutdown();
         }
-        state.orphans.push(core);
-        if state.idle_spares >= state.lent.len() + state.orphans.len() {
-            self.spares_woken.fetch_add(1, Ordering::Relaxed);
-            self.wake_spares.notify_one();
-        } else {
-            // The monitor starts a thread for it at once.
-            self.sleeping.store(false, Ordering::Relaxed);
-            self.wake_monitor.notify_one();
+    }
+
+    fn drain_handed_back_at_shutdown(&self) {
+        while let Some(item) = steal_one(&self.handed_back) {
+            if let HandBack::Worker(core) = item {
+                core.close();
+            }
+        }
+    }
+
+    /// Takes what demoted threads gave back (the caller holds the lock).
+    fn take_handed_back(&self, shared: &Shared, state: &mut State) {
+        while let Some(item) = steal_one(&self.handed_back) {
+            match item {
+                HandBack::Worker(core) => state.orphans.push(core),
+                HandBack::Slot(index, local) => {
+                    state.held[index - shared.config.num_workers] = false;
+                    state.free.push((index, local));
+                }
+            }
         }
     }
 
@@ -315,6 +352,9 @@ impl Monitor {
     }
 
     pub(crate) fn begin_shutdown(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        self.drain_handed_back_at_shutdown();
         let mut state = self.lock();
         state.shutdown = true;
         // The free slots' rings are empty; dropping them here frees them
@@ -338,22 +378,27 @@ impl Monitor {
         metrics.spares_woken = self.spares_woken.load(Ordering::Relaxed);
         metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
         metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
-        metrics.spare_threads = self.lock().spare_threads;
+        metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }
 
-    /// Starts spare threads for orphaned worker cores no idle spare will
-    /// take (called by the monitor thread, whose priority is normal).
-    fn start_spares_for_orphans(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
+    /// Finds threads for orphaned worker cores: idle spares first, then new
+    /// ones (started here, on the monitor thread, whose priority is normal).
+    fn dispatch_orphans(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
         let waiting = state.lent.len() + state.orphans.len();
-        let mut short = waiting.saturating_sub(state.idle_spares);
+        let woken = waiting.min(state.idle_spares);
+        for _ in 0..woken {
+            self.spares_woken.fetch_add(1, Ordering::Relaxed);
+            self.wake_spares.notify_one();
+        }
         let limit = state.held.len() + shared.config.num_workers;
-        while short > 0 && state.spare_threads < limit {
-            if (self.config.spawn_thread)(shared.clone(), run_spare).is_err() {
+        for _ in woken..waiting {
+            if self.spare_threads.load(Ordering::Relaxed) >= limit
+                || (self.config.spawn_thread)(shared.clone(), run_spare).is_err()
+            {
                 break;
             }
-            state.spare_threads += 1;
+            self.spare_threads.fetch_add(1, Ordering::Relaxed);
             self.spares_started.fetch_add(1, Ordering::Relaxed);
-            short -= 1;
         }
     }
 
@@ -374,10 +419,11 @@ impl Monitor {
             self.wake_spares.notify_one();
             return true;
         }
-        if state.spare_threads < state.held.len() + shared.config.num_workers {
+        if self.spare_threads.load(Ordering::Relaxed) < state.held.len() + shared.config.num_workers
+        {
             let spawned = (self.config.spawn_thread)(shared.clone(), run_spare);
             if spawned.is_ok() {
-                state.spare_threads += 1;
+                self.spare_threads.fetch_add(1, Ordering::Relaxed);
                 self.spares_started.fetch_add(1, Ordering::Relaxed);
                 return true;
             }
@@ -438,8 +484,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         if state.shutdown {
             return;
         }
+        monitor.take_handed_back(shared, &mut state);
         if !state.orphans.is_empty() {
-            monitor.start_spares_for_orphans(shared, &mut state);
+            monitor.dispatch_orphans(shared, &mut state);
         }
         let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
         if nobody_busy {
@@ -551,7 +598,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 monitor.hand_off(shared, &mut state);
             }
         }
-        period = if suspicious {
+        period = if suspicious || !state.orphans.is_empty() {
             base_period
         } else {
             (period * 2).min(MAX_PERIOD.max(base_period))
@@ -559,8 +606,21 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
     }
 }
 
-/// A spare thread's loop: run lent slots until none comes for
-/// `spare_idle_timeout`, or the runtime shuts down.
+/// One item from `queue`, retrying while a concurrent steal is in the way.
+fn steal_one<T>(queue: &Injector<T>) -> Option<T> {
+    loop {
+        match queue.steal() {
+            Steal::Success(item) => return Some(item),
+            Steal::Empty => return None,
+            Steal::Retry => {}
+        }
+    }
+}
+
+/// A spare thread's loop: run lent slots and orphaned worker cores until
+/// none comes for `spare_idle_timeout`, the runtime shuts down, or the
+/// monitor demotes this thread (which then gives back what it holds and
+/// ends, without taking the monitor's lock).
 fn run_spare(shared: &Arc<Shared>) {
     let monitor = &shared.monitor;
     let mut state = monitor.lock();
@@ -580,9 +640,9 @@ fn run_spare(shared: &Arc<Shared>) {
             match exit {
                 RunExit::Shutdown => core.close(),
                 RunExit::Demoted => {
-                    monitor.adopt(core);
-                    state = monitor.lock();
-                    break true;
+                    monitor.hand_back(HandBack::Worker(core));
+                    monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+                    return;
                 }
             }
             state = monitor.lock();
@@ -598,14 +658,15 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             let demoted = core.remote_watch().is_thread_demoted();
             let local = core.into_local();
+            if demoted {
+                monitor.hand_back(HandBack::Slot(index, local));
+                monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+                return;
+            }
             state = monitor.lock();
             state.held[index - shared.config.num_workers] = false;
             if !state.shutdown {
                 state.free.push((index, local));
-            }
-            if demoted {
-                // Lowered for good: a demoted thread retires.
-                break true;
             }
             continue;
         }
@@ -616,11 +677,12 @@ fn run_spare(shared: &Arc<Shared>) {
             .unwrap_or_else(|e| e.into_inner());
         state = guard;
         state.idle_spares -= 1;
-        if wait.timed_out() && state.lent.is_empty() {
+        if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
             break true;
         }
     };
-    state.spare_threads -= 1;
+    monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+    drop(state);
     if retired {
         monitor.spares_retired.fetch_add(1, Ordering::Relaxed);
     }

@@ -126,7 +126,7 @@ pub(crate) enum RunExit {
     Shutdown,
     /// The stall monitor lowered this thread's priority during a slow
     /// poll: the caller hands the core to a thread of normal priority
-    /// (`Monitor::adopt`).
+    /// (`Monitor::hand_back`).
     Demoted,
 }
 
