@@ -14,10 +14,19 @@
 /// out only while keeping time, so the merged wake-ups given up are few.
 pub(crate) fn set_fine_timer_slack() {
     #[cfg(target_os = "linux")]
-    // SAFETY: `prctl(PR_SET_TIMERSLACK, ns)` takes an integer and changes
-    // only the calling thread's timer slack; it touches no memory of ours.
+    // SAFETY: `prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0)` takes integers and
+    // changes only the calling thread's timer slack; it touches no memory
+    // of ours. (All five arguments are passed: the call is variadic, and
+    // with two the kernel reads whatever the other registers hold, which
+    // valgrind reports as uninitialised.)
     unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS);
+        libc::prctl(
+            libc::PR_SET_TIMERSLACK,
+            TIMER_SLACK_NS,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
     }
 }
 
