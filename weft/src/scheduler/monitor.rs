@@ -469,6 +469,12 @@ struct Seen {
     since: Option<Instant>,
     slow_marked: bool,
     stall_reported: bool,
+    /// When the poll first looked long (the second sample of `seq`), and
+    /// the CPU time its thread had used then.
+    cpu_mark: Option<(Instant, Duration)>,
+    /// The poll's thread used at least half the time since `cpu_mark` on
+    /// a CPU: it holds a core, rather than waiting for one.
+    on_cpu: bool,
 }
 
 /// What the monitor does when it finds `slot` stalled, as far as the
@@ -552,6 +558,18 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             }
             suspicious = true;
             let stuck_for = now - last.since.unwrap_or(now);
+            let tid = watch.thread_id.load(Ordering::Relaxed);
+            match last.cpu_mark {
+                None => {
+                    last.cpu_mark = crate::sys::thread_cpu_time(tid).map(|cpu| (now, cpu));
+                }
+                Some((then, cpu_then)) => {
+                    if let Some(cpu) = crate::sys::thread_cpu_time(tid) {
+                        let ran = cpu.saturating_sub(cpu_then);
+                        last.on_cpu = ran * 2 >= now - then;
+                    }
+                }
+            }
             if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
                 last.slow_marked = true;
                 watch.slow_seq.store(seq, Ordering::Relaxed);
@@ -585,10 +603,13 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         }
         let waiting = stalled.is_some() && shared.has_waiting_work();
         if waiting && monitor.config.demote_threads {
-            // Each stalled thread holds up waiting work: it runs on, at a
-            // priority that lets the threads running that work go first.
-            for remote in shared.remotes.iter() {
-                if remote.watch.is_stalled() {
+            // Each stalled thread that holds a core holds up waiting work:
+            // it runs on, at a priority that lets the threads running that
+            // work go first. A stalled thread that mostly waits for a core
+            // is a short poll slowed by the others: lowering it would make
+            // it the tail (open loop p99 up to 15-50 ms before this check).
+            for (slot, remote) in shared.remotes.iter().enumerate() {
+                if remote.watch.is_stalled() && seen[slot].on_cpu {
                     monitor.demote_thread(&remote.watch);
                 }
             }
