@@ -84,30 +84,3 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
 /// The nice value of a demoted thread (`demote_thread`).
 #[cfg(target_os = "linux")]
 const DEMOTED_NICE: libc::c_int = 10;
-
-/// The CPU time thread `tid` of this process has used so far, if the OS
-/// tells (Linux: the thread's CPU clock, `clock_gettime` on the clock id
-/// the kernel derives from a thread id; one syscall).
-pub(crate) fn thread_cpu_time(tid: i32) -> Option<std::time::Duration> {
-    #[cfg(target_os = "linux")]
-    {
-        // The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the
-        // inverted id shifted by 3, per-thread bit (4) and the scheduler
-        // clock (2).
-        let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `clock_gettime` writes one `timespec`, which `now` is.
-        let result = unsafe { libc::clock_gettime(clock, &mut now) };
-        (result == 0).then(|| {
-            std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
-        })
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = tid;
-        None
-    }
-}

@@ -43,7 +43,16 @@
 //! inversion); normal threads sleeping `batch_share` of their time while
 //! demoted threads run, to give long polls their share (long throughput
 //! at 32+2 18.7 → 21-27/s, but short p99 15 → 26-33 ms closed and 4.4 →
-//! 14.5 ms open).
+//! 14.5 ms open). Also tried (four quick runs each): demoting only a
+//! stalled thread whose CPU clock ran at least half the wall time (so a
+//! short poll merely slowed by the others is not lowered): the open-loop
+//! p99 tails vanished (4.9-6.0 ms) but closed-loop long throughput fell to
+//! 7-13 req/s (20-35% of tokio's), as the short work's threads, no longer
+//! lowered by mistake, took the cores; adding a sleep-based share for a
+//! demoted poll whose CPU share fell below `batch_share` brought long
+//! throughput back to 14-19 req/s at the cost of open-loop p99
+//! 7.7-14.5 ms. Neither beat the rule here (p99 4.6-6.5 ms open, long
+//! throughput 46-67% of tokio's closed) on both.
 //!
 //! # Why the stuck worker keeps its queue
 //!
@@ -469,12 +478,6 @@ struct Seen {
     since: Option<Instant>,
     slow_marked: bool,
     stall_reported: bool,
-    /// When the poll first looked long (the second sample of `seq`), and
-    /// the CPU time its thread had used then.
-    cpu_mark: Option<(Instant, Duration)>,
-    /// The poll's thread used at least half the time since `cpu_mark` on
-    /// a CPU: it holds a core, rather than waiting for one.
-    on_cpu: bool,
 }
 
 /// What the monitor does when it finds `slot` stalled, as far as the
@@ -558,18 +561,6 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             }
             suspicious = true;
             let stuck_for = now - last.since.unwrap_or(now);
-            let tid = watch.thread_id.load(Ordering::Relaxed);
-            match last.cpu_mark {
-                None => {
-                    last.cpu_mark = crate::sys::thread_cpu_time(tid).map(|cpu| (now, cpu));
-                }
-                Some((then, cpu_then)) => {
-                    if let Some(cpu) = crate::sys::thread_cpu_time(tid) {
-                        let ran = cpu.saturating_sub(cpu_then);
-                        last.on_cpu = ran * 2 >= now - then;
-                    }
-                }
-            }
             if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
                 last.slow_marked = true;
                 watch.slow_seq.store(seq, Ordering::Relaxed);
@@ -603,13 +594,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         }
         let waiting = stalled.is_some() && shared.has_waiting_work();
         if waiting && monitor.config.demote_threads {
-            // Each stalled thread that holds a core holds up waiting work:
-            // it runs on, at a priority that lets the threads running that
-            // work go first. A stalled thread that mostly waits for a core
-            // is a short poll slowed by the others: lowering it would make
-            // it the tail (open loop p99 up to 15-50 ms before this check).
-            for (slot, remote) in shared.remotes.iter().enumerate() {
-                if remote.watch.is_stalled() && seen[slot].on_cpu {
+            // Each stalled thread holds up waiting work: it runs on, at a
+            // priority that lets the threads running that work go first.
+            for remote in shared.remotes.iter() {
+                if remote.watch.is_stalled() {
                     monitor.demote_thread(&remote.watch);
                 }
             }
