@@ -552,3 +552,34 @@ fn without_demotion_no_thread_is_lowered() {
         .unwrap();
     assert_eq!(rt.handle().metrics().threads_demoted, 0);
 }
+
+#[test]
+fn a_worker_demoted_during_shutdown_still_drops_every_task_once() {
+    let drops = common::DropCounter::default();
+    let rt = one_worker(true);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    // Work waiting behind the stuck poll: the monitor lowers its thread.
+    let held_up = rt.spawn(async {});
+    let start = Instant::now();
+    while rt.handle().metrics().threads_demoted == 0 {
+        assert!(start.elapsed() < Duration::from_secs(30), "never demoted");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for _ in 0..10 {
+        let token = drops.track();
+        drop(rt.spawn(async move {
+            let _token = token;
+            std::future::pending::<()>().await;
+        }));
+    }
+    drop((long, held_up));
+    // Shutdown begins while the demoted thread is still inside its poll;
+    // it hands its worker back only afterwards, into a closed monitor.
+    let dropper = std::thread::spawn(move || drop(rt));
+    std::thread::sleep(Duration::from_millis(50));
+    stuck.release();
+    dropper.join().unwrap();
+    assert_eq!(drops.drops(), 10);
+}
