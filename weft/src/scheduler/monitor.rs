@@ -61,7 +61,8 @@
 //! from it would give the ring two owners. So ownership never moves while
 //! a poll runs: the spare reaches the stuck worker's tasks through the
 //! steal side, which is built for concurrent thieves, and the stuck thread
-//! simply carries on as that worker when its poll returns. Each ring has
+//! carries on as that worker when its poll returns (or, if it was demoted,
+//! gives the whole `Core` back then: between polls nothing else uses it). Each ring has
 //! exactly one owner at every moment (a worker, or the one spare holding
 //! the slot: slots are lent under the monitor's lock, one thread at a
 //! time). A spare does not join the sleep/wake protocol of `idle.rs`: it
