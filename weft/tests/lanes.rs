@@ -323,6 +323,12 @@ fn batch_work_keeps_its_share_under_a_latency_flood() {
     let metrics = rt.handle().metrics();
     assert!(metrics.total.batch_busy_ns > 0);
     assert!(metrics.total.latency_polls > metrics.total.batch_polls);
+    let total = &metrics.total;
+    assert_eq!(
+        total.default_lane_polls() + total.latency_polls + total.batch_polls,
+        total.polls
+    );
+    assert!(total.default_lane_busy_ns() <= total.busy_ns);
 }
 
 #[test]

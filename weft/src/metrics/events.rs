@@ -160,3 +160,23 @@ worker_counters! {
     /// `Default` tasks moved to the `Batch` lane after a slow poll here.
     demotions,
 }
+
+impl WorkerMetrics {
+    /// Polls of `Default`-lane tasks: `polls` less the other lanes'.
+    pub fn default_lane_polls(&self) -> u64 {
+        self.polls
+            .saturating_sub(self.latency_polls)
+            .saturating_sub(self.batch_polls)
+    }
+
+    /// Awake time not spent polling `Latency` or `Batch` tasks: the
+    /// `Default` lane's polls *and* the scheduler's own work (finding
+    /// tasks, firing timers), which weft does not time poll by poll (two
+    /// clock reads per poll; `Default` polls are sampled for the poll-time
+    /// histogram instead).
+    pub fn default_lane_busy_ns(&self) -> u64 {
+        self.busy_ns
+            .saturating_sub(self.latency_busy_ns)
+            .saturating_sub(self.batch_busy_ns)
+    }
+}
