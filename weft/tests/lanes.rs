@@ -589,3 +589,38 @@ fn a_worker_demoted_during_shutdown_still_drops_every_task_once() {
     dropper.join().unwrap();
     assert_eq!(drops.drops(), 10);
 }
+
+#[test]
+fn no_stall_is_reported_while_every_poll_is_short() {
+    let reports = Arc::new(AtomicUsize::new(0));
+    let rt = {
+        let reports = reports.clone();
+        Builder::new_multi_thread()
+            .worker_threads(2)
+            .stall_threshold(Duration::from_millis(20))
+            .on_stall(move |_| {
+                reports.fetch_add(1, Ordering::SeqCst);
+            })
+            .build()
+            .unwrap()
+    };
+    // One task keeps a worker busy with 2 ms polls (under the threshold),
+    // so the monitor keeps sampling, while short tasks run on the other
+    // worker now and then and it goes back to sleep: a worker that has left
+    // its poll is not stuck in it.
+    let busy = rt.spawn(async {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(300) {
+            std::thread::sleep(Duration::from_millis(2));
+            task::yield_now().await;
+        }
+    });
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(40));
+        let short = rt.spawn(async { std::thread::sleep(Duration::from_millis(2)) });
+        rt.block_on(short).unwrap();
+    }
+    rt.block_on(busy).unwrap();
+    assert_eq!(rt.handle().metrics().stalls, 0);
+    assert_eq!(reports.load(Ordering::SeqCst), 0);
+}
