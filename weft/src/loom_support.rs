@@ -185,3 +185,24 @@ impl RacePoint {
             .fetch_add(1, crate::loom::sync::atomic::Ordering::AcqRel);
     }
 }
+
+/// A flag a task raises and a thread waits for (loom's `Mutex` and
+/// `Condvar`, so a wait no raise can end is a deadlock loom reports).
+#[derive(Clone, Default)]
+pub(crate) struct Signal(Arc<(loom::sync::Mutex<bool>, loom::sync::Condvar)>);
+
+impl Signal {
+    pub(crate) fn raise(&self) {
+        let (flag, raised) = &*self.0;
+        *flag.lock().unwrap() = true;
+        raised.notify_all();
+    }
+
+    pub(crate) fn wait(&self) {
+        let (flag, raised) = &*self.0;
+        let mut up = flag.lock().unwrap();
+        while !*up {
+            up = raised.wait(up).unwrap();
+        }
+    }
+}

@@ -510,15 +510,22 @@ impl Core {
                 .take_lifo()
                 .or_else(|| remote.steal.steal_into(&self.local));
             if let Some(task) = task {
-                let counters = self.counters();
-                counters.steals.incr();
-                counters
-                    .stolen_tasks
-                    .add((self.local.len().saturating_sub(before) + 1) as u64);
+                self.count_steal(before);
                 return Some(task);
             }
         }
         None
+    }
+
+    /// Counts a successful steal: the task returned plus what it moved to
+    /// the ring, which held `before` tasks (saturating: thieves may take
+    /// from this ring meanwhile).
+    fn count_steal(&self, before: usize) {
+        let counters = self.counters();
+        counters.steals.incr();
+        counters
+            .stolen_tasks
+            .add((self.local.len().saturating_sub(before) + 1) as u64);
     }
 
     /// A task from the runtime-wide queue of `Latency` or `Batch`: an
@@ -632,11 +639,7 @@ impl Core {
         for victim in victims.clone() {
             let before = self.local.len();
             if let Some(task) = remotes[victim].steal.steal_into(&self.local) {
-                let counters = self.counters();
-                counters.steals.incr();
-                counters
-                    .stolen_tasks
-                    .add((self.local.len().saturating_sub(before) + 1) as u64);
+                self.count_steal(before);
                 return Some(task);
             }
         }

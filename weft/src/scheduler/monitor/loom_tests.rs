@@ -24,33 +24,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
-use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
+use crate::loom_support::Signal;
 use crate::loom_support::{realign_registry_round_robin, shared_with_spares};
 use crate::scheduler::worker::Core;
 use crate::task::{SpawnOptions, new_task};
-
-/// A flag a task raises and a thread waits for.
-#[derive(Clone, Default)]
-struct Signal(Arc<(Mutex<bool>, Condvar)>);
-
-impl Signal {
-    fn raise(&self) {
-        let (flag, raised) = &*self.0;
-        *flag.lock().unwrap() = true;
-        raised.notify_all();
-    }
-
-    fn wait(&self) {
-        let (flag, raised) = &*self.0;
-        let mut up = flag.lock().unwrap();
-        while !*up {
-            up = raised.wait(up).unwrap();
-        }
-    }
-}
 
 /// A task that counts its runs (at most one) and raises `ran`.
 struct RunOnce {

@@ -26,35 +26,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use loom::sync::{Arc, Condvar, Mutex};
+use loom::sync::Arc;
 use loom::thread;
 
+use crate::loom_support::Signal;
 use crate::loom_support::realign_registry_round_robin;
 use crate::loom_support::spawn_on;
 use crate::scheduler::Shared;
 use crate::scheduler::worker::Core;
 
 const WORKERS: usize = 2;
-
-/// A flag a task raises and a thread waits for.
-#[derive(Clone, Default)]
-struct Signal(Arc<(Mutex<bool>, Condvar)>);
-
-impl Signal {
-    fn raise(&self) {
-        let (flag, raised) = &*self.0;
-        *flag.lock().unwrap() = true;
-        raised.notify_all();
-    }
-
-    fn wait(&self) {
-        let (flag, raised) = &*self.0;
-        let mut up = flag.lock().unwrap();
-        while !*up {
-            up = raised.wait(up).unwrap();
-        }
-    }
-}
 
 /// A task that raises `ran` when polled, after waiting for `first` if
 /// given (a long poll: it holds its worker until then).
