@@ -110,8 +110,8 @@ fn without_the_monitor_a_short_task_waits_for_the_long_poll() {
     assert_eq!(rt.handle().metrics().handoffs, 0);
 }
 
-#[test]
-fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
+/// One worker, a 5 ms stall threshold, and every stall report kept.
+fn one_worker_reporting_stalls() -> (Runtime, Arc<Mutex<Vec<StallInfo>>>) {
     let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
     let rt = {
         let reports = reports.clone();
@@ -122,6 +122,12 @@ fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
             .build()
             .unwrap()
     };
+    (rt, reports)
+}
+
+#[test]
+fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
+    let (rt, reports) = one_worker_reporting_stalls();
     let stuck = Stuck::new();
     let line = line!() + 3;
     let long = task::Builder::new()
@@ -157,16 +163,7 @@ fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
 
 #[test]
 fn plain_spawns_report_their_call_site() {
-    let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
-    let rt = {
-        let reports = reports.clone();
-        Builder::new_multi_thread()
-            .worker_threads(1)
-            .stall_threshold(Duration::from_millis(5))
-            .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
-            .build()
-            .unwrap()
-    };
+    let (rt, reports) = one_worker_reporting_stalls();
     let stuck = Stuck::new();
     let line = line!() + 1;
     let long = rt.handle().spawn(stuck.task());
