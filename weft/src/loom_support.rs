@@ -78,7 +78,7 @@ pub(crate) fn shared_with_spares(
         },
         spare_slots,
     );
-    Shared::new(config, blocking, monitor)
+    Shared::new(config, blocking, monitor).expect("no fallible part under loom")
 }
 
 /// `task::spawn_on` with a plain spawn's options.
@@ -148,7 +148,7 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
     impl std::task::Wake for Unpark {
         fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
+            let _ = self.0.unpark();
         }
     }
 
