@@ -148,7 +148,7 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
     impl std::task::Wake for Unpark {
         fn wake(self: std::sync::Arc<Self>) {
-            let _ = self.0.unpark();
+            self.0.unpark();
         }
     }
 

@@ -2,6 +2,8 @@
 //! issue names, shutdown, file descriptors, the cooperative budget, and
 //! `AsyncFd`.
 
+#![cfg(not(loom))]
+
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::sync::Arc;
@@ -495,7 +497,7 @@ fn a_task_waiting_on_a_socket_of_a_runtime_that_shuts_down_is_woken_with_an_erro
 #[test]
 #[should_panic(expected = "outside of a weft runtime")]
 fn binding_outside_a_runtime_panics_with_what_to_do() {
-    let _ = TcpListener::bind("127.0.0.1:0");
+    drop(TcpListener::bind("127.0.0.1:0"));
 }
 
 /// The networking issue's starvation case: one worker, a task reading a
@@ -585,5 +587,34 @@ fn async_fd_waits_for_a_pipe() {
         let _b = writer.join().unwrap();
         let a = fd.into_inner();
         a.set_nonblocking(false).unwrap();
+    });
+}
+
+/// With `tokio-io`, tokio's traits work on weft's streams (what tokio-util
+/// codecs and TLS crates need).
+#[test]
+fn tokio_io_traits_work_on_weft_streams() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rt = runtime(1);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, b"through tokio's traits")
+            .await
+            .unwrap();
+        let mut back = [0; 22];
+        tokio::io::AsyncReadExt::read_exact(&mut stream, &mut back)
+            .await
+            .unwrap();
+        assert_eq!(&back, b"through tokio's traits");
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_u32(7).await.unwrap();
+        assert_eq!(b.read_u32().await.unwrap(), 7);
+        tokio::io::AsyncWriteExt::shutdown(&mut a).await.unwrap();
+        let mut rest = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut b, &mut rest)
+            .await
+            .unwrap();
+        assert!(rest.is_empty());
     });
 }

@@ -15,6 +15,8 @@
 pub(crate) mod driver;
 #[cfg(not(loom))]
 pub(crate) mod poll_evented;
+// Under loom only its models use it (the reactor needs the OS poller).
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod scheduled_io;
 #[cfg(not(loom))]
 pub mod unix;

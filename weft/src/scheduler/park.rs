@@ -76,6 +76,7 @@ impl Parker {
     /// Sleeps in `wait` (the OS poller) unless a token is already there;
     /// an `unpark` meanwhile answers `WakePoller`, so its caller ends the
     /// wait. Consumes the token; returns whether there was one.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn park_in_poller(&self, wait: impl FnOnce()) -> bool {
         {
             let mut state = self.state.lock().unwrap();
@@ -94,6 +95,7 @@ impl Parker {
     /// asks under the poller's lock, right before it blocks: a busy worker
     /// looking at the poller may have consumed the wake-up event meant for
     /// it, but not before the token was stored (`unpark` stores it first).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn has_token(&self) -> bool {
         self.state.lock().unwrap().token
     }
