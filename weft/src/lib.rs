@@ -33,9 +33,12 @@
 #![warn(clippy::undocumented_unsafe_blocks, missing_docs)]
 
 pub(crate) mod blocking;
+pub mod io;
 pub(crate) mod loom;
 
 pub mod metrics;
+#[cfg(not(loom))]
+pub mod net;
 pub mod runtime;
 pub(crate) mod scheduler;
 pub(crate) mod sys;

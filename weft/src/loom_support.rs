@@ -78,7 +78,7 @@ pub(crate) fn shared_with_spares(
         },
         spare_slots,
     );
-    Shared::new(config, blocking, monitor)
+    Shared::new(config, blocking, monitor).expect("no fallible part under loom")
 }
 
 /// `task::spawn_on` with a plain spawn's options.

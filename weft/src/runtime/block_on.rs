@@ -57,7 +57,12 @@ pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F)
     let mut future = std::pin::pin!(future);
     let _polling = Polling::start(shared);
     loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+        // The future gets a cooperative budget per poll, as a task does
+        // (`task/coop.rs`); the caller's is put back after.
+        let saved = crate::task::coop::reset();
+        let polled = future.as_mut().poll(&mut cx);
+        crate::task::coop::restore(saved);
+        if let Poll::Ready(output) = polled {
             return output;
         }
         #[cfg(feature = "test-util")]

@@ -167,7 +167,7 @@ impl Runtime {
             on_thread_start: builder.on_thread_start.clone(),
             on_thread_stop: builder.on_thread_stop.clone(),
         });
-        let (shared, mut locals) = Shared::new(config, blocking, monitor);
+        let (shared, mut locals) = Shared::new(config, blocking, monitor)?;
         shared
             .monitor
             .add_spare_slots(num_workers, locals.split_off(num_workers));

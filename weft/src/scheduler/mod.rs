@@ -225,6 +225,9 @@ pub(crate) struct Shared {
     pub(crate) blocking: BlockingPool,
     /// The timer wheels and the timekeeping handshake (`time/driver.rs`).
     pub(crate) time: Driver,
+    /// The reactor (`io/driver.rs`); the keeper sleeps in its poller.
+    #[cfg(not(loom))]
+    pub(crate) io: crate::io::driver::Driver,
     /// `block_on` calls polling their future right now: while one is, a
     /// paused test clock must not jump ahead (`test-util`).
     #[cfg(feature = "test-util")]
@@ -241,7 +244,7 @@ impl Shared {
         config: Config,
         blocking: BlockingPool,
         monitor: monitor::Monitor,
-    ) -> (Arc<Shared>, Vec<queue::Local<Task>>) {
+    ) -> std::io::Result<(Arc<Shared>, Vec<queue::Local<Task>>)> {
         let n = config.num_workers;
         let mut locals = Vec::with_capacity(config.num_slots());
         let remotes = (0..config.num_slots())
@@ -268,6 +271,8 @@ impl Shared {
             registry: Registry::new(n),
             blocking,
             time: Driver::new(n),
+            #[cfg(not(loom))]
+            io: crate::io::driver::Driver::new()?,
             #[cfg(feature = "test-util")]
             block_on_polling: crate::loom::sync::atomic::AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
@@ -276,7 +281,7 @@ impl Shared {
             remote_finishes: SharedCounter::default(),
             config,
         });
-        (shared, locals)
+        Ok((shared, locals))
     }
 
     #[inline]
@@ -344,7 +349,7 @@ impl Shared {
                 Some(me) => self.remotes[me].counters.wake_requests.incr(),
                 None => self.remote_wake_requests.incr(),
             }
-            self.remotes[worker].parker.unpark();
+            self.unpark_slot(worker);
         }
     }
 
@@ -354,7 +359,7 @@ impl Shared {
         let pending = || self.has_waiting_work() || !self.batch.is_empty();
         if let Some(worker) = self.idle.recheck_before_sleep(pending) {
             self.remotes[by].counters.wake_requests.incr();
-            self.remotes[worker].parker.unpark();
+            self.unpark_slot(worker);
         }
     }
 
@@ -362,7 +367,7 @@ impl Shared {
     pub(crate) fn poke_timekeeper(&self, poke: Poke) {
         match poke {
             Poke::Nobody => {}
-            Poke::Keeper(worker) => self.remotes[worker].parker.unpark(),
+            Poke::Keeper(worker) => self.unpark_slot(worker),
             Poke::AnySleeper => self.notify_parked(None),
         }
     }
@@ -404,9 +409,18 @@ impl Shared {
     /// Wakes the worker keeping time, if any, so it looks at the wheels and
     /// the clock again (timers fired by `advance`; a paused clock that may
     /// now jump).
+    /// Wakes the thread sleeping on slot `slot`'s parker, through the OS
+    /// poller if that is where it sleeps (`park.rs`).
+    pub(crate) fn unpark_slot(&self, slot: usize) {
+        if self.remotes[slot].parker.unpark() == park::Unparked::WakePoller {
+            #[cfg(not(loom))]
+            self.io.wake();
+        }
+    }
+
     pub(crate) fn poke_keeper(&self) {
         if let Some(keeper) = self.time.keeper() {
-            self.remotes[keeper].parker.unpark();
+            self.unpark_slot(keeper);
         }
     }
 
@@ -424,8 +438,8 @@ impl Shared {
         // Orders the flag before the inject drain, pairing with the fence
         // in `schedule_remote`'s notify.
         fence(Ordering::SeqCst);
-        for remote in self.remotes.iter() {
-            remote.parker.unpark();
+        for slot in 0..self.remotes.len() {
+            self.unpark_slot(slot);
         }
         self.monitor.begin_shutdown();
         first
@@ -445,6 +459,10 @@ impl Shared {
     /// (queued, or pending with its waker held elsewhere), dropping each
     /// future exactly once.
     pub(crate) fn shutdown_drain(&self) {
+        // Sockets fail from now on; their waiting tasks are woken (and,
+        // being this runtime's, dropped by the shut-down scheduler).
+        #[cfg(not(loom))]
+        self.io.shut_down();
         self.drain_inject();
         for remote in self.remotes.iter() {
             if let Some(task) = remote.take_lifo() {

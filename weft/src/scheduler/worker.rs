@@ -128,6 +128,8 @@ enum Woken {
     ByNotifier,
     /// Its timeout as the timekeeper.
     ByTimer,
+    /// I/O readiness, as the timekeeper waiting in the poller.
+    ByIo,
 }
 
 /// Why a worker's loop returned.
@@ -171,9 +173,10 @@ pub(crate) struct Core {
     /// ever. (`None` rather than 0: before the first firing nothing may
     /// depend on the clock, or the loom models' replays would diverge.)
     last_fired_ns: Cell<Option<u64>>,
-    /// Waking fired timers' tasks: their pushes wake no other worker (one
-    /// wake for the whole batch decides that, in `fire_timers`).
-    firing_timers: Cell<bool>,
+    /// Waking the tasks of fired timers or of I/O readiness: their pushes
+    /// wake no other worker (one wake for the whole batch decides that, in
+    /// `fire_timers` and `poll_io`).
+    waking_batch: Cell<bool>,
     /// Fired timers' tasks were queued without waking a helper: if some are
     /// still queued at the next periodic check, one is woken then.
     unhelped_timers: Cell<bool>,
@@ -194,6 +197,8 @@ pub(crate) struct Core {
 /// cancelled task's future, which must not take the worker down.
 #[inline]
 fn poll(task: Task) {
+    // A fresh cooperative budget for each poll (`task/coop.rs`).
+    crate::task::coop::reset();
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));
 }
 
@@ -220,7 +225,7 @@ impl Core {
             ),
             timers_due: Cell::new(false),
             last_fired_ns: Cell::new(None),
-            firing_timers: Cell::new(false),
+            waking_batch: Cell::new(false),
             unhelped_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
             poll_seq: Cell::new(0),
@@ -300,7 +305,7 @@ impl Core {
     #[inline]
     fn push_back(&self, task: Task) {
         match self.local.push_back(task, &self.shared.inject) {
-            Pushed::Local if self.firing_timers.get() => {}
+            Pushed::Local if self.waking_batch.get() => {}
             Pushed::Local => {
                 let counts = self.shared.idle.counts();
                 if counts.searching == 0 && counts.unparked < self.shared.config.num_workers {
@@ -444,6 +449,7 @@ impl Core {
             self.tune_global_interval();
             self.help_with_fired_timers();
             self.fire_timers(Wheels::OwnAndOutside);
+            self.poll_io_now();
             // The batch lane's share comes before the latency lane, so a
             // latency flood cannot starve it.
             if self.batch_credit_ns.get() > 0 {
@@ -685,6 +691,31 @@ impl Core {
         }
     }
 
+    /// Delivers I/O readiness already there, without blocking, at the
+    /// periodic check (a busy worker's look; skipped while nothing is
+    /// registered or the keeper holds the poller).
+    #[inline]
+    fn poll_io_now(&self) {
+        if self.deliver_io_now() > 1 {
+            // More than this worker should start alone: let one help.
+            self.shared.notify_parked(Some(self.index));
+        }
+    }
+
+    /// Delivers the readiness already there; returns how many tasks it
+    /// woke (they are in this worker's queue).
+    pub(super) fn deliver_io_now(&self) -> usize {
+        #[cfg(not(loom))]
+        {
+            self.waking_batch.set(true);
+            let woken = self.shared.io.poll_ready_now();
+            self.waking_batch.set(false);
+            woken
+        }
+        #[cfg(loom)]
+        0
+    }
+
     fn has_tasks(&self) -> bool {
         !self.local.is_empty() || self.remote().has_lifo()
     }
@@ -724,15 +755,15 @@ impl Core {
                 }
                 return Woken::ByNotifier;
             }
-            let timer_due = match time.begin_keeping(self.index) {
+            let (timer_due, io_woken) = match time.begin_keeping(self.index) {
                 None => {
                     self.remote().parker.park();
-                    false
+                    (false, 0)
                 }
                 Some(wake_at) => self.keep_time_until(wake_at),
             };
             let notified = !idle.is_parked(self.index);
-            if notified || timer_due {
+            if notified || timer_due || io_woken > 0 {
                 time.end_keeping(self.index);
                 // Woken by a timer, the worker takes itself off the sleeper
                 // list, unless a notifier got there first and counted it as
@@ -744,8 +775,17 @@ impl Core {
                 let now = Instant::now();
                 self.last_global_check.set(now);
                 self.busy_since.set(now);
+                if io_woken > 0 {
+                    // Hand the poller over: a parked worker wakes, finds
+                    // nothing (or helps) and waits in the poller, so the
+                    // next readiness is not left behind the poll this
+                    // worker is about to start (`io/driver.rs`).
+                    self.shared.notify_parked(Some(self.index));
+                }
                 return if notified {
                     Woken::ByNotifier
+                } else if io_woken > 0 {
+                    Woken::ByIo
                 } else {
                     Woken::ByTimer
                 };

@@ -137,6 +137,10 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Awaiting finished tasks in a loop spends the cooperative budget.
+        if super::coop::poll_budget(cx).is_pending() {
+            return Poll::Pending;
+        }
         let mut state = self.lock();
         let result = match &mut *state {
             State::Waiting(task) => std::task::ready!(Pin::new(task).poll(cx)),
@@ -145,6 +149,7 @@ impl<T> Future for JoinHandle<T> {
             State::Taken => panic!("JoinHandle polled after it returned Ready"),
         };
         *state = State::Taken;
+        super::coop::spend();
         Poll::Ready(match result.map(Contained::into_inner) {
             Some(Ok(value)) => Ok(value),
             Some(Err(panic)) => Err(JoinError::panicked(panic)),

@@ -33,6 +33,7 @@
 //! woken while it was running); anywhere else it goes to the inject queue.
 
 mod builder;
+pub(crate) mod coop;
 mod join;
 pub(crate) mod label;
 mod lane;
@@ -52,6 +53,7 @@ use crate::runtime::context;
 use crate::scheduler::Shared;
 
 pub use builder::Builder;
+pub use coop::consume_budget;
 pub use join::{JoinError, JoinHandle};
 use label::Label;
 pub use lane::Lane;

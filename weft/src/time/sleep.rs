@@ -209,7 +209,10 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.get_mut().poll_deadline(cx.waker())
+        // A completed sleep spends the task's cooperative budget: a loop of
+        // elapsed sleeps yields like a loop of ready reads (`task/coop.rs`).
+        let this = self.get_mut();
+        crate::task::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
     }
 }
 

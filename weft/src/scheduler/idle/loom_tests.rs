@@ -60,7 +60,7 @@ impl World {
 
     fn unpark(&self, worker: Option<usize>) {
         if let Some(worker) = worker {
-            self.parkers[worker].unpark();
+            let _ = self.parkers[worker].unpark();
         }
     }
 
@@ -113,7 +113,7 @@ impl World {
                 }
                 self.done.store(true, Ordering::Release);
                 for parker in &self.parkers {
-                    parker.unpark();
+                    let _ = parker.unpark();
                 }
                 return;
             }

@@ -79,12 +79,12 @@ impl Core {
         if fired > 0 {
             self.last_fired_ns.set(Some(now));
         }
-        self.firing_timers.set(true);
+        self.waking_batch.set(true);
         for waker in wakers.drain(..) {
             // A foreign waker that panics must not take the worker down.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
         }
-        self.firing_timers.set(false);
+        self.waking_batch.set(false);
         self.fired.set(wakers);
         if fired > FIRED_ALONE_MAX {
             // More than this worker should run alone: let an idle one help.
@@ -121,23 +121,26 @@ impl Core {
             .is_none_or(|last| self.shared.time.clock.now_ns() >= last + KEEPER_MIN_GAP_NS)
     }
 
-    /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock) or
-    /// an unpark; returns whether a timer is due.
-    pub(super) fn keep_time_until(&self, wake_at: u64) -> bool {
+    /// Sleeps as the keeper until `wake_at` (ns on the runtime's clock), an
+    /// unpark, or I/O readiness; returns whether a timer is due and how
+    /// many tasks readiness woke (they are in this worker's queue).
+    pub(super) fn keep_time_until(&self, wake_at: u64) -> (bool, usize) {
         let time = &self.shared.time;
-        let parker = &self.remote().parker;
         if wake_at == u64::MAX {
-            parker.park();
-            return false;
+            return (false, self.sleep_as_keeper(None));
         }
         if time.clock.is_paused() {
+            // A paused clock does not jump while I/O is delivering.
+            let woken = self.deliver_io_now();
+            if woken > 0 {
+                return (false, woken);
+            }
             #[cfg(feature = "test-util")]
             if self.shared.may_auto_advance() {
                 time.clock.advance_to(wake_at);
-                return true;
+                return (true, 0);
             }
-            parker.park_timeout(PAUSED_CLOCK_RECHECK);
-            return false;
+            return (false, self.sleep_as_keeper(Some(PAUSED_CLOCK_RECHECK)));
         }
         let gap_end = self
             .last_fired_ns
@@ -145,9 +148,48 @@ impl Core {
             .map_or(0, |last| last + KEEPER_MIN_GAP_NS);
         let wake_at = wake_at.max(gap_end);
         let now = time.clock.now_ns();
+        let mut woken = 0;
         if wake_at > now {
-            parker.park_timeout(Duration::from_nanos(wake_at - now));
+            woken = self.sleep_as_keeper(Some(Duration::from_nanos(wake_at - now)));
         }
-        time.clock.now_ns() >= wake_at
+        (time.clock.now_ns() >= wake_at, woken)
+    }
+
+    /// The keeper's sleep: in the reactor's poller, so readiness wakes it
+    /// too (`park.rs`), except for a sub-millisecond timeout while no
+    /// source is registered (epoll's timeout is in whole milliseconds, the
+    /// condvar's is not). Returns how many tasks readiness woke.
+    fn sleep_as_keeper(&self, timeout: Option<Duration>) -> usize {
+        let parker = &self.remote().parker;
+        #[cfg(loom)]
+        {
+            match timeout {
+                None => parker.park(),
+                Some(timeout) => {
+                    parker.park_timeout(timeout);
+                }
+            }
+            0
+        }
+        #[cfg(not(loom))]
+        {
+            let io = &self.shared.io;
+            if let Some(timeout) = timeout {
+                if timeout < SUB_MILLISECOND && io.num_registered() == 0 {
+                    parker.park_timeout(timeout);
+                    return 0;
+                }
+            }
+            let mut woken = 0;
+            self.waking_batch.set(true);
+            parker.park_in_poller(|| woken = io.wait(timeout, || parker.has_token()));
+            self.waking_batch.set(false);
+            woken
+        }
     }
 }
+
+/// Timeouts below this go to the condvar when the poller has nothing to
+/// watch (see `sleep_as_keeper`).
+#[cfg(not(loom))]
+const SUB_MILLISECOND: Duration = Duration::from_millis(1);

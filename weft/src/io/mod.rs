@@ -1,0 +1,24 @@
+//! I/O: the reactor that tells tasks when their sockets are ready, and
+//! [`unix::AsyncFd`] for any other file descriptor.
+//!
+//! Layers: `scheduled_io.rs` (one source's readiness word and waiters: the
+//! lock-free protocol, loom-checked), `driver.rs` (the OS poller, who waits
+//! in it, the lifetime of sources), `poll_evented.rs` (the readiness loop
+//! every socket operation runs). The socket types are in [`crate::net`].
+//!
+//! weft's streams implement the runtime-agnostic [`futures_io::AsyncRead`]
+//! and [`futures_io::AsyncWrite`]; with the `tokio-io` feature also tokio's
+//! `AsyncRead`/`AsyncWrite`, so tokio-util codecs and TLS crates work on
+//! them.
+
+#[cfg(not(loom))]
+pub(crate) mod driver;
+#[cfg(not(loom))]
+pub(crate) mod poll_evented;
+// Under loom only its models use it (the reactor needs the OS poller).
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) mod scheduled_io;
+#[cfg(not(loom))]
+pub mod unix;
+
+pub use futures_io::{AsyncRead, AsyncWrite};

@@ -1,0 +1,267 @@
+//! A `mio` source registered with the current runtime's reactor, and the
+//! readiness loop every socket operation runs: wait until the direction is
+//! ready, try the syscall, and on `WouldBlock` clear the readiness (if no
+//! new delivery came meanwhile: `scheduled_io.rs`) and wait again.
+//!
+//! The source is deregistered when this is dropped, or by `into_inner`,
+//! which gives the source back (for `into_std`).
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use mio::event::Source;
+
+use super::driver::Registered;
+use super::scheduled_io::{Direction, ReadyEvent};
+use crate::loom::sync::Arc;
+use crate::scheduler::Shared;
+use crate::task::coop;
+
+pub(crate) struct PollEvented<E: Source> {
+    source: Option<E>,
+    shared: Arc<Shared>,
+    registered: Registered,
+}
+
+/// The runtime of the calling context, or the panic that says how to get one.
+#[track_caller]
+pub(crate) fn current_runtime(what: &str) -> Arc<Shared> {
+    crate::runtime::context::with_handle(|handle| handle.map(|handle| handle.shared.clone()))
+        .unwrap_or_else(|| {
+            panic!(
+                "`{what}` called outside of a weft runtime: I/O sources register with the \
+                 reactor of the current runtime; call it from a task, inside \
+                 `Runtime::block_on`, or while a `Runtime::enter` guard is alive"
+            )
+        })
+}
+
+impl<E: Source> PollEvented<E> {
+    /// Registers `source` with the current runtime's reactor.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context (the message names `what`).
+    #[track_caller]
+    pub(crate) fn new(source: E, what: &str) -> io::Result<PollEvented<E>> {
+        PollEvented::with_runtime(source, current_runtime(what))
+    }
+
+    /// Registers `source` with `shared`'s reactor (a socket accepted by, or
+    /// created by a call that began in, that runtime).
+    pub(crate) fn with_runtime(mut source: E, shared: Arc<Shared>) -> io::Result<PollEvented<E>> {
+        let registered = shared.io.register(&mut source)?;
+        Ok(PollEvented {
+            source: Some(source),
+            shared,
+            registered,
+        })
+    }
+
+    /// The runtime whose reactor this source is registered with.
+    pub(crate) fn runtime(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn get_ref(&self) -> &E {
+        self.source
+            .as_ref()
+            .expect("source taken only by into_inner/drop")
+    }
+
+    /// Deregisters the source and gives it back.
+    pub(crate) fn into_inner(mut self) -> E {
+        let mut source = self.source.take().expect("source taken only once");
+        self.shared.io.deregister(&mut source, &self.registered);
+        source
+    }
+
+    /// Waits until `direction` is ready (spending budget when it is).
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        coop::poll_with_budget(cx, |cx| self.registered.io.poll_ready(cx, direction))
+    }
+
+    /// Runs `op` once `direction` is ready, until it does not return
+    /// `WouldBlock`.
+    pub(crate) fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut(&E) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let event = ready!(self.poll_ready(cx, direction))?;
+            match op(self.get_ref()) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.registered.io.clear_readiness(event, direction);
+                }
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    /// `poll_io` as a future that any number of tasks may await at once on
+    /// one shared source (each is a listed waiter, all woken).
+    pub(crate) async fn async_io<R>(
+        &self,
+        direction: Direction,
+        mut op: impl FnMut(&E) -> io::Result<R>,
+    ) -> io::Result<R> {
+        loop {
+            let event = Readiness {
+                evented: self,
+                direction,
+                id: 0,
+            }
+            .await?;
+            match op(self.get_ref()) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.registered.io.clear_readiness(event, direction);
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// Waits until `direction` is ready, as a listed waiter.
+    pub(crate) async fn ready(&self, direction: Direction) -> io::Result<ReadyEvent> {
+        Readiness {
+            evented: self,
+            direction,
+            id: 0,
+        }
+        .await
+    }
+
+    /// Forgets `direction`'s readiness seen in `event` (the operation
+    /// returned `WouldBlock`).
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent, direction: Direction) {
+        self.registered.io.clear_readiness(event, direction);
+    }
+
+    /// Runs `op` once if `direction` is known ready, without waiting:
+    /// `WouldBlock` otherwise (tokio's `try_read`/`try_io` family).
+    pub(crate) fn try_io<R>(
+        &self,
+        direction: Direction,
+        op: impl FnOnce(&E) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let event = match self.registered.io.poll_ready(&mut cx, direction) {
+            Poll::Ready(event) => event?,
+            Poll::Pending => return Err(io::ErrorKind::WouldBlock.into()),
+        };
+        match op(self.get_ref()) {
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                self.registered.io.clear_readiness(event, direction);
+                Err(error)
+            }
+            result => result,
+        }
+    }
+}
+
+impl<E: Source> PollEvented<E>
+where
+    for<'a> &'a E: io::Read + io::Write,
+{
+    /// Reads into `buf` once the source is readable. A short read means
+    /// the socket's buffer was drained: the readiness is cleared at once
+    /// (tick permitting), saving the syscall that would say `WouldBlock`.
+    pub(crate) fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        use std::io::Read;
+        loop {
+            let event = ready!(self.poll_ready(cx, Direction::Read))?;
+            match self.get_ref().read(buf) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.clear_readiness(event, Direction::Read);
+                }
+                Ok(n) if n > 0 && n < buf.len() => {
+                    self.clear_readiness(event, Direction::Read);
+                    return Poll::Ready(Ok(n));
+                }
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    /// Writes from `buf` once the source is writable (a short write clears
+    /// the readiness, as a short read does).
+    pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        use std::io::Write;
+        loop {
+            let event = ready!(self.poll_ready(cx, Direction::Write))?;
+            match self.get_ref().write(buf) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.clear_readiness(event, Direction::Write);
+                }
+                Ok(n) if n > 0 && n < buf.len() => {
+                    self.clear_readiness(event, Direction::Write);
+                    return Poll::Ready(Ok(n));
+                }
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    /// Vectored write once the source is writable.
+    pub(crate) fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        use std::io::Write;
+        self.poll_io(cx, Direction::Write, |source| {
+            let mut source = source;
+            source.write_vectored(bufs)
+        })
+    }
+}
+
+impl<E: Source> Drop for PollEvented<E> {
+    fn drop(&mut self) {
+        if let Some(mut source) = self.source.take() {
+            self.shared.io.deregister(&mut source, &self.registered);
+        }
+    }
+}
+
+/// Waits for one direction's readiness as a listed waiter of the source.
+struct Readiness<'a, E: Source> {
+    evented: &'a PollEvented<E>,
+    direction: Direction,
+    id: u64,
+}
+
+impl<E: Source> Future for Readiness<'_, E> {
+    type Output = io::Result<ReadyEvent>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let io = &this.evented.registered.io;
+        let result = coop::poll_with_budget(cx, |cx| {
+            io.poll_ready_listed(cx, this.direction, &mut this.id)
+        });
+        if result.is_ready() {
+            io.forget_waiter(std::mem::take(&mut this.id));
+        }
+        result
+    }
+}
+
+impl<E: Source> Drop for Readiness<'_, E> {
+    fn drop(&mut self) {
+        self.evented.registered.io.forget_waiter(self.id);
+    }
+}

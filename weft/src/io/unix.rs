@@ -1,0 +1,213 @@
+//! [`AsyncFd`]: readiness for any file descriptor (a pipe, a serial port,
+//! inotify, a socket weft has no type for), as tokio's
+//! `tokio::io::unix::AsyncFd`.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{Context, Poll, ready};
+
+use mio::unix::SourceFd;
+
+use super::poll_evented::PollEvented;
+use super::scheduled_io::{Direction, ReadyEvent};
+
+/// The descriptor of an `AsFd` owner, as a `mio` source (registration only
+/// reads the number).
+struct Fd(RawFd);
+
+impl mio::event::Source for Fd {
+    fn register(
+        &mut self,
+        registry: &mio::Registry,
+        token: mio::Token,
+        interests: mio::Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.0).register(registry, token, interests)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &mio::Registry,
+        token: mio::Token,
+        interests: mio::Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.0).reregister(registry, token, interests)
+    }
+
+    fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
+        SourceFd(&self.0).deregister(registry)
+    }
+}
+
+/// A file descriptor registered with the runtime's reactor (edge-triggered,
+/// both directions). The fd must be in non-blocking mode; `AsyncFd` does
+/// not change it. Dropping it deregisters the fd and drops `T` (closing the
+/// fd if `T` owns it); [`into_inner`](AsyncFd::into_inner) deregisters and
+/// gives `T` back.
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use std::os::unix::net::UnixStream;
+/// use weft::io::unix::AsyncFd;
+///
+/// weft::runtime::Runtime::new().unwrap().block_on(async {
+///     let (a, mut b) = UnixStream::pair().unwrap();
+///     a.set_nonblocking(true).unwrap();
+///     let a = AsyncFd::new(a).unwrap();
+///     b.write_all(b"ping").unwrap();
+///     let mut buf = [0; 4];
+///     let n = loop {
+///         let mut guard = a.readable().await.unwrap();
+///         match guard.try_io(|inner| inner.get_ref().read(&mut buf)) {
+///             Ok(result) => break result.unwrap(),
+///             Err(_would_block) => continue,
+///         }
+///     };
+///     assert_eq!(&buf[..n], b"ping");
+/// });
+/// ```
+pub struct AsyncFd<T: AsRawFd> {
+    evented: PollEvented<Fd>,
+    inner: Option<T>,
+}
+
+/// The readiness an [`AsyncFd`] waited for; [`clear_ready`] after a
+/// `WouldBlock`, or let [`try_io`] do it.
+///
+/// [`clear_ready`]: AsyncFdReadyGuard::clear_ready
+/// [`try_io`]: AsyncFdReadyGuard::try_io
+pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
+    fd: &'a AsyncFd<T>,
+    event: ReadyEvent,
+    direction: Direction,
+}
+
+/// [`AsyncFdReadyGuard::try_io`] found the fd not ready after all.
+#[derive(Debug)]
+pub struct TryIoError(());
+
+impl<T: AsRawFd> AsyncFd<T> {
+    /// Registers `inner`'s fd with the current runtime's reactor.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
+        let fd = inner.as_raw_fd();
+        Ok(AsyncFd {
+            evented: PollEvented::new(Fd(fd), "AsyncFd::new")?,
+            inner: Some(inner),
+        })
+    }
+
+    /// The wrapped value.
+    pub fn get_ref(&self) -> &T {
+        self.inner.as_ref().expect("taken only by into_inner")
+    }
+
+    /// The wrapped value, mutably.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.inner.as_mut().expect("taken only by into_inner")
+    }
+
+    /// Deregisters the fd and gives the wrapped value back.
+    pub fn into_inner(mut self) -> T {
+        let inner = self.inner.take().expect("taken only once");
+        // Deregisters now, while `inner` still holds the fd open.
+        drop(self);
+        inner
+    }
+
+    /// Waits until the fd is readable (or its read side closed, or it has
+    /// an error).
+    pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Direction::Read).await
+    }
+
+    /// Waits until the fd is writable (or its write side closed, or it has
+    /// an error).
+    pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Direction::Write).await
+    }
+
+    async fn ready(&self, direction: Direction) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        let event = self.evented.ready(direction).await?;
+        Ok(AsyncFdReadyGuard {
+            fd: self,
+            event,
+            direction,
+        })
+    }
+
+    /// `readable` in `poll` form: only the last task to call it is woken.
+    pub fn poll_read_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        self.poll_ready(cx, Direction::Read)
+    }
+
+    /// `writable` in `poll` form: only the last task to call it is woken.
+    pub fn poll_write_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        self.poll_ready(cx, Direction::Write)
+    }
+
+    fn poll_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.evented.poll_ready(cx, direction))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event,
+            direction,
+        }))
+    }
+}
+
+impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
+    fn as_raw_fd(&self) -> RawFd {
+        self.get_ref().as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd> AsyncFdReadyGuard<'_, T> {
+    /// Forgets the readiness this guard saw: the next wait sleeps until the
+    /// reactor reports the fd ready again. Call it after a `WouldBlock`.
+    pub fn clear_ready(&mut self) {
+        self.fd.evented.clear_readiness(self.event, self.direction);
+    }
+
+    /// Keeps the readiness (the fd may still be ready).
+    pub fn retain_ready(&mut self) {}
+
+    /// Runs `f` on the `AsyncFd`; on `WouldBlock` clears the readiness and
+    /// returns `Err(TryIoError)` (wait again), otherwise its result.
+    pub fn try_io<R>(
+        &mut self,
+        f: impl FnOnce(&AsyncFd<T>) -> io::Result<R>,
+    ) -> Result<io::Result<R>, TryIoError> {
+        match f(self.fd) {
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_ready();
+                Err(TryIoError(()))
+            }
+            result => Ok(result),
+        }
+    }
+
+    /// The `AsyncFd` this guard is for.
+    pub fn get_ref(&self) -> &AsyncFd<T> {
+        self.fd
+    }
+
+    /// The wrapped value.
+    pub fn get_inner(&self) -> &T {
+        self.fd.get_ref()
+    }
+}

@@ -1,0 +1,92 @@
+//! The cooperative budget: how many resource operations (socket reads and
+//! writes, accepts, `Sleep`s, `JoinHandle`s) a task may complete in one
+//! poll before they start returning `Pending` (after waking the task, so it
+//! is queued behind the others, as a yield).
+//!
+//! Without it, a task reading a socket that is always ready never returns
+//! `Pending`, and on one worker nothing else runs, not even the timers'
+//! tasks (smol's behaviour). The budget is a thread-local counter: the
+//! worker (and `block_on`) sets it before each poll; a thread that never
+//! sets it (a foreign executor polling weft's types) is unconstrained.
+//!
+//! 128 is tokio's budget, the anchor the networking issue names.
+
+use std::cell::Cell;
+use std::task::{Context, Poll};
+
+/// Operations a task may complete per poll.
+pub(crate) const BUDGET: u16 = 128;
+const UNCONSTRAINED: u16 = u16::MAX;
+
+thread_local! {
+    static REMAINING: Cell<u16> = const { Cell::new(UNCONSTRAINED) };
+}
+
+/// Gives the task about to be polled on this thread a full budget; returns
+/// the previous value for `restore` (a `block_on` nested in a task).
+#[inline]
+pub(crate) fn reset() -> u16 {
+    REMAINING.with(|remaining| remaining.replace(BUDGET))
+}
+
+/// Puts back a budget saved by `reset`.
+#[inline]
+pub(crate) fn restore(saved: u16) {
+    REMAINING.with(|remaining| remaining.set(saved));
+}
+
+/// `Ready` if the running task may complete another operation; otherwise
+/// wakes it (so it is queued again, as after a yield) and returns `Pending`.
+#[inline]
+pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
+    let remaining = REMAINING.with(Cell::get);
+    if remaining == 0 {
+        cx.waker().wake_by_ref();
+        return Poll::Pending;
+    }
+    Poll::Ready(())
+}
+
+/// Counts one completed operation against the running task's budget.
+#[inline]
+pub(crate) fn spend() {
+    REMAINING.with(|remaining| {
+        let left = remaining.get();
+        if left != UNCONSTRAINED && left > 0 {
+            remaining.set(left - 1);
+        }
+    });
+}
+
+/// Runs `poll` only if the budget allows, spending one unit when it
+/// returns `Ready`.
+#[inline]
+pub(crate) fn poll_with_budget<T>(
+    cx: &mut Context<'_>,
+    poll: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+) -> Poll<T> {
+    if poll_budget(cx).is_pending() {
+        return Poll::Pending;
+    }
+    let result = poll(cx);
+    if result.is_ready() {
+        spend();
+    }
+    result
+}
+
+/// Spends one unit of the running task's budget, yielding first if it is
+/// already spent: for loops that do work weft cannot see (tokio's
+/// `task::consume_budget`).
+///
+/// ```
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// for item in 0..10_000 {
+///     weft::task::consume_budget().await;
+///     let _ = item * 2;
+/// }
+/// # });
+/// ```
+pub async fn consume_budget() {
+    std::future::poll_fn(|cx| poll_with_budget(cx, |_| Poll::Ready(()))).await
+}

@@ -1,0 +1,620 @@
+//! Sockets on the reactor: round trips, the OS errors the networking
+//! issue names, shutdown, file descriptors, the cooperative budget, and
+//! `AsyncFd`.
+
+#![cfg(not(loom))]
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
+use weft::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream};
+use weft::runtime::{Builder, Runtime};
+
+fn runtime(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .build()
+        .unwrap()
+}
+
+async fn echo_server() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let _detached = weft::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let _detached = weft::spawn(async move {
+                let mut buf = vec![0; 4096];
+                loop {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => {
+                            if stream.write_all(&buf[..n]).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn many_connections_echo_concurrently() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let clients: Vec<_> = (0..64)
+            .map(|i| {
+                weft::spawn(async move {
+                    let mut stream = TcpStream::connect(addr).await.unwrap();
+                    stream.set_nodelay(true).unwrap();
+                    assert!(stream.nodelay().unwrap());
+                    for round in 0..50u32 {
+                        let message = vec![(i + round) as u8; 1 + (round as usize * 97) % 5000];
+                        stream.write_all(&message).await.unwrap();
+                        let mut back = vec![0; message.len()];
+                        stream.read_exact(&mut back).await.unwrap();
+                        assert_eq!(back, message);
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn accept_reports_the_peer_and_addresses_agree() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connect = weft::spawn(async move { TcpStream::connect(addr).await.unwrap() });
+        let (server_side, peer) = listener.accept().await.unwrap();
+        let client = connect.await.unwrap();
+        assert_eq!(peer, client.local_addr().unwrap());
+        assert_eq!(client.peer_addr().unwrap(), addr);
+        assert_eq!(server_side.local_addr().unwrap(), addr);
+    });
+}
+
+#[test]
+fn a_host_name_is_resolved_off_the_workers() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("localhost:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accept = weft::spawn(async move { listener.accept().await.map(drop) });
+        TcpStream::connect(("localhost", port)).await.unwrap();
+        accept.await.unwrap().unwrap();
+    });
+}
+
+#[test]
+fn connecting_to_a_closed_port_is_refused() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        // Bind then drop: the port is (for a moment) known to be closed.
+        let addr = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap()
+        };
+        let error = TcpStream::connect(addr).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+    });
+}
+
+#[test]
+fn binding_a_taken_address_says_address_in_use() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let first = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let error = TcpListener::bind(first.local_addr().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::AddrInUse, "{error}");
+        let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let error = UdpSocket::bind(udp.local_addr().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::AddrInUse, "{error}");
+    });
+}
+
+#[test]
+fn end_of_stream_is_ok_zero_and_close_shuts_the_write_side() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = weft::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(b"last words").await.unwrap();
+            stream.close().await.unwrap();
+            // The read side still works after the write side is shut.
+            let mut reply = Vec::new();
+            stream.read_to_end(&mut reply).await.unwrap();
+            reply
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, b"last words");
+        let mut buf = [0; 8];
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 0, "EOF again");
+        stream.write_all(b"bye").await.unwrap();
+        drop(stream);
+        assert_eq!(client.await.unwrap(), b"bye");
+    });
+}
+
+/// Closes `stream` with an RST (`SO_LINGER` 0) instead of a FIN.
+fn reset_on_close(stream: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid fd and a `linger` of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn a_reset_connection_and_a_broken_pipe_are_errors_of_their_kind() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // The peer is a plain std socket that resets the connection.
+        let peer = std::thread::spawn(move || {
+            let stream = std::net::TcpStream::connect(addr).unwrap();
+            reset_on_close(&stream);
+            drop(stream);
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        peer.join().unwrap();
+        let mut buf = [0; 16];
+        let error = stream.read(&mut buf).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+
+        // Writing to a peer that closed: first writes may succeed (the
+        // peer answers with an RST), then `BrokenPipe` (or a reset).
+        let peer = std::thread::spawn(move || drop(std::net::TcpStream::connect(addr).unwrap()));
+        let (mut stream, _) = listener.accept().await.unwrap();
+        peer.join().unwrap();
+        let error = loop {
+            match stream.write_all(&[7; 65536]).await {
+                Ok(()) => weft::time::sleep(Duration::from_millis(1)).await,
+                Err(error) => break error,
+            }
+        };
+        assert!(
+            matches!(
+                error.kind(),
+                ErrorKind::BrokenPipe | ErrorKind::ConnectionReset
+            ),
+            "{error}"
+        );
+    });
+}
+
+#[test]
+fn owned_halves_move_to_two_tasks_and_reunite() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut read, mut write) = stream.into_split();
+        let writer = weft::spawn(async move {
+            for i in 0..100u8 {
+                write.write_all(&[i; 100]).await.unwrap();
+            }
+            write
+        });
+        let reader = weft::spawn(async move {
+            let mut got = vec![0; 100 * 100];
+            read.read_exact(&mut got).await.unwrap();
+            for (i, chunk) in got.chunks(100).enumerate() {
+                assert!(chunk.iter().all(|&b| b == i as u8));
+            }
+            read
+        });
+        let write = writer.await.unwrap();
+        let read = reader.await.unwrap();
+        let stream = read.reunite(write).unwrap();
+        stream.peer_addr().unwrap();
+
+        let other = TcpStream::connect(addr).await.unwrap();
+        let (read, _) = TcpStream::connect(addr).await.unwrap().into_split();
+        let (_, write) = other.into_split();
+        assert!(read.reunite(write).is_err(), "halves of two streams");
+    });
+}
+
+#[test]
+fn borrowed_halves_read_and_write_at_once() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let (mut read, mut write) = stream.split();
+        let sent = vec![3u8; 1 << 20];
+        let send = async {
+            write.write_all(&sent).await.unwrap();
+        };
+        let receive = async {
+            let mut back = vec![0; 1 << 20];
+            read.read_exact(&mut back).await.unwrap();
+            back
+        };
+        let ((), back) = futures_lite::future::zip(send, receive).await;
+        assert_eq!(back, sent);
+    });
+}
+
+#[test]
+fn peek_leaves_the_data_for_the_next_read() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"peekaboo").await.unwrap();
+        stream.readable().await.unwrap();
+        let mut buf = [0; 8];
+        let mut peeked = 0;
+        while peeked < 8 {
+            peeked = stream.peek(&mut buf).await.unwrap();
+        }
+        assert_eq!(&buf, b"peekaboo");
+        let mut again = [0; 8];
+        stream.read_exact(&mut again).await.unwrap();
+        assert_eq!(&again, b"peekaboo");
+    });
+}
+
+#[test]
+fn from_std_and_into_std_round_trip() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let listener = TcpListener::from_std(std_listener).unwrap();
+        let connect = std::thread::spawn(move || std::net::TcpStream::connect(addr).unwrap());
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut client = connect.join().unwrap();
+        let mut std_stream = stream.into_std().unwrap();
+        std_stream.set_nonblocking(false).unwrap();
+        client.write_all(b"x").unwrap();
+        let mut byte = [0];
+        std_stream.read_exact(&mut byte).unwrap();
+        assert_eq!(&byte, b"x");
+        let stream = TcpStream::from_std(std_stream).unwrap();
+        let mut stream = stream;
+        stream.write_all(b"y").await.unwrap();
+        client.read_exact(&mut byte).unwrap();
+        assert_eq!(&byte, b"y");
+        assert_eq!(listener.into_std().unwrap().local_addr().unwrap(), addr);
+    });
+}
+
+#[test]
+fn udp_sends_and_receives_connected_and_not() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        assert_eq!(a.peer_addr().unwrap_err().kind(), ErrorKind::NotConnected);
+        a.send_to(b"one", b_addr).await.unwrap();
+        let mut buf = [0; 16];
+        let (n, from) = b.recv_from(&mut buf).await.unwrap();
+        assert_eq!((&buf[..n], from), (&b"one"[..], a_addr));
+        a.connect(b_addr).await.unwrap();
+        b.connect(a_addr).await.unwrap();
+        assert_eq!(a.peer_addr().unwrap(), b_addr);
+        b.send(b"two").await.unwrap();
+        let n = a.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"two");
+    });
+}
+
+#[test]
+fn several_tasks_waiting_on_one_udp_socket_are_all_served() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let server = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+        let addr = server.local_addr().unwrap();
+        let received = Arc::new(AtomicUsize::new(0));
+        let receivers: Vec<_> = (0..4)
+            .map(|_| {
+                let server = server.clone();
+                let received = received.clone();
+                weft::spawn(async move {
+                    let mut buf = [0; 8];
+                    server.recv_from(&mut buf).await.unwrap();
+                    received.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        // Let every receiver start waiting before anything arrives.
+        weft::time::sleep(Duration::from_millis(20)).await;
+        let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        for _ in 0..4 {
+            client.send_to(b"hi", addr).await.unwrap();
+        }
+        for receiver in receivers {
+            receiver.await.unwrap();
+        }
+        assert_eq!(received.load(Ordering::SeqCst), 4);
+    });
+}
+
+#[test]
+fn unix_streams_listeners_and_datagrams() {
+    let rt = runtime(2);
+    let dir = std::env::temp_dir().join(format!("weft-net-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stream_path = dir.join("stream.sock");
+    let _ = std::fs::remove_file(&stream_path);
+    rt.block_on(async {
+        let listener = UnixListener::bind(&stream_path).unwrap();
+        let path = stream_path.clone();
+        let client = weft::spawn(async move {
+            let mut stream = UnixStream::connect(&path).await.unwrap();
+            stream.write_all(b"over unix").await.unwrap();
+            stream.close().await.unwrap();
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, b"over unix");
+        client.await.unwrap();
+
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_all(b"pair").await.unwrap();
+        let mut buf = [0; 4];
+        b.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"pair");
+
+        let (x, y) = UnixDatagram::pair().unwrap();
+        x.send(b"dgram").await.unwrap();
+        let mut buf = [0; 8];
+        let n = y.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"dgram");
+
+        let error = UnixStream::connect(dir.join("nobody-listens.sock"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+#[test]
+fn ten_thousand_connections_leak_no_file_descriptors() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        // Warm up whatever the first connection allocates for good.
+        drop(TcpStream::connect(addr).await.unwrap());
+        weft::time::sleep(Duration::from_millis(50)).await;
+        let before = open_fds();
+        for batch in 0..100 {
+            let streams: Vec<_> = (0..100)
+                .map(|_| weft::spawn(async move { TcpStream::connect(addr).await.unwrap() }))
+                .collect();
+            for stream in streams {
+                let mut stream = stream.await.unwrap();
+                if batch % 10 == 0 {
+                    stream.write_all(b"ping").await.unwrap();
+                    let mut back = [0; 4];
+                    stream.read_exact(&mut back).await.unwrap();
+                }
+            }
+        }
+        // The server side closes on EOF: give it a moment to see every one.
+        let mut after = open_fds();
+        for _ in 0..200 {
+            if after <= before {
+                break;
+            }
+            weft::time::sleep(Duration::from_millis(10)).await;
+            after = open_fds();
+        }
+        assert!(after <= before, "fds before {before}, after {after}");
+    });
+}
+
+#[test]
+fn a_socket_used_after_its_runtime_shut_down_returns_an_error() {
+    let rt = runtime(1);
+    let (listener, mut stream, udp) = rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connect = weft::spawn(async move { TcpStream::connect(addr).await.unwrap() });
+        let (stream, _) = listener.accept().await.unwrap();
+        drop(connect.await.unwrap());
+        (
+            listener,
+            stream,
+            UdpSocket::bind("127.0.0.1:0").await.unwrap(),
+        )
+    });
+    drop(rt);
+    let other = runtime(1);
+    other.block_on(async {
+        let mut buf = [0; 8];
+        let error = stream.read(&mut buf).await.unwrap_err();
+        assert!(error.to_string().contains("shut down"), "{error}");
+        let error = listener.accept().await.unwrap_err();
+        assert!(error.to_string().contains("shut down"), "{error}");
+        let error = udp.recv(&mut buf).await.unwrap_err();
+        assert!(error.to_string().contains("shut down"), "{error}");
+    });
+}
+
+#[test]
+fn a_task_waiting_on_a_socket_of_a_runtime_that_shuts_down_is_woken_with_an_error() {
+    let rt = runtime(1);
+    let udp = rt.block_on(async { UdpSocket::bind("127.0.0.1:0").await.unwrap() });
+    let waiter = std::thread::spawn(move || {
+        let other = runtime(1);
+        other.block_on(async move {
+            let mut buf = [0; 8];
+            udp.recv(&mut buf).await
+        })
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    drop(rt);
+    let error = waiter.join().unwrap().unwrap_err();
+    assert!(error.to_string().contains("shut down"), "{error}");
+}
+
+#[test]
+#[should_panic(expected = "outside of a weft runtime")]
+fn binding_outside_a_runtime_panics_with_what_to_do() {
+    drop(TcpListener::bind("127.0.0.1:0"));
+}
+
+/// The networking issue's starvation case: one worker, a task reading a
+/// socket that is always ready, next to a task sleeping 1 ms in a loop. The
+/// sleeper must finish its loop while the reader is still reading (the
+/// reader stops only when the sleeper is done, or when the writer gives up
+/// after 20 s, which fails the test instead of hanging it).
+#[test]
+fn a_task_on_an_always_ready_socket_does_not_starve_a_sleeper() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let writer_stop = Arc::new(AtomicBool::new(false));
+        let writer = std::thread::spawn({
+            let stop = writer_stop.clone();
+            move || {
+                let mut stream = std::net::TcpStream::connect(addr).unwrap();
+                let start = std::time::Instant::now();
+                let chunk = [1u8; 65536];
+                while !stop.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(20) {
+                    if stream.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let sleeper_done = Arc::new(AtomicBool::new(false));
+        let sleeper = weft::spawn({
+            let done = sleeper_done.clone();
+            async move {
+                for _ in 0..20 {
+                    weft::time::sleep(Duration::from_millis(1)).await;
+                }
+                done.store(true, Ordering::Release);
+            }
+        });
+        let reader = weft::spawn({
+            let done = sleeper_done.clone();
+            async move {
+                let mut buf = vec![0; 64];
+                let mut reads = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return (reads, false),
+                        Ok(_) => reads += 1,
+                    }
+                }
+                (reads, true)
+            }
+        });
+        let (reads, sleeper_finished_first) = reader.await.unwrap();
+        writer_stop.store(true, Ordering::Release);
+        sleeper.await.unwrap();
+        writer.join().unwrap();
+        assert!(
+            sleeper_finished_first,
+            "the sleeper starved behind a reader that did {reads} reads"
+        );
+    });
+}
+
+#[test]
+fn async_fd_waits_for_a_pipe() {
+    use weft::io::unix::AsyncFd;
+    let rt = runtime(1);
+    rt.block_on(async {
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let fd = AsyncFd::new(a).unwrap();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            b.write_all(b"late").unwrap();
+            b
+        });
+        let mut buf = [0; 4];
+        let n = loop {
+            let mut guard = fd.readable().await.unwrap();
+            match guard.try_io(|inner| inner.get_ref().read(&mut buf)) {
+                Ok(result) => break result.unwrap(),
+                Err(_would_block) => continue,
+            }
+        };
+        assert_eq!(&buf[..n], b"late");
+        let _b = writer.join().unwrap();
+        let a = fd.into_inner();
+        a.set_nonblocking(false).unwrap();
+    });
+}
+
+/// With `tokio-io`, tokio's traits work on weft's streams (what tokio-util
+/// codecs and TLS crates need).
+#[test]
+fn tokio_io_traits_work_on_weft_streams() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rt = runtime(1);
+    rt.block_on(async {
+        let addr = echo_server().await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, b"through tokio's traits")
+            .await
+            .unwrap();
+        let mut back = [0; 22];
+        tokio::io::AsyncReadExt::read_exact(&mut stream, &mut back)
+            .await
+            .unwrap();
+        assert_eq!(&back, b"through tokio's traits");
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_u32(7).await.unwrap();
+        assert_eq!(b.read_u32().await.unwrap(), 7);
+        tokio::io::AsyncWriteExt::shutdown(&mut a).await.unwrap();
+        let mut rest = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut b, &mut rest)
+            .await
+            .unwrap();
+        assert!(rest.is_empty());
+    });
+}
