@@ -326,9 +326,12 @@ fn measure(
         }
     };
     let _ = thread.join();
-    let outcome = measured.unwrap_or_else(|| Err("no figures".to_owned()))?;
-    stopped.map_err(|err| format!("the server did not stop cleanly: {err}"))?;
-    Ok(outcome)
+    match (measured, stopped) {
+        (Some(Ok(outcome)), Ok(())) => Ok(outcome),
+        (Some(Ok(_)), Err(err)) => Err(format!("the server did not stop cleanly: {err}")),
+        (Some(Err(err)), _) | (None, Err(err)) => Err(err),
+        (None, Ok(())) => Err("no figures".to_owned()),
+    }
 }
 
 /// Starts a server on `R`, runs the generator against it from this

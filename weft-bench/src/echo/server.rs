@@ -157,17 +157,25 @@ impl EchoRuntime for Weft {
 
     fn listen(
         &self,
-        _spawner: Self::Spawner,
-        _stop: async_channel::Receiver<()>,
+        spawner: Self::Spawner,
+        stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
         impl Future<Output = io::Result<()>> + Send + 'static,
     )> {
-        // Until `weft::net` is on this branch.
-        Err::<(SocketAddr, future::Ready<io::Result<()>>), _>(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "weft has no weft::net on this branch yet",
-        ))
+        // `bind` looks for the runtime when it is called, not when its
+        // future is first polled (tokio's is an `async fn`): call it inside.
+        let listener = self.block_on(async { weft::net::TcpListener::bind(LOOPBACK).await })?;
+        let address = listener.local_addr()?;
+        let accept_loop = async move {
+            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
+                let (stream, _) = accepted?;
+                stream.set_nodelay(true)?;
+                spawner.spawn_detached(echo(stream));
+            }
+            Ok(())
+        };
+        Ok((address, accept_loop))
     }
 }
 
