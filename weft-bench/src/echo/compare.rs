@@ -196,7 +196,8 @@ fn compare_figure(spec: &Spec, base: &RowResult, new: &RowResult, gate: EchoGate
     let mut delta = RowDelta::new(format!("{} {}", base.name, spec.name));
     delta.figure = Some(*spec);
     let floor = floor(spec.name, &base.name);
-    let worse = |from: f64, to: f64| spec.worsening(from, to) > from.abs() * gate.tolerance_pct / 100.0;
+    let worse =
+        |from: f64, to: f64| spec.worsening(from, to) > from.abs() * gate.tolerance_pct / 100.0;
     let weft_value = |row: &RowResult| row.weft().and_then(spec.value);
     if let (Some(b), Some(n)) = (weft_value(base), weft_value(new)) {
         let regressed = gate.same_machine && worse(b, n) && spec.worsening(b, n) > floor;

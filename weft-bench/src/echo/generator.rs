@@ -353,13 +353,14 @@ impl Generator {
     fn censor(&mut self, now: Instant) {
         let window = (self.warm_end, self.end);
         for connection in &mut self.connections {
-            if let Some(started) = connection.started.take() {
-                if window.0 <= started && started < window.1 {
-                    self.outcome.unfinished += 1;
-                    self.outcome
-                        .latency
-                        .record(now.saturating_duration_since(started));
-                }
+            if let Some(started) = connection.started.take()
+                && window.0 <= started
+                && started < window.1
+            {
+                self.outcome.unfinished += 1;
+                self.outcome
+                    .latency
+                    .record(now.saturating_duration_since(started));
             }
         }
     }

@@ -6,7 +6,9 @@
 use std::fmt::Write;
 
 use super::Row;
-use super::result::{EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult};
+use super::result::{
+    EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
+};
 use crate::json::{Machine, Versions};
 use crate::table::Table;
 
@@ -57,8 +59,20 @@ pub fn render(result: &EchoResult) -> String {
 }
 
 const FIGURE_HEADER: [&str; 14] = [
-    "row", "runtime", "req/s", "p50", "p90", "p99", "p99.9", "max", "CPU", "gen CPU", "req÷best",
-    "p99÷best", "targets", "others",
+    "row",
+    "runtime",
+    "req/s",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "CPU",
+    "gen CPU",
+    "req÷best",
+    "p99÷best",
+    "targets",
+    "others",
 ];
 
 fn figures_table(result: &EchoResult) -> Table {
@@ -152,7 +166,9 @@ pub fn one_line(run: &EchoRun) -> String {
     let (p50, p99) = f
         .latency
         .as_ref()
-        .map_or(("-".to_owned(), "-".to_owned()), |p| (us(p.p50_ms), us(p.p99_ms)));
+        .map_or(("-".to_owned(), "-".to_owned()), |p| {
+            (us(p.p50_ms), us(p.p99_ms))
+        });
     let others = f
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
