@@ -2,10 +2,10 @@
 //! two figures of weft and its ratio to the best peer on each, `base →
 //! new`, following the mixed lane's rules (`mixed/compare.rs`):
 //!
-//! | figure | better | ratio to | floor |
+//! | figure | better | ratio to | floor ([`floor`]) |
 //! |---|---|---|---|
-//! | `req_per_s` | higher | the highest peer req/s | [`floor`] |
-//! | `p99_ms` | lower | the lowest peer p99 | [`floor`] |
+//! | `req_per_s` | higher | the highest peer req/s | 5,000 req/s at 1 connection, 30,000 at 64 |
+//! | `p99_ms` | lower | the lowest peer p99 | 0.05 ms at 1 connection, 2 ms at 64 |
 //!
 //! * weft's value is gated only when both documents come from the same
 //!   machine: it regresses when it worsens by more than the tolerance *and*
@@ -15,6 +15,18 @@
 //!   gated on any machine: it regresses when it worsens by more than the
 //!   tolerance *and* its change counted in the figure's unit at the new
 //!   peer's value exceeds the floor.
+//!
+//! The floors come from six quiet quick runs of one build on the 2-core
+//! dev machine (2026-11-24, `others` ≤ 4% in every window but two, left
+//! out): weft's req/s was 15.8-20.7k at 1 connection and 157-224k at 64
+//! (the VM ran about 20% slower in two of the runs, for every runtime
+//! alike), its ratio to the best peer 0.99-1.12 and 1.07-1.23; its p99
+//! 74-92 µs at 1 connection and 0.50-2.41 ms at 64, where the tail is
+//! made of the load generator's preemptions (p99.9 is ~4 ms for weft and
+//! tokio alike: three busy threads on two cores) and moves by whole
+//! milliseconds between runs. Each floor is above the widest swing seen;
+//! throughput is held mostly by the tolerance (50% by default), above the
+//! floors at every row.
 //!
 //! A row weft failed in NEW, or that NEW lacks, fails; a row (or the whole
 //! lane) that BASE lacks is listed as new and passes.
@@ -58,13 +70,14 @@ const SPECS: [Spec; 2] = [
 ];
 
 /// The change of `figure` on `row`, in the figure's unit (req/s, ms),
-/// below which it is noise however large relatively.
+/// below which it is noise however large relatively: just above the
+/// widest swings of quiet quick re-runs of one build (module doc).
 pub fn floor(figure: &str, row: &str) -> f64 {
     match (figure, row) {
-        ("req_per_s", "conn1_64b") => 3_000.0,
+        ("req_per_s", "conn1_64b") => 5_000.0,
         ("req_per_s", _) => 30_000.0,
-        (_, "conn1_64b") => 0.1,
-        _ => 0.5,
+        (_, "conn1_64b") => 0.05,
+        _ => 2.0,
     }
 }
 
@@ -349,8 +362,9 @@ mod tests {
     #[test]
     fn a_rerun_within_tolerance_or_floor_passes() {
         let base = many(run(250_000.0, 700.0));
-        // p99 0.70 → 1.15 ms: +64%, but under the 0.5 ms floor.
-        let new = many(run(200_000.0, 1_150.0));
+        // p99 0.70 → 2.40 ms: more than three times, but under the 2 ms
+        // floor (a swing seen between quiet re-runs).
+        let new = many(run(200_000.0, 2_400.0));
         assert_eq!(
             verdicts(Some(&base), Some(&new), true),
             ["conn64_64b req_per_s: ok", "conn64_64b p99_ms: ok"]
@@ -360,7 +374,7 @@ mod tests {
     #[test]
     fn a_slower_weft_regresses() {
         let base = many(run(250_000.0, 700.0));
-        let new = many(run(100_000.0, 3_000.0));
+        let new = many(run(100_000.0, 4_000.0));
         assert_eq!(
             verdicts(Some(&base), Some(&new), true),
             [
