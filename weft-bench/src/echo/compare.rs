@@ -20,7 +20,7 @@
 //! dev machine (2026-11-24, `others` ≤ 4% in every window but two, left
 //! out): weft's req/s was 15.8-20.7k at 1 connection and 157-224k at 64
 //! (the VM ran about 20% slower in two of the runs, for every runtime
-//! alike), its ratio to the best peer 0.99-1.12 and 1.07-1.23; its p99
+//! alike), its ratio to the best peer 0.99-1.12 and 1.07-1.42; its p99
 //! 74-92 µs at 1 connection and 0.50-2.41 ms at 64, where the tail is
 //! made of the load generator's preemptions (p99.9 is ~4 ms for weft and
 //! tokio alike: three busy threads on two cores) and moves by whole
