@@ -1,7 +1,7 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers lane, then the mixed lane), `weft-bench
-//! timers` and `weft-bench mixed` (one lane alone), `weft-bench compare
-//! BASE.json NEW.json`, `weft-bench
+//! scheduler lane, then the timers lane, then the mixed lane, then the echo
+//! lane), `weft-bench timers`, `weft-bench mixed` and `weft-bench echo`
+//! (one lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
 //! metrics` (the metrics lane) and `weft-bench metrics-dump --format
 //! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
 //! binary with it to measure `bytes_per_timer` in a process of its own.
@@ -13,6 +13,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
+use crate::echo::{self, EchoConfig, Row};
 use crate::harness::{self, Profile, RunConfig};
 use crate::json::{self, Document, Status};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
@@ -36,13 +37,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler lane, the timers lane and the mixed lane, and print
-    /// their tables (the default).
+    /// Run the scheduler lane, the timers lane, the mixed lane and the echo
+    /// lane, and print their tables (the default).
     Run(RunArgs),
     /// The timers lane alone: weft's timers next to tokio's and async-io's.
     Timers(TimersArgs),
     /// The mixed lane alone: 150 µs and 50 ms requests on one runtime.
     Mixed(MixedArgs),
+    /// The echo lane alone: TCP echo over loopback, one load generator.
+    Echo(EchoArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
     TimersRss(RssArgs),
@@ -88,12 +91,12 @@ struct RunArgs {
     /// weft: disable the LIFO slot.
     #[arg(long, hide = true)]
     no_lifo: bool,
-    /// The lanes to run (always in the order scheduler, timers, mixed).
+    /// The lanes to run (always in the order scheduler, timers, mixed, echo).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed"
+        default_value = "scheduler,timers,mixed,echo"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -102,6 +105,9 @@ struct RunArgs {
     /// Worker threads of every runtime in the mixed lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     mixed_workers: u16,
+    /// Worker threads of every runtime in the echo lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    echo_workers: u16,
     /// Where the mixed lane's chart goes (default: beside `--json` as
     /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -117,6 +123,8 @@ enum Lane {
     Timers,
     /// Short and long requests on one runtime.
     Mixed,
+    /// TCP echo over loopback.
+    Echo,
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +184,34 @@ struct MixedArgs {
         default_value = "weft,weft-no-stall-monitor,weft-no-demote,tokio,smol"
     )]
     runtimes: Vec<Variant>,
+}
+
+#[derive(Debug, Args)]
+struct EchoArgs {
+    /// Worker threads of every runtime.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and runtime,
+    /// the lane in about 20 s (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: 1 s warm-up and 6 s measured per row and runtime.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Run only these rows (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
+    only: Vec<Row>,
+    /// The runtimes to run, in the order each row runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -312,6 +348,46 @@ impl RunArgs {
             ..MixedConfig::new(self.profile(), usize::from(self.mixed_workers))
         })
     }
+
+    /// The echo lane's configuration, if it is one of the lanes.
+    fn echo_config(&self) -> Option<EchoConfig> {
+        self.lanes.contains(&Lane::Echo).then(|| EchoConfig {
+            runtimes: dedup(&self.runtimes),
+            ..EchoConfig::new(self.profile(), usize::from(self.echo_workers))
+        })
+    }
+}
+
+impl EchoArgs {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        RunConfig {
+            profile: self.profile(),
+            workers: usize::from(self.workers),
+            workloads: Vec::new(),
+            runtimes: dedup(&self.runtimes),
+            tuning: Tuning::default(),
+            iteration_timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn echo_config(&self) -> EchoConfig {
+        let mut config = EchoConfig::new(self.profile(), usize::from(self.workers));
+        config.runtimes = dedup(&self.runtimes);
+        if !self.only.is_empty() {
+            config.rows.retain(|row| self.only.contains(row));
+        }
+        config
+    }
 }
 
 impl MixedArgs {
@@ -414,6 +490,7 @@ pub fn main() -> ExitCode {
             settings: args.config(),
             timers: args.timers_config(),
             mixed: args.mixed_config(),
+            echo: args.echo_config(),
             json: args.json.clone(),
             chart: args.chart.clone(),
         }),
@@ -422,6 +499,7 @@ pub fn main() -> ExitCode {
             settings: args.run_config(),
             timers: Some(args.timers_config()),
             mixed: None,
+            echo: None,
             json: args.json.clone(),
             chart: None,
         }),
@@ -430,8 +508,18 @@ pub fn main() -> ExitCode {
             settings: args.run_config(),
             timers: None,
             mixed: Some(args.mixed_config()),
+            echo: None,
             json: args.json.clone(),
             chart: args.chart.clone(),
+        }),
+        Command::Echo(args) => run(Lanes {
+            scheduler: None,
+            settings: args.run_config(),
+            timers: None,
+            mixed: None,
+            echo: Some(args.echo_config()),
+            json: args.json.clone(),
+            chart: None,
         }),
         Command::TimersRss(args) => {
             timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
@@ -492,16 +580,19 @@ struct Lanes {
     timers: Option<TimersConfig>,
     /// The mixed lane, if it runs.
     mixed: Option<MixedConfig>,
+    /// The echo lane, if it runs.
+    echo: Option<EchoConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
     chart: Option<PathBuf>,
 }
 
-/// Runs the scheduler lane, the timers lane and the mixed lane (those
-/// given, in that order), prints their tables, writes one document and the
-/// mixed lane's chart; exits 1 if any runtime failed a workload, a timer
-/// row or a mixed load (a missed mixed target does not fail the run).
+/// Runs the scheduler lane, the timers lane, the mixed lane and the echo
+/// lane (those given, in that order), prints their tables, writes one
+/// document and the mixed lane's chart; exits 1 if any runtime failed a
+/// workload, a timer row, a mixed load or an echo row (a missed mixed or
+/// echo target does not fail the run).
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
@@ -530,6 +621,7 @@ fn run(lanes: Lanes) -> ExitCode {
                 "{}",
                 mixed::report::header(&document.machine, &document.versions)
             );
+            header_printed = true;
         }
         let result = mixed::run(&config);
         print!("{}", mixed::report::render(&result));
@@ -543,6 +635,17 @@ fn run(lanes: Lanes) -> ExitCode {
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
         document.mixed = Some(result);
+    }
+    if let Some(config) = lanes.echo {
+        if !header_printed {
+            print!(
+                "{}",
+                echo::report::header(&document.machine, &document.versions)
+            );
+        }
+        let result = echo::run(&config);
+        print!("{}", echo::report::render(&result));
+        document.echo = Some(result);
     }
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -576,5 +679,11 @@ fn any_failed(document: &Document) -> bool {
         .flat_map(|m| &m.loads)
         .flat_map(|load| load.runtimes.values())
         .any(|run| run.ok().is_none());
-    workload_failed || timer_failed || mixed_failed
+    let echo_failed = document
+        .echo
+        .iter()
+        .flat_map(|e| &e.rows)
+        .flat_map(|row| row.runtimes.values())
+        .any(|run| run.ok().is_none());
+    workload_failed || timer_failed || mixed_failed || echo_failed
 }

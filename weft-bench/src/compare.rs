@@ -19,15 +19,17 @@
 //! [`CSW_FLOOR`] per iteration: a few switches are noise on workloads that
 //! switch a few times. The defaults come from re-runs of one build; the
 //! README gives the numbers. The timers lane's rows are compared by
-//! [`crate::timers::compare`] and the mixed lane's loads by
-//! [`crate::mixed::compare`], with the same tolerance. The exit code is 1
-//! when any workload, timer row or mixed load is missing, failed or
-//! regressed.
+//! [`crate::timers::compare`], the mixed lane's loads by
+//! [`crate::mixed::compare`] and the echo lane's rows by
+//! [`crate::echo::compare`], with the same tolerance. The exit code is 1
+//! when any workload, timer row, mixed load or echo row is missing, failed
+//! or regressed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::echo::compare::EchoGate;
 use crate::json::{self, Document, RuntimeResult, WorkloadResult};
 use crate::mixed::compare::MixedGate;
 use crate::runtimes::RuntimeKind;
@@ -82,7 +84,13 @@ pub fn main(base: &Path, new: &Path, tolerances: Tolerances) -> ExitCode {
     };
     let (mixed, mixed_pass) = mixed_gate.check(base.mixed.as_ref(), new.mixed.as_ref());
     print!("{mixed}");
-    if rows.iter().all(|row| row.outcome.passes()) && timers_pass && mixed_pass {
+    let echo_gate = EchoGate {
+        tolerance_pct: tolerances.time_pct,
+        same_machine: gate.same_machine,
+    };
+    let (echo, echo_pass) = echo_gate.check(base.echo.as_ref(), new.echo.as_ref());
+    print!("{echo}");
+    if rows.iter().all(|row| row.outcome.passes()) && timers_pass && mixed_pass && echo_pass {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -436,6 +444,7 @@ mod tests {
             warnings: Vec::new(),
             timers: None,
             mixed: None,
+            echo: None,
         }
     }
 

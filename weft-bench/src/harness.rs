@@ -144,6 +144,7 @@ pub fn document(
         warnings,
         timers: None,
         mixed: None,
+        echo: None,
     }
 }
 

@@ -22,10 +22,16 @@
 //! the default run): 150 µs and 50 ms requests on one runtime, clients
 //! outside it; short-request latency, throughput and CPU against tokio and
 //! smol; its loads join the same document and gate, and it draws a chart.
+//!
+//! [`echo`] is the echo lane (`weft-bench echo`, and the fourth lane of
+//! the default run): TCP echo over loopback on each runtime, driven by one
+//! load-generator thread; req/s and round-trip latency against tokio and
+//! smol; its rows join the same document and gate.
 
 pub mod cli;
 pub mod compare;
 pub mod driver;
+pub mod echo;
 pub mod harness;
 pub mod json;
 pub mod measure;

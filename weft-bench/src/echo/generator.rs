@@ -1,0 +1,443 @@
+//! The load generator: one thread, no runtime, the same code for every
+//! server, so that the servers are all that differs between runs.
+//!
+//! It opens C connections to the server (blocking `connect`, then
+//! nonblocking, `TCP_NODELAY`), registers each once with a `mio::Poll`
+//! (edge-triggered, readable and writable) and runs them in closed loop:
+//! each connection sends a message of N bytes, waits for all N bytes to
+//! come back, records the round trip and sends the next one at once. The
+//! echo is checked byte for byte against what was sent: a server that
+//! loses, reorders or adds bytes fails the run instead of being measured.
+//!
+//! ```text
+//! start ── warm-up ──▶ warm_end ── measured window ──▶ end ── drain ──▶ done
+//! ```
+//!
+//! Invariants (those of the mixed lane's generator):
+//! * A round trip's latency runs from just before its first byte is
+//!   written to just after its last byte is read, and is recorded iff it
+//!   *started* inside the window (`warm_end ≤ start < end`). After `end`
+//!   no connection sends again and the generator waits for every round
+//!   trip still out, so the window's slowest are recorded too; one still
+//!   out at the drain deadline counts with its latency so far (a lower
+//!   bound) in [`Outcome::unfinished`].
+//! * Throughput counts the round trips that *finished* inside the window.
+//! * The CPU figure is the whole process's (server threads, any helper
+//!   thread of the runtime, and this generator) between the generator's
+//!   readings at `warm_end` and `end`, both wake-up deadlines of its loop.
+//! * The generator never waits without a deadline: a server that answers
+//!   nothing for [`Plan::stall_timeout`] fails the run with `TimedOut`.
+//! * Its own thread's CPU over the window is reported beside the
+//!   process's: near a whole core, the generator and not the server
+//!   bounds the throughput.
+//!
+//! Edge-triggered readiness needs a read to go on until the socket says
+//! `WouldBlock` *unless* the reader knows the socket is empty. Here it
+//! does once a whole echo is in: the server only echoes, and everything
+//! sent has come back, so nothing more can be waiting. A connection's read
+//! loop therefore stops at a complete echo, after sending the next
+//! message, and saves a `read` that would only say `WouldBlock` (a third
+//! of the generator's system calls per round trip); the next echo's bytes
+//! are a new edge. A write goes on until the socket says `WouldBlock` or
+//! the message is out.
+
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::measure::process_cpu_time;
+use crate::metrics::others;
+use crate::mixed::burn::thread_cpu_time;
+use crate::mixed::latency::Recorder;
+
+/// How one run generates load.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Connections, each with one message out at a time.
+    pub connections: usize,
+    /// Bytes of every message.
+    pub message_bytes: usize,
+    /// Excluded from every figure.
+    pub warmup: Duration,
+    /// The measured window.
+    pub measure: Duration,
+    /// Longest wait after the window for the round trips still out.
+    pub drain_timeout: Duration,
+    /// Longest time without any round trip finishing before the server is
+    /// taken for hung.
+    pub stall_timeout: Duration,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Latencies of the round trips that started inside the window.
+    pub latency: Recorder,
+    /// Round trips that finished inside the window.
+    pub finished: u64,
+    /// The window (`Plan::measure`): throughput is per second of it.
+    pub window: Duration,
+    /// The process's CPU time between the generator's readings at the
+    /// window's start and end.
+    pub cpu: Duration,
+    /// The wall time between those two readings.
+    pub cpu_window: Duration,
+    /// The generator thread's own CPU time between them.
+    pub generator_cpu: Duration,
+    /// Round trips of the window still out at the drain deadline
+    /// (recorded with their latency so far).
+    pub unfinished: u64,
+    /// Percent of the machine other processes used during the window,
+    /// where `/proc` tells.
+    pub others_cpu_pct: Option<f64>,
+}
+
+/// Runs the plan against the server at `address` from the calling thread.
+pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
+    let poll = Poll::new()?;
+    let message: Vec<u8> = (0..plan.message_bytes).map(|i| (i % 251) as u8).collect();
+    let mut connections = Vec::with_capacity(plan.connections);
+    for index in 0..plan.connections {
+        let stream = std::net::TcpStream::connect(address)?;
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let mut stream = TcpStream::from_std(stream);
+        poll.registry().register(
+            &mut stream,
+            Token(index),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        connections.push(Connection {
+            stream,
+            sent: 0,
+            received: 0,
+            started: None,
+        });
+    }
+    let start = Instant::now();
+    let warm_end = start + plan.warmup;
+    let mut generator = Generator {
+        connections,
+        message,
+        scratch: vec![0u8; 64 * 1024],
+        warm_end,
+        end: warm_end + plan.measure,
+        last_progress: start,
+        outcome: Outcome {
+            window: plan.measure,
+            ..Outcome::default()
+        },
+    };
+    for index in 0..generator.connections.len() {
+        generator.send(index, start)?;
+    }
+    generator.generate(poll, plan)?;
+    Ok(generator.outcome)
+}
+
+/// The readings at the window's start.
+struct WindowStart {
+    at: Instant,
+    process_cpu: Duration,
+    generator_cpu: Duration,
+    others: Option<others::CpuTimes>,
+}
+
+impl WindowStart {
+    fn now(at: Instant) -> io::Result<WindowStart> {
+        Ok(WindowStart {
+            at,
+            process_cpu: process_cpu_time()?,
+            generator_cpu: thread_cpu_time(),
+            others: others::CpuTimes::now(),
+        })
+    }
+
+    /// Fills in the outcome's CPU figures from these readings to `now`.
+    fn close(&self, now: Instant, outcome: &mut Outcome) -> io::Result<()> {
+        outcome.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
+        outcome.generator_cpu = thread_cpu_time().saturating_sub(self.generator_cpu);
+        outcome.cpu_window = now.saturating_duration_since(self.at);
+        outcome.others_cpu_pct = others::since(self.others);
+        Ok(())
+    }
+}
+
+/// One connection of the closed loop.
+struct Connection {
+    stream: TcpStream,
+    /// Bytes of the current message written.
+    sent: usize,
+    /// Bytes of its echo read.
+    received: usize,
+    /// When the current round trip started; `None`: none is out.
+    started: Option<Instant>,
+}
+
+struct Generator {
+    connections: Vec<Connection>,
+    /// What every connection sends.
+    message: Vec<u8>,
+    /// Where echoes are read into before they are checked.
+    scratch: Vec<u8>,
+    warm_end: Instant,
+    end: Instant,
+    /// When a round trip last finished (or the run started).
+    last_progress: Instant,
+    outcome: Outcome,
+}
+
+impl Generator {
+    fn in_window(&self, at: Instant) -> bool {
+        self.warm_end <= at && at < self.end
+    }
+
+    fn outstanding(&self) -> usize {
+        self.connections
+            .iter()
+            .filter(|c| c.started.is_some())
+            .count()
+    }
+
+    /// The warm-up, the window and the drain: waits on the poller until the
+    /// next deadline, serves the connections it reports ready, reads the
+    /// CPU at `warm_end` and `end`.
+    fn generate(&mut self, mut poll: Poll, plan: &Plan) -> io::Result<()> {
+        let mut events = Events::with_capacity(self.connections.len().max(16));
+        let mut window_start: Option<WindowStart> = None;
+        let mut drain_deadline: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            if window_start.is_none() && now >= self.warm_end {
+                window_start = Some(WindowStart::now(now)?);
+            }
+            if drain_deadline.is_none() && now >= self.end {
+                match &window_start {
+                    Some(start) => start.close(now, &mut self.outcome)?,
+                    // A window with no reading at its start (the loop woke
+                    // past `end`): its figures say nothing.
+                    None => self.outcome.cpu_window = Duration::ZERO,
+                }
+                drain_deadline = Some(now + plan.drain_timeout);
+            }
+            if let Some(deadline) = drain_deadline {
+                if self.outstanding() == 0 {
+                    return Ok(());
+                }
+                if now >= deadline {
+                    self.censor(now);
+                    return Ok(());
+                }
+            }
+            let stalled_at = self.last_progress + plan.stall_timeout;
+            if now >= stalled_at {
+                return Err(io::Error::new(
+                    ErrorKind::TimedOut,
+                    format!(
+                        "no echo came back for {:?} ({} of {} connections waiting): the server \
+                         looks hung",
+                        plan.stall_timeout,
+                        self.outstanding(),
+                        self.connections.len()
+                    ),
+                ));
+            }
+            let mut deadline = stalled_at;
+            if window_start.is_none() {
+                deadline = deadline.min(self.warm_end);
+            }
+            deadline = deadline.min(drain_deadline.unwrap_or(self.end));
+            match poll.poll(&mut events, Some(deadline.saturating_duration_since(now))) {
+                Ok(()) => {}
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            }
+            for event in &events {
+                self.serve(event.token().0)?;
+            }
+        }
+    }
+
+    /// Starts connection `index`'s next round trip at `now`.
+    fn send(&mut self, index: usize, now: Instant) -> io::Result<()> {
+        let connection = &mut self.connections[index];
+        connection.sent = 0;
+        connection.received = 0;
+        connection.started = Some(now);
+        self.flush(index)
+    }
+
+    /// Writes what the socket takes of the current message.
+    fn flush(&mut self, index: usize) -> io::Result<()> {
+        let connection = &mut self.connections[index];
+        while connection.started.is_some() && connection.sent < self.message.len() {
+            match connection.stream.write(&self.message[connection.sent..]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(written) => connection.sent += written,
+                Err(err) if err.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
+    /// Connection `index` is ready: writes what is left of its message,
+    /// reads its echo until the socket is drained or the whole echo is in,
+    /// and then finishes the round trip (and starts the next).
+    fn serve(&mut self, index: usize) -> io::Result<()> {
+        self.flush(index)?;
+        while self.connections[index].started.is_some() {
+            let connection = &mut self.connections[index];
+            let read = match connection.stream.read(&mut self.scratch) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        ErrorKind::UnexpectedEof,
+                        "the server closed a connection",
+                    ));
+                }
+                Ok(read) => read,
+                Err(err) if err.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            let from = connection.received;
+            if from + read > connection.sent {
+                return Err(io::Error::new(
+                    ErrorKind::InvalidData,
+                    "the server sent back more bytes than it was sent",
+                ));
+            }
+            if self.scratch[..read] != self.message[from..from + read] {
+                return Err(io::Error::new(
+                    ErrorKind::InvalidData,
+                    "the server sent back other bytes than it was sent",
+                ));
+            }
+            connection.received += read;
+            if connection.received == self.message.len() {
+                // The socket is empty (module doc): stop reading here.
+                return self.finish(index);
+            }
+        }
+        Ok(())
+    }
+
+    /// Records connection `index`'s round trip and, before `end`, starts
+    /// its next one.
+    fn finish(&mut self, index: usize) -> io::Result<()> {
+        let now = Instant::now();
+        self.last_progress = now;
+        let Some(started) = self.connections[index].started.take() else {
+            return Ok(());
+        };
+        if self.in_window(started) {
+            self.outcome
+                .latency
+                .record(now.saturating_duration_since(started));
+        }
+        if self.in_window(now) {
+            self.outcome.finished += 1;
+        }
+        if now < self.end {
+            self.send(index, now)?;
+        }
+        Ok(())
+    }
+
+    /// At the drain deadline: the window's round trips still out count
+    /// with their latency so far.
+    fn censor(&mut self, now: Instant) {
+        let window = (self.warm_end, self.end);
+        for connection in &mut self.connections {
+            if let Some(started) = connection.started.take()
+                && window.0 <= started
+                && started < window.1
+            {
+                self.outcome.unfinished += 1;
+                self.outcome
+                    .latency
+                    .record(now.saturating_duration_since(started));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::thread;
+
+    fn plan(connections: usize, message_bytes: usize) -> Plan {
+        Plan {
+            connections,
+            message_bytes,
+            warmup: Duration::from_millis(20),
+            measure: Duration::from_millis(200),
+            drain_timeout: Duration::from_secs(2),
+            stall_timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// A blocking echo server on a thread per connection; `mangle` turns
+    /// what it read into what it sends back.
+    fn thread_server(mangle: fn(&mut Vec<u8>)) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                thread::spawn(move || {
+                    let mut buffer = vec![0u8; 8192];
+                    while let Ok(read) = stream.read(&mut buffer) {
+                        if read == 0 {
+                            return;
+                        }
+                        let mut reply = buffer[..read].to_vec();
+                        mangle(&mut reply);
+                        if stream.write_all(&reply).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        address
+    }
+
+    #[test]
+    fn a_closed_loop_against_a_thread_server_counts_and_records() {
+        let address = thread_server(|_| {});
+        let outcome = run(address, &plan(4, 4096)).unwrap();
+        assert!(outcome.finished > 0);
+        assert!(outcome.latency.count() > 0);
+        assert_eq!(outcome.unfinished, 0);
+        assert_eq!(outcome.window, Duration::from_millis(200));
+        assert!(outcome.cpu_window >= Duration::from_millis(150));
+        assert!(outcome.generator_cpu > Duration::ZERO);
+        assert!(outcome.generator_cpu <= outcome.cpu);
+    }
+
+    #[test]
+    fn a_wrong_echo_fails_the_run() {
+        let address = thread_server(|reply| reply[0] ^= 1);
+        let err = run(address, &plan(1, 64)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        // Accepts (the backlog does) and never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let plan = Plan {
+            stall_timeout: Duration::from_millis(300),
+            ..plan(2, 64)
+        };
+        let err = run(listener.local_addr().unwrap(), &plan).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+    }
+}

@@ -1,0 +1,370 @@
+//! The echo lane, `weft-bench echo` (and the fourth lane of the default
+//! run): TCP echo over loopback, a server on each runtime with 2 workers,
+//! one load-generator thread outside every runtime (issue #16).
+//!
+//! | row | connections | message |
+//! |---|---|---|
+//! | `conn1_64b` | 1 | 64 B |
+//! | `conn64_64b` | 64 | 64 B |
+//! | `conn64_4k` | 64 | 4 KiB |
+//!
+//! Every connection runs in closed loop: it sends its message, waits for
+//! all of it to come back, records the round trip and sends again. The
+//! servers ([`server`]) are one accept loop and one echo task per
+//! connection on weft, tokio and smol; the generator ([`generator`]) is
+//! one thread with a `mio` poller, the same for all three, so only the
+//! server differs between runs.
+//!
+//! Each (row, runtime) pair runs on a runtime built for it and dropped
+//! after it, on a thread of its own that is abandoned (with a warning) if
+//! it does not answer in time; the pairs run one after the other, so only
+//! one runtime (and one server) is ever alive. Per pair: req/s, latency
+//! percentiles, the process's CPU; per row: weft's req/s over the best
+//! peer's and its p99 over the best peer's, and whether it meets the
+//! issue's targets (req/s ≥ the best peer's, p99 ≤ 1.1× the best peer's).
+//! [`result`] is the JSON and the ratios, [`report`] the table and
+//! [`compare`] the gate. A missed target never fails the run; a runtime
+//! that failed a row does.
+
+pub mod compare;
+pub mod generator;
+pub mod report;
+pub mod result;
+pub mod server;
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+
+use crate::driver::catch_panic;
+use crate::harness::Profile;
+use crate::metrics::others;
+use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
+
+use generator::{Outcome, Plan};
+use result::{EchoResult, EchoRun, EchoSettings, RowResult};
+use server::{EchoRuntime, Server};
+
+/// One row of the lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Row {
+    /// One connection, 64-byte messages: the latency of one round trip.
+    #[value(name = "conn1_64b")]
+    Conn1Bytes64,
+    /// 64 connections, 64-byte messages: many small requests.
+    #[value(name = "conn64_64b")]
+    Conn64Bytes64,
+    /// 64 connections, 4 KiB messages: bigger reads and writes.
+    #[value(name = "conn64_4k")]
+    Conn64Bytes4k,
+}
+
+impl Row {
+    /// Every row, in the order the lane runs them.
+    pub const ALL: [Row; 3] = [Row::Conn1Bytes64, Row::Conn64Bytes64, Row::Conn64Bytes4k];
+
+    /// Its name in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Row::Conn1Bytes64 => "conn1_64b",
+            Row::Conn64Bytes64 => "conn64_64b",
+            Row::Conn64Bytes4k => "conn64_4k",
+        }
+    }
+
+    /// Its name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Row::Conn1Bytes64 => "1 conn, 64 B",
+            Row::Conn64Bytes64 => "64 conn, 64 B",
+            Row::Conn64Bytes4k => "64 conn, 4 KiB",
+        }
+    }
+
+    /// The row called `name` in JSON.
+    pub fn from_name(name: &str) -> Option<Row> {
+        Row::ALL.into_iter().find(|row| row.name() == name)
+    }
+
+    /// (connections, bytes per message).
+    pub fn shape(self) -> (usize, usize) {
+        match self {
+            Row::Conn1Bytes64 => (1, 64),
+            Row::Conn64Bytes64 => (64, 64),
+            Row::Conn64Bytes4k => (64, 4096),
+        }
+    }
+}
+
+/// How long each (row, runtime) pair runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Excluded from every figure.
+    pub warmup: Duration,
+    /// The measured window.
+    pub measure: Duration,
+    /// Longest wait for the window's round trips after it.
+    pub drain_timeout: Duration,
+    /// Longest time without an echo before a server is taken for hung.
+    pub stall_timeout: Duration,
+}
+
+impl Timing {
+    /// The timing of `profile`. Quick: 0.5 s warm-up and 1.5 s measured
+    /// per pair, about 20 s for the 9 pairs; full: 1 s and 6 s.
+    pub fn of(profile: Profile) -> Timing {
+        let quick = Timing {
+            warmup: Duration::from_millis(500),
+            measure: Duration::from_millis(1_500),
+            drain_timeout: Duration::from_secs(5),
+            stall_timeout: Duration::from_secs(5),
+        };
+        match profile {
+            Profile::Quick => quick,
+            Profile::Full => Timing {
+                warmup: Duration::from_secs(1),
+                measure: Duration::from_secs(6),
+                ..quick
+            },
+        }
+    }
+
+    /// For smoke tests: every pair in a fraction of a second (not
+    /// meaningful as measurements).
+    pub fn tiny() -> Timing {
+        Timing {
+            warmup: Duration::from_millis(30),
+            measure: Duration::from_millis(150),
+            drain_timeout: Duration::from_secs(5),
+            stall_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Longest wait for a server to stop once its generator is done.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything a run of the echo lane needs to know.
+#[derive(Debug, Clone)]
+pub struct EchoConfig {
+    /// Quick or full.
+    pub profile: Profile,
+    /// Durations.
+    pub timing: Timing,
+    /// Worker threads of every runtime.
+    pub workers: usize,
+    /// The rows, in order.
+    pub rows: Vec<Row>,
+    /// The runtimes, in the order each row runs them.
+    pub runtimes: Vec<RuntimeKind>,
+}
+
+impl EchoConfig {
+    /// The default configuration of `profile`: every row, every runtime.
+    pub fn new(profile: Profile, workers: usize) -> EchoConfig {
+        EchoConfig {
+            profile,
+            timing: Timing::of(profile),
+            workers,
+            rows: Row::ALL.to_vec(),
+            runtimes: RuntimeKind::ALL.to_vec(),
+        }
+    }
+
+    fn plan(&self, row: Row) -> Plan {
+        let (connections, message_bytes) = row.shape();
+        let t = &self.timing;
+        Plan {
+            connections,
+            message_bytes,
+            warmup: t.warmup,
+            measure: t.measure,
+            drain_timeout: t.drain_timeout,
+            stall_timeout: t.stall_timeout,
+        }
+    }
+
+    /// Longest wait for one pair's figures: its run and drain, a stall,
+    /// and building the runtime, with room for a loaded machine.
+    fn timeout(&self) -> Duration {
+        let t = &self.timing;
+        t.warmup + t.measure + t.drain_timeout + t.stall_timeout + Duration::from_secs(30)
+    }
+}
+
+/// Runs the lane and returns what it measured.
+pub fn run(config: &EchoConfig) -> EchoResult {
+    let others_start = others::CpuTimes::now();
+    let mut warnings = Vec::new();
+    let mut rows = Vec::new();
+    for &row in &config.rows {
+        let mut runs = BTreeMap::new();
+        for &kind in &config.runtimes {
+            let run = match measure(kind, row, config, &mut warnings) {
+                Ok(outcome) => EchoRun::from_outcome(&outcome),
+                Err(err) => EchoRun::failed(err),
+            };
+            eprintln!(
+                "weft-bench: echo: {} on {}: {}",
+                row.label(),
+                kind.name(),
+                report::one_line(&run)
+            );
+            warnings.extend(notes(row, kind, &run, config));
+            runs.insert(kind.name().to_owned(), run);
+        }
+        rows.push(RowResult::new(row, runs));
+    }
+    let others_cpu_pct = others::since(others_start);
+    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
+        warnings.push(format!(
+            "other processes used {pct:.0}% of the machine during the echo lane"
+        ));
+    }
+    EchoResult {
+        settings: EchoSettings::new(config),
+        rows,
+        others_cpu_pct,
+        warnings,
+    }
+}
+
+/// Warnings about one pair's figures: other processes busy during its
+/// window, round trips left unfinished.
+fn notes(row: Row, kind: RuntimeKind, run: &EchoRun, config: &EchoConfig) -> Vec<String> {
+    let Some(figures) = run.ok() else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
+        notes.push(format!(
+            "echo: {} on {}: other processes used {pct:.0}% of the machine during the window",
+            row.name(),
+            kind.name()
+        ));
+    }
+    if figures.unfinished > 0 {
+        notes.push(format!(
+            "echo: {} on {}: {} round trips of the window unfinished after the {} s drain; \
+             counted with their latency so far",
+            row.name(),
+            kind.name(),
+            figures.unfinished,
+            config.timing.drain_timeout.as_secs()
+        ));
+    }
+    notes
+}
+
+/// What a pair's thread reports, in this order.
+enum Report {
+    /// The generator is done (its connections closed), or the server could
+    /// not start.
+    Measured(Result<Outcome, String>),
+    /// The server stopped: its accept loop ended and its runtime is gone.
+    Stopped(Result<(), String>),
+    /// The thread panicked.
+    Panicked(String),
+}
+
+/// One row on one runtime, on a thread of its own, abandoned if it does
+/// not answer in time.
+fn measure(
+    kind: RuntimeKind,
+    row: Row,
+    config: &EchoConfig,
+    warnings: &mut Vec<String>,
+) -> Result<Outcome, String> {
+    let (plan, workers) = (config.plan(row), config.workers);
+    let (sender, receiver) = mpsc::channel();
+    let thread = thread::Builder::new()
+        .name(format!("echo-{}", kind.name()))
+        .spawn(move || {
+            let served = catch_panic(|| match kind {
+                RuntimeKind::Weft => serve_and_load::<Weft>(workers, &plan, &sender),
+                RuntimeKind::Tokio => serve_and_load::<Tokio>(workers, &plan, &sender),
+                RuntimeKind::Smol => serve_and_load::<Smol>(workers, &plan, &sender),
+            });
+            if let Err(panic) = served {
+                let _ = sender.send(Report::Panicked(panic));
+            }
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    let mut deadline = Instant::now() + config.timeout();
+    let mut measured: Option<Result<Outcome, String>> = None;
+    let stopped = loop {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match receiver.recv_timeout(wait) {
+            Ok(Report::Measured(result)) => {
+                measured = Some(result);
+                deadline = Instant::now() + STOP_TIMEOUT;
+            }
+            Ok(Report::Stopped(result)) => break result,
+            Ok(Report::Panicked(panic)) => break Err(panic),
+            Err(RecvTimeoutError::Timeout) => {
+                let what = if measured.is_some() {
+                    "did not stop"
+                } else {
+                    "gave no figures"
+                };
+                warnings.push(format!(
+                    "echo: {} {what} in {} in time; abandoned, it may still be running and \
+                     disturb what follows",
+                    kind.name(),
+                    row.name()
+                ));
+                // The thread is never joined: a hang must not hang the run.
+                return Err(match measured {
+                    Some(Err(err)) => err,
+                    _ => format!("{what} in time (hung?)"),
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => break Err("its thread died".to_owned()),
+        }
+    };
+    let _ = thread.join();
+    match (measured, stopped) {
+        (Some(Ok(outcome)), Ok(())) => Ok(outcome),
+        (Some(Ok(_)), Err(err)) => Err(format!("the server did not stop cleanly: {err}")),
+        (Some(Err(err)), _) | (None, Err(err)) => Err(err),
+        (None, Ok(())) => Err("no figures".to_owned()),
+    }
+}
+
+/// Starts a server on `R`, runs the generator against it from this
+/// thread, stops the server; reports each step to `reports`.
+fn serve_and_load<R: EchoRuntime>(workers: usize, plan: &Plan, reports: &mpsc::Sender<Report>) {
+    let server = match Server::<R>::start(workers) {
+        Ok(server) => server,
+        Err(err) => {
+            let _ = reports.send(Report::Measured(Err(format!("server: {err}"))));
+            let _ = reports.send(Report::Stopped(Ok(())));
+            return;
+        }
+    };
+    let outcome = generator::run(server.address(), plan);
+    let _ = reports.send(Report::Measured(
+        outcome.map_err(|err| format!("load generator: {err}")),
+    ));
+    let stopped = server.stop();
+    let _ = reports.send(Report::Stopped(
+        stopped.map_err(|err| format!("accept loop: {err}")),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_shapes_follow_the_issue() {
+        for row in Row::ALL {
+            assert_eq!(Row::from_name(row.name()), Some(row));
+        }
+        let shapes: Vec<(usize, usize)> = Row::ALL.iter().map(|r| r.shape()).collect();
+        assert_eq!(shapes, [(1, 64), (64, 64), (64, 4096)]);
+    }
+}

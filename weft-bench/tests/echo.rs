@@ -1,0 +1,49 @@
+//! Smoke test of the echo lane: every row on every runtime, with tiny
+//! timing, gives throughput, percentiles and CPU, no round trip is left
+//! unfinished, and weft's ratios to the best peer are filled in; the
+//! document with the lane round-trips through JSON.
+//!
+//! One test in its own binary: the CPU figures read the whole process's
+//! CPU time, which tests running beside it would disturb.
+
+use std::time::{Duration, Instant};
+
+use weft_bench::echo::{self, EchoConfig, Row, Timing};
+use weft_bench::harness::Profile;
+use weft_bench::runtimes::RuntimeKind;
+
+#[test]
+fn every_row_gives_figures_on_every_runtime() {
+    let config = EchoConfig {
+        timing: Timing::tiny(),
+        ..EchoConfig::new(Profile::Quick, 2)
+    };
+    let started = Instant::now();
+    let result = echo::run(&config);
+    assert_eq!(result.rows.len(), Row::ALL.len());
+    for row in &result.rows {
+        for kind in RuntimeKind::ALL {
+            let run = &row.runtimes[kind.name()];
+            let figures = run.ok().unwrap_or_else(|| panic!("{}: {run:?}", row.name));
+            let latency = figures.latency.as_ref().expect("latencies");
+            assert!(latency.count > 0 && latency.p50_ms > 0.0, "{figures:?}");
+            assert!(latency.p50_ms <= latency.p99_ms && latency.p99_ms <= latency.max_ms);
+            assert!(figures.req_per_s > 0.0, "{figures:?}");
+            assert!(figures.cpu_ms_per_s > 0.0, "{figures:?}");
+            assert!(figures.generator_cpu_ms_per_s > 0.0, "{figures:?}");
+            assert_eq!(figures.unfinished, 0);
+        }
+        let ratios = row.ratios.as_ref().expect("weft's ratios");
+        assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
+    }
+    let text = serde_json::to_string(&result).unwrap();
+    let back: echo::result::EchoResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
+    // About 3 s on the 2-core dev machine; the bound catches tiny timing
+    // grown into real timing without failing a loaded machine.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the tiny lane took {:?}",
+        started.elapsed()
+    );
+}
