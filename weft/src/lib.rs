@@ -20,12 +20,15 @@
 //! [`runtime::Builder`], [`runtime::Runtime`], [`runtime::Handle`],
 //! [`spawn`], [`task::JoinHandle`] (dropping it detaches the task),
 //! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`],
-//! [`time::sleep`], [`time::timeout`], [`time::interval`].
+//! [`time::sleep`], [`time::timeout`], [`time::interval`], [`net::TcpListener`],
+//! [`net::TcpStream`], [`net::UdpSocket`], [`task::consume_budget`].
 //!
 //! Layers (each module's doc states its invariants): `task` (the task cell,
 //! join handles, the registry of live tasks), `scheduler` (local queues, the
 //! inject queue, the sleep/wake protocol, the worker loop), `time` (timer
-//! wheels per worker, the time driver, sleeps, timeouts, intervals),
+//! wheels per worker, the time driver, sleeps, timeouts, intervals), `io`
+//! (the reactor: one OS poller, a readiness word per source; `AsyncFd`),
+//! `net` (TCP, UDP and Unix sockets),
 //! `blocking` (the `spawn_blocking` thread pool), `runtime` (builder,
 //! context, `block_on`, shutdown), `metrics` (counters).
 

@@ -3,7 +3,8 @@
 //! Each seed builds one scenario: a runtime of 1–8 workers (LIFO slot on or
 //! off, a random inject batch cap), tasks following random scripts (yield,
 //! wait for a wake from outside, spawn a child from inside, wake another
-//! task from inside, panic, complete), and outside threads that spawn, wake
+//! task from inside, a round trip over a socket pair on the reactor, panic,
+//! complete), and outside threads that spawn, wake
 //! (or drop wakers without waking), abort, detach and await at random.
 //! Half the scenarios then run every task to its end; the other half shut
 //! the runtime down in the middle of it all (dropping it, or with

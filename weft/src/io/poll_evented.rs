@@ -53,6 +53,10 @@ impl<E: Source> PollEvented<E> {
     /// created by a call that began in, that runtime).
     pub(crate) fn with_runtime(mut source: E, shared: Arc<Shared>) -> io::Result<PollEvented<E>> {
         let registered = shared.io.register(&mut source)?;
+        if registered.first {
+            // The keeper may sleep on its condvar: move it into the poller.
+            shared.poke_keeper();
+        }
         Ok(PollEvented {
             source: Some(source),
             shared,

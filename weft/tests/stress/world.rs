@@ -94,6 +94,7 @@ impl World {
                 55..70 if depth < 3 => Step::Spawn,
                 55..80 => Step::WakeOther,
                 80..83 => Step::Panic,
+                83..90 => Step::Socket,
                 _ => Step::Yield,
             })
             .collect();
@@ -102,6 +103,7 @@ impl World {
             steps,
             at: 0,
             waiting: false,
+            socket: None,
             depth,
             rng: rng.fork(),
             ledger: ledger.clone(),
@@ -139,6 +141,32 @@ pub(crate) enum Step {
     WakeOther,
     /// Panic in `poll`.
     Panic,
+    /// A round trip over a fresh Unix stream pair on the reactor: register,
+    /// write, wait for the reactor's readiness, read, deregister (an error
+    /// is accepted only when the runtime is shutting down under it).
+    Socket,
+}
+
+/// `Step::Socket`'s round trip.
+async fn socket_round_trip() {
+    use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut a, mut b) = match weft::net::UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(error) => {
+            // Only a runtime shutting down under the task refuses sockets.
+            assert!(error.to_string().contains("shut down"), "{error}");
+            return;
+        }
+    };
+    if let Err(error) = a.write_all(b"ping").await {
+        assert!(error.to_string().contains("shut down"), "{error}");
+        return;
+    }
+    let mut buf = [0; 4];
+    match b.read_exact(&mut buf).await {
+        Ok(()) => assert_eq!(&buf, b"ping", "the bytes written come back"),
+        Err(error) => assert!(error.to_string().contains("shut down"), "{error}"),
+    }
 }
 
 pub(crate) fn expected_output(id: usize) -> usize {
@@ -150,6 +178,7 @@ pub(crate) struct Scripted {
     steps: Vec<Step>,
     at: usize,
     waiting: bool,
+    socket: Option<Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
     depth: u32,
     rng: Rng,
     ledger: Arc<Ledger>,
@@ -203,6 +232,16 @@ impl std::future::Future for Scripted {
                     if let Some(waker) = World::take_random(&this.world.wakers, &mut this.rng) {
                         waker.wake();
                     }
+                }
+                Step::Socket => {
+                    let round_trip = this
+                        .socket
+                        .get_or_insert_with(|| Box::pin(socket_round_trip()));
+                    if round_trip.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    this.socket = None;
+                    this.at += 1;
                 }
                 Step::Panic => {
                     this.ledger.panicked.fetch_add(1, Ordering::SeqCst);

@@ -155,10 +155,13 @@ impl Core {
         (time.clock.now_ns() >= wake_at, woken)
     }
 
-    /// The keeper's sleep: in the reactor's poller, so readiness wakes it
-    /// too (`park.rs`), except for a sub-millisecond timeout while no
-    /// source is registered (epoll's timeout is in whole milliseconds, the
-    /// condvar's is not). Returns how many tasks readiness woke.
+    /// The keeper's sleep: in the reactor's poller while any source is
+    /// registered, so readiness wakes it too (`park.rs`); on the condvar
+    /// otherwise (cheaper to wake, and its timeout is not rounded up to
+    /// whole milliseconds as epoll's is). The count is read after
+    /// `begin_keeping`'s fence, which pairs with the one after a first
+    /// registration (`io/driver.rs`): a keeper that read 0 is poked.
+    /// Returns how many tasks readiness woke.
     fn sleep_as_keeper(&self, timeout: Option<Duration>) -> usize {
         let parker = &self.remote().parker;
         #[cfg(loom)]
@@ -174,11 +177,14 @@ impl Core {
         #[cfg(not(loom))]
         {
             let io = &self.shared.io;
-            if let Some(timeout) = timeout {
-                if timeout < SUB_MILLISECOND && io.num_registered() == 0 {
-                    parker.park_timeout(timeout);
-                    return 0;
+            if io.num_registered() == 0 {
+                match timeout {
+                    None => parker.park(),
+                    Some(timeout) => {
+                        parker.park_timeout(timeout);
+                    }
                 }
+                return 0;
             }
             let mut woken = 0;
             self.waking_batch.set(true);
@@ -188,8 +194,3 @@ impl Core {
         }
     }
 }
-
-/// Timeouts below this go to the condvar when the poller has nothing to
-/// watch (see `sleep_as_keeper`).
-#[cfg(not(loom))]
-const SUB_MILLISECOND: Duration = Duration::from_millis(1);
