@@ -497,7 +497,20 @@ fn a_task_waiting_on_a_socket_of_a_runtime_that_shuts_down_is_woken_with_an_erro
 #[test]
 #[should_panic(expected = "outside of a weft runtime")]
 fn binding_outside_a_runtime_panics_with_what_to_do() {
-    drop(TcpListener::bind("127.0.0.1:0"));
+    let _ = futures_lite::future::block_on(TcpListener::bind("127.0.0.1:0"));
+}
+
+/// As with tokio, the runtime is looked up when the future is first
+/// polled, so `block_on(bind(..))` works.
+#[test]
+fn a_bind_future_made_outside_the_runtime_works_inside_block_on() {
+    let rt = runtime(1);
+    let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+    let udp = rt.block_on(UdpSocket::bind("127.0.0.1:0")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stream = rt.block_on(TcpStream::connect(addr)).unwrap();
+    assert_eq!(stream.peer_addr().unwrap(), addr);
+    udp.local_addr().unwrap();
 }
 
 /// The networking issue's starvation case: one worker, a task reading a

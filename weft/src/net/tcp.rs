@@ -36,22 +36,20 @@ impl TcpListener {
     ///
     /// # Panics
     ///
-    /// Outside a runtime context.
-    #[track_caller]
-    pub fn bind(addr: impl ToSocketAddrs) -> impl Future<Output = io::Result<TcpListener>> {
+    /// When polled outside a runtime context (`rt.block_on(bind(..))`
+    /// works, as with tokio: the runtime is looked up at the first poll).
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
         let shared = crate::io::poll_evented::current_runtime("TcpListener::bind");
-        async move {
-            try_each(addr, |addr| {
-                let shared = shared.clone();
-                async move {
-                    let listener = mio::net::TcpListener::bind(addr)?;
-                    Ok(TcpListener {
-                        io: PollEvented::with_runtime(listener, shared)?,
-                    })
-                }
-            })
-            .await
-        }
+        try_each(addr, |addr| {
+            let shared = shared.clone();
+            async move {
+                let listener = mio::net::TcpListener::bind(addr)?;
+                Ok(TcpListener {
+                    io: PollEvented::with_runtime(listener, shared)?,
+                })
+            }
+        })
+        .await
     }
 
     /// Waits for a connection; returns it and the peer's address.
@@ -148,24 +146,21 @@ impl TcpStream {
     ///
     /// # Panics
     ///
-    /// Outside a runtime context.
-    #[track_caller]
-    pub fn connect(addr: impl ToSocketAddrs) -> impl Future<Output = io::Result<TcpStream>> {
+    /// When polled outside a runtime context (looked up at the first poll).
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         let shared = crate::io::poll_evented::current_runtime("TcpStream::connect");
-        async move {
-            try_each(addr, |addr| {
-                let shared = shared.clone();
-                async move {
-                    let stream = mio::net::TcpStream::connect(addr)?;
-                    let stream = TcpStream {
-                        io: PollEvented::with_runtime(stream, shared)?,
-                    };
-                    stream.finish_connect().await?;
-                    Ok(stream)
-                }
-            })
-            .await
-        }
+        try_each(addr, |addr| {
+            let shared = shared.clone();
+            async move {
+                let stream = mio::net::TcpStream::connect(addr)?;
+                let stream = TcpStream {
+                    io: PollEvented::with_runtime(stream, shared)?,
+                };
+                stream.finish_connect().await?;
+                Ok(stream)
+            }
+        })
+        .await
     }
 
     /// Waits for a non-blocking connect to complete and reports its error.

@@ -35,22 +35,19 @@ impl UdpSocket {
     ///
     /// # Panics
     ///
-    /// Outside a runtime context.
-    #[track_caller]
-    pub fn bind(addr: impl ToSocketAddrs) -> impl Future<Output = io::Result<UdpSocket>> {
+    /// When polled outside a runtime context (looked up at the first poll).
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
         let shared = crate::io::poll_evented::current_runtime("UdpSocket::bind");
-        async move {
-            try_each(addr, |addr| {
-                let shared = shared.clone();
-                async move {
-                    let socket = mio::net::UdpSocket::bind(addr)?;
-                    Ok(UdpSocket {
-                        io: PollEvented::with_runtime(socket, shared)?,
-                    })
-                }
-            })
-            .await
-        }
+        try_each(addr, |addr| {
+            let shared = shared.clone();
+            async move {
+                let socket = mio::net::UdpSocket::bind(addr)?;
+                Ok(UdpSocket {
+                    io: PollEvented::with_runtime(socket, shared)?,
+                })
+            }
+        })
+        .await
     }
 
     /// Registers a `std` socket with the current runtime (it is made

@@ -104,21 +104,17 @@ impl UnixStream {
     ///
     /// # Panics
     ///
-    /// Outside a runtime context.
-    #[track_caller]
-    pub fn connect(path: impl AsRef<Path>) -> impl Future<Output = io::Result<UnixStream>> {
+    /// When polled outside a runtime context (looked up at the first poll).
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
         let shared = crate::io::poll_evented::current_runtime("UnixStream::connect");
-        let connected = mio::net::UnixStream::connect(path);
-        async move {
-            let stream = UnixStream {
-                io: PollEvented::with_runtime(connected?, shared)?,
-            };
-            stream.io.ready(Direction::Write).await?;
-            if let Some(error) = stream.io.get_ref().take_error()? {
-                return Err(error);
-            }
-            Ok(stream)
+        let stream = UnixStream {
+            io: PollEvented::with_runtime(mio::net::UnixStream::connect(path)?, shared)?,
+        };
+        stream.io.ready(Direction::Write).await?;
+        if let Some(error) = stream.io.get_ref().take_error()? {
+            return Err(error);
         }
+        Ok(stream)
     }
 
     /// A connected pair of streams.
