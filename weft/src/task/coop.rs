@@ -26,6 +26,12 @@ thread_local! {
 /// the previous value for `restore` (a `block_on` nested in a task).
 #[inline]
 pub(crate) fn reset() -> u16 {
+    // loom runs every model thread on one OS thread, so a thread-local
+    // budget would leak between them (and between iterations): the models
+    // run unconstrained (the budget is a fairness rule, not a protocol).
+    if cfg!(loom) {
+        return UNCONSTRAINED;
+    }
     REMAINING.with(|remaining| remaining.replace(BUDGET))
 }
 
