@@ -631,3 +631,61 @@ fn tokio_io_traits_work_on_weft_streams() {
         assert!(rest.is_empty());
     });
 }
+
+/// The keeper woken by readiness hands the poller over: readiness that
+/// arrives while the task it woke holds its worker in a long poll still
+/// reaches its task on the other worker (without the hand-over nobody
+/// waits in the poller until the long poll ends).
+#[test]
+fn readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first() {
+    let rt = runtime(2);
+    rt.block_on(async {
+        let (mut slow_in, mut slow_out) = UnixStream::pair().unwrap();
+        let (mut fast_in, mut fast_out) = UnixStream::pair().unwrap();
+        // `release` ends the long poll; `ended` says it ended (by release,
+        // or by its 10 s limit, which fails the test).
+        let release = Arc::new(AtomicBool::new(false));
+        let ended = Arc::new(AtomicBool::new(false));
+        let slow = weft::spawn({
+            let (release, ended) = (release.clone(), ended.clone());
+            async move {
+                let mut byte = [0];
+                slow_in.read_exact(&mut byte).await.unwrap();
+                let start = std::time::Instant::now();
+                while !release.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(10)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                ended.store(true, Ordering::Release);
+            }
+        });
+        let fast = weft::spawn({
+            let (release, ended) = (release.clone(), ended.clone());
+            async move {
+                let mut byte = [0];
+                fast_in.read_exact(&mut byte).await.unwrap();
+                let served_during_long_poll = !ended.load(Ordering::Acquire);
+                release.store(true, Ordering::Release);
+                served_during_long_poll
+            }
+        });
+        // Both readers wait in the reactor; let every worker go to sleep.
+        weft::time::sleep(Duration::from_millis(50)).await;
+        let writer = std::thread::spawn(move || {
+            let rt = runtime(1);
+            rt.block_on(async move {
+                slow_out.write_all(b"s").await.unwrap();
+                std::thread::sleep(Duration::from_millis(50));
+                fast_out.write_all(b"f").await.unwrap();
+                (slow_out, fast_out)
+            })
+        });
+        let served_during_long_poll = fast.await.unwrap();
+        slow.await.unwrap();
+        let _ends = writer.join().unwrap();
+        assert!(
+            served_during_long_poll,
+            "the second socket's reader waited for the first reader's long poll"
+        );
+    });
+}

@@ -199,6 +199,18 @@ impl Idle {
         self.sleepers.lock().unwrap().contains(&worker)
     }
 
+    /// A sleeping worker other than `me`, if any (the most recent sleeper:
+    /// its caches are the warmest). A hint: it may wake meanwhile.
+    pub(crate) fn any_sleeper_except(&self, me: usize) -> Option<usize> {
+        self.sleepers
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .copied()
+            .find(|&w| w != me)
+    }
+
     /// Takes `worker` off the sleeper list on its own initiative (it has work
     /// or the runtime is shutting down). Returns false when a notifier had
     /// already taken it off (and counted it as searching).

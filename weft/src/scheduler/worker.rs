@@ -691,6 +691,21 @@ impl Core {
         }
     }
 
+    /// A keeper woken by readiness hands the poller over, so the next
+    /// readiness is not left behind the poll this worker is about to start
+    /// (`io/driver.rs`). With several tasks woken a helper is wanted
+    /// anyway: `notify_parked` wakes one to search, and it takes the
+    /// poller when it finds nothing. With one task, a sleeper is only
+    /// poked: it stays registered asleep, loops in `park`, takes the free
+    /// keeper role and waits in the poller, without a search.
+    fn hand_over_poller(&self, woken: usize) {
+        if woken > 1 {
+            self.shared.notify_parked(Some(self.index));
+        } else if let Some(sleeper) = self.shared.idle.any_sleeper_except(self.index) {
+            self.shared.unpark_slot(sleeper);
+        }
+    }
+
     /// Delivers I/O readiness already there, without blocking, at the
     /// periodic check (a busy worker's look; skipped while nothing is
     /// registered or the keeper holds the poller).
@@ -776,11 +791,7 @@ impl Core {
                 self.last_global_check.set(now);
                 self.busy_since.set(now);
                 if io_woken > 0 {
-                    // Hand the poller over: a parked worker wakes, finds
-                    // nothing (or helps) and waits in the poller, so the
-                    // next readiness is not left behind the poll this
-                    // worker is about to start (`io/driver.rs`).
-                    self.shared.notify_parked(Some(self.index));
+                    self.hand_over_poller(io_woken);
                 }
                 return if notified {
                     Woken::ByNotifier
