@@ -689,3 +689,30 @@ fn readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first() {
         );
     });
 }
+
+/// An idle runtime with sockets waiting in the reactor sleeps: its workers
+/// are not woken at all while nothing arrives (the keeper waits in the
+/// poller without a timeout).
+#[test]
+fn an_idle_runtime_with_listening_sockets_does_not_wake() {
+    let rt = runtime(2);
+    let handle = rt.handle().clone();
+    let (accept, recv) = rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let accept = weft::spawn(async move { listener.accept().await.map(drop) });
+        let recv = weft::spawn(async move {
+            let mut buf = [0; 8];
+            udp.recv_from(&mut buf).await.map(drop)
+        });
+        (accept, recv)
+    });
+    // Let the workers settle into their sleep.
+    std::thread::sleep(Duration::from_millis(100));
+    let before = handle.metrics().total.unparks;
+    std::thread::sleep(Duration::from_millis(300));
+    let after = handle.metrics().total.unparks;
+    assert_eq!(before, after, "workers woke while nothing happened");
+    accept.abort();
+    recv.abort();
+}
