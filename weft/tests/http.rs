@@ -11,6 +11,8 @@ mod axum_example;
 mod http_client;
 #[path = "../examples/http_server.rs"]
 mod http_server;
+#[path = "../examples/reqwest_compat.rs"]
+mod reqwest_compat;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -225,5 +227,21 @@ fn graceful_shutdown_finishes_every_request_in_flight() {
         // And nothing is accepted any more.
         let refused = TcpStream::connect(addr).await;
         assert!(refused.is_err(), "the listener is closed after shutdown");
+    });
+}
+
+#[test]
+fn reqwest_fetches_from_the_example_server_through_async_compat() {
+    runtime().block_on(async {
+        let (addr, trigger, server) =
+            start_hello(false, Duration::from_secs(5), Duration::ZERO).await;
+        // From a weft task, not only from `block_on`.
+        let fetched =
+            weft::spawn(async move { reqwest_compat::fetch(&format!("http://{addr}/")).await });
+        let (status, body) = fetched.await.unwrap().unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(body, "Hello, world!\n");
+        trigger.pull();
+        server.await.unwrap().unwrap();
     });
 }
