@@ -245,3 +245,38 @@ fn reqwest_fetches_from_the_example_server_through_async_compat() {
         server.await.unwrap().unwrap();
     });
 }
+
+/// API parity with tokio where generic code meets weft: a wrapper written
+/// over a `JoinHandle<T>` for any `T` (no `Send + 'static` bound on the
+/// wrapper) compiles and awaits.
+#[test]
+fn a_generic_wrapper_over_any_join_handle_compiles_and_awaits() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    struct Labelled<T> {
+        label: &'static str,
+        inner: weft::JoinHandle<T>,
+    }
+
+    impl<T> Future for Labelled<T> {
+        type Output = (&'static str, Result<T, weft::JoinError>);
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            let label = self.label;
+            Pin::new(&mut self.inner)
+                .poll(cx)
+                .map(|result| (label, result))
+        }
+    }
+
+    runtime().block_on(async {
+        let (label, result) = Labelled {
+            label: "answer",
+            inner: weft::spawn(async { 42 }),
+        }
+        .await;
+        assert_eq!((label, result.unwrap()), ("answer", 42));
+    });
+}
