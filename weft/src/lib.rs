@@ -52,6 +52,98 @@ use std::future::Future;
 
 pub use task::{JoinError, JoinHandle};
 
+/// Runs `async fn main` on a weft multi-thread runtime.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// #[weft::main]
+/// async fn main() {
+///     let answer = weft::spawn(async { 42 }).await.unwrap();
+///     weft::time::sleep(Duration::from_millis(1)).await;
+///     println!("{answer}");
+/// }
+/// ```
+///
+/// With a fixed number of worker threads, and a `main` that returns a
+/// `Result` (`?` converts into the declared error type, as in a
+/// synchronous `main`):
+///
+/// ```
+/// use std::error::Error;
+///
+/// #[weft::main(worker_threads = 2)]
+/// async fn main() -> Result<(), Box<dyn Error>> {
+///     let port: u16 = "8080".parse()?;
+///     let workers = weft::runtime::Handle::current().metrics().num_workers;
+///     assert_eq!(workers, 2);
+///     println!("would listen on {port}");
+///     Ok(())
+/// }
+/// ```
+pub use weft_macros::main;
+
+/// Runs an `async fn` test on its own weft multi-thread runtime.
+///
+/// ```
+/// #[weft::test]
+/// async fn spawned_tasks_finish() {
+///     assert_eq!(weft::spawn(async { 1 + 1 }).await.unwrap(), 2);
+/// }
+///
+/// #[weft::test(worker_threads = 1)]
+/// #[should_panic(expected = "boom")]
+/// async fn panics_reach_the_test() {
+///     panic!("boom");
+/// }
+/// ```
+///
+/// With the paused test clock (needs the `test-util` feature, e.g.
+/// `weft = { version = "0.1", features = ["test-util"] }` in
+/// `[dev-dependencies]`), an hour-long sleep takes no time:
+///
+/// ```
+/// use std::time::Duration;
+/// use weft::time::{Instant, sleep};
+///
+/// #[weft::test(start_paused = true)]
+/// async fn an_hour_passes_at_once() {
+///     let start = Instant::now();
+///     sleep(Duration::from_secs(3600)).await;
+///     assert!(start.elapsed() >= Duration::from_secs(3600));
+/// }
+/// ```
+pub use weft_macros::test;
+
+/// Used by `#[weft::test(start_paused = true)]`: pauses the clock, or,
+/// without the `test-util` feature, stops the build with a message saying
+/// which feature to turn on. A macro rather than a function so that the
+/// error is raised in the user's crate, where the feature is missing, not
+/// when weft itself is built.
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_start_paused {
+    () => {
+        $crate::time::pause()
+    };
+}
+
+/// Used by `#[weft::test(start_paused = true)]`: pauses the clock, or,
+/// without the `test-util` feature, stops the build with a message saying
+/// which feature to turn on.
+#[cfg(not(feature = "test-util"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_start_paused {
+    () => {
+        ::core::compile_error!(
+            "`start_paused = true` needs weft's `test-util` feature: \
+             add `features = [\"test-util\"]` to the `weft` line in [dev-dependencies]"
+        )
+    };
+}
+
 /// Spawns a task on the current runtime.
 ///
 /// The task starts running on a worker right away; the returned
