@@ -94,9 +94,12 @@ fn require_value(kind: Kind, meta: &Meta) -> syn::Result<&MetaNameValue> {
             path,
             "`worker_threads` needs a value: write `worker_threads = 4`",
         )),
-        Meta::Path(path) if path.is_ident("start_paused") && kind == Kind::Test => Err(
-            syn::Error::new_spanned(path, "`start_paused` needs a value: write `start_paused = true`"),
-        ),
+        Meta::Path(path) if path.is_ident("start_paused") && kind == Kind::Test => {
+            Err(syn::Error::new_spanned(
+                path,
+                "`start_paused` needs a value: write `start_paused = true`",
+            ))
+        }
         Meta::Path(path) => Err(unknown_argument(kind, path)),
         Meta::List(list) => Err(unknown_argument(kind, &list.path)),
     }
@@ -134,7 +137,10 @@ fn parse_worker_threads(value: &Expr) -> syn::Result<usize> {
             "`worker_threads` takes an integer literal: write `worker_threads = 4`",
         )
     };
-    let Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) = value else {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(int), ..
+    }) = value
+    else {
         return Err(not_an_integer());
     };
     // `base10_parse` also refuses suffixes other than integer ones and
@@ -152,7 +158,9 @@ fn parse_worker_threads(value: &Expr) -> syn::Result<usize> {
 
 fn parse_bool(name: &str, value: &Expr) -> syn::Result<bool> {
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Ok(b.value),
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
         _ => Err(syn::Error::new_spanned(
             value,
             format!("`{name}` takes `true` or `false`: write `{name} = true`"),

@@ -78,9 +78,14 @@ fn check_signature(kind: Kind, function: &ItemFn) -> syn::Result<()> {
 /// ...): the last path segment is what counts.
 fn is_test_attribute(attr: &Attribute) -> bool {
     let path = attr.path();
-    path.segments.last().is_some_and(|last| last.ident == "test")
+    path.segments
+        .last()
+        .is_some_and(|last| last.ident == "test")
         && (path.segments.len() == 1
-            || path.segments.first().is_some_and(|first| first.ident != "weft"))
+            || path
+                .segments
+                .first()
+                .is_some_and(|first| first.ident != "weft"))
 }
 
 /// The function without `async`, its body run by `block_on` on a runtime

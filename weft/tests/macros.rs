@@ -23,7 +23,9 @@ async fn without_worker_threads_there_is_one_worker_per_core() {
 #[weft::test(worker_threads = 2)]
 async fn the_body_runs_inside_the_runtime() {
     // `weft::spawn` panics outside a runtime context.
-    let spawned: Vec<_> = (0..10u32).map(|i| weft::spawn(async move { i * 2 })).collect();
+    let spawned: Vec<_> = (0..10u32)
+        .map(|i| weft::spawn(async move { i * 2 }))
+        .collect();
     let mut sum = 0;
     for handle in spawned {
         sum += handle.await.unwrap();
@@ -92,5 +94,8 @@ async fn add_on_a_runtime(a: u32, b: u32) -> u32 {
 #[test]
 fn weft_main_on_another_function_blocks_on_its_own_runtime() {
     assert_eq!(add_on_a_runtime(40, 2), 42);
-    assert!(Handle::try_current().is_err(), "the runtime outlived the call");
+    assert!(
+        Handle::try_current().is_err(),
+        "the runtime outlived the call"
+    );
 }
