@@ -72,3 +72,6 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(Kind::Test, args.into(), item.into()).into()
 }
+
+#[cfg(test)]
+mod tests;
