@@ -1,8 +1,9 @@
 //! Checking the annotated function and writing it back as a synchronous
 //! function that builds a runtime and blocks on the original body.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{Attribute, ItemFn, ReturnType};
 
 use crate::args::{self, Config, Kind};
@@ -104,22 +105,14 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
     let pause = config
         .start_paused
         .map(|span| quote_spanned!(span=> ::weft::__weft_start_paused!();));
-    // The output type is spelled out on the pinned body so that `?` inside
-    // it converts errors into the declared return type, as it would in a
-    // synchronous function (an unannotated `async` block leaves the error
-    // type of `?` to inference, which cannot always decide it).
-    let output = match &function.sig.output {
-        ReturnType::Default => quote!(()),
-        ReturnType::Type(_, ty) => ty.to_token_stream(),
-    };
+    let declared_output = declare_output(&function.sig.output);
     let new_body = quote! {
         {
             let body = async move {
+                #declared_output
                 #pause
                 #body
             };
-            let body: ::core::pin::Pin<&mut dyn ::core::future::Future<Output = #output>> =
-                ::core::pin::pin!(body);
             ::weft::runtime::Builder::new_multi_thread()
                 #worker_threads
                 .build()
@@ -136,6 +129,50 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
         #(#attrs)*
         #vis #sig #new_body
     }
+}
+
+/// A `return` of the declared type that never runs, put first in the
+/// `async` block: it fixes the block's output type before the body is
+/// checked. Without it the output type is inferred from the body's first
+/// `return` or its tail, and a mistake there (`Ok(5)` for a
+/// `Result<(), E>`) is reported on the attribute as a mismatch of the
+/// whole block; with it, rustc points at the user's expression.
+///
+/// Left out when the return type contains `impl Trait`, which a `let`
+/// cannot name.
+fn declare_output(output: &ReturnType) -> Option<TokenStream> {
+    let (ty, span) = match output {
+        ReturnType::Default => (quote!(()), Span::call_site()),
+        ReturnType::Type(_, ty) => (ty.to_token_stream(), ty.span()),
+    };
+    if mentions_impl(ty.clone()) {
+        return None;
+    }
+    // Spanned on the declared type: rustc's "return type inferred to be
+    // ... here" then points at the signature. Lints then count this code
+    // as the user's, hence the `allow`s (`clippy::unreachable` fires in
+    // crates that enable restriction lints).
+    Some(quote_spanned! {span=>
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            clippy::diverging_sub_expression,
+            clippy::needless_return,
+            clippy::unreachable
+        )]
+        if false {
+            let declared: #ty = ::core::unreachable!();
+            return declared;
+        }
+    })
+}
+
+fn mentions_impl(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Ident(ident) => ident == "impl",
+        TokenTree::Group(group) => mentions_impl(group.stream()),
+        _ => false,
+    })
 }
 
 /// After an error: the error, plus a synchronous stand-in for the function

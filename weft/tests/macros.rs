@@ -94,3 +94,14 @@ fn weft_main_on_another_function_blocks_on_its_own_runtime() {
         "the runtime outlived the call"
     );
 }
+
+/// An `impl Trait` return type, which the expansion cannot name in a `let`.
+#[weft::main(worker_threads = 1)]
+async fn describe_on_a_runtime(n: u32) -> impl std::fmt::Display {
+    format!("{n} on {} worker", Handle::current().metrics().num_workers)
+}
+
+#[test]
+fn weft_main_keeps_an_impl_trait_return_type() {
+    assert_eq!(describe_on_a_runtime(7).to_string(), "7 on 1 worker");
+}
