@@ -9,6 +9,8 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, MetaNameValue, Token};
 
+use crate::expand::path_to_string;
+
 /// Which attribute is being expanded: they accept different arguments.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -166,13 +168,4 @@ fn parse_bool(name: &str, value: &Expr) -> syn::Result<bool> {
             format!("`{name}` takes `true` or `false`: write `{name} = true`"),
         )),
     }
-}
-
-fn path_to_string(path: &syn::Path) -> String {
-    let segments: Vec<String> = path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
-    segments.join("::")
 }

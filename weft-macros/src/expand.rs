@@ -61,10 +61,13 @@ fn check_signature(kind: Kind, function: &ItemFn) -> syn::Result<()> {
     }
     if kind == Kind::Test {
         if let Some(test) = function.attrs.iter().find(|attr| is_test_attribute(attr)) {
-            errors.push(syn::Error::new_spanned(
-                test,
-                "`#[weft::test]` already makes this a test; remove this `#[test]`",
-            ));
+            let path = path_to_string(test.path());
+            let message = if path == "weft::test" {
+                "`#[weft::test]` is given twice; keep one".to_owned()
+            } else {
+                format!("`#[weft::test]` already makes this a test; remove this `#[{path}]`")
+            };
+            errors.push(syn::Error::new_spanned(test, message));
         }
     }
     let mut errors = errors.into_iter();
@@ -75,18 +78,24 @@ fn check_signature(kind: Kind, function: &ItemFn) -> syn::Result<()> {
     Err(first)
 }
 
-/// `#[test]` as users write it (`#[test]`, `#[core::prelude::v1::test]`,
-/// ...): the last path segment is what counts.
+/// A second test attribute: `#[test]`, `#[core::prelude::v1::test]`,
+/// `#[tokio::test]`, or `#[weft::test]` given twice (which would otherwise
+/// expand again on the rewritten, no longer `async`, function and report
+/// a confusing missing `async`). The last path segment is what counts.
 fn is_test_attribute(attr: &Attribute) -> bool {
-    let path = attr.path();
-    path.segments
+    attr.path()
+        .segments
         .last()
         .is_some_and(|last| last.ident == "test")
-        && (path.segments.len() == 1
-            || path
-                .segments
-                .first()
-                .is_some_and(|first| first.ident != "weft"))
+}
+
+pub(crate) fn path_to_string(path: &syn::Path) -> String {
+    let segments: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    segments.join("::")
 }
 
 /// The function without `async`, its body run by `block_on` on a runtime

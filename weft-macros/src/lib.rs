@@ -40,34 +40,17 @@ mod expand;
 
 use args::Kind;
 
-/// Runs an `async fn main` on a weft multi-thread runtime.
-///
-/// Arguments: `worker_threads = N` (N ≥ 1; default: the machine's available
-/// parallelism). The return type is kept, so `async fn main() ->
-/// Result<(), E>` works as a synchronous `main` would. Panics if the
-/// runtime cannot be built (a thread cannot be spawned).
-///
-/// It also goes on other `async fn`s, which may take arguments: such a
-/// function then blocks on a runtime of its own when called, so call it
-/// from outside any runtime.
+/// (`weft-macros` writes this code; it names `::weft`, so the crate using
+/// the attribute must depend on `weft`.)
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(Kind::Main, args.into(), item.into()).into()
 }
 
-/// Runs an `async fn` test on its own weft multi-thread runtime.
-///
-/// Arguments: `worker_threads = N` (N ≥ 1; default: the machine's
-/// available parallelism) and `start_paused = true`, which pauses the
-/// runtime's clock before the body runs (`weft::time::pause()`): sleeps
-/// then finish as soon as every task is idle, with `Instant::now()`
-/// jumping to their deadlines. `start_paused` needs weft's `test-util`
-/// feature (usually in `[dev-dependencies]`); without it the argument is a
-/// compile error saying so.
-///
-/// Adds `#[test]` and keeps the function's other attributes
-/// (`#[should_panic]`, `#[ignore]`), and its return type, so a test may
-/// return `Result<(), E>`.
+/// (`weft-macros` writes this code; it names `::weft`, so the crate using
+/// the attribute must depend on `weft`. `start_paused = true` expands to
+/// `weft::__weft_start_paused!()`, which pauses the clock, or is a
+/// `compile_error!` when weft is built without `test-util`.)
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(Kind::Test, args.into(), item.into()).into()

@@ -52,7 +52,14 @@ use std::future::Future;
 
 pub use task::{JoinError, JoinHandle};
 
-/// Runs `async fn main` on a weft multi-thread runtime.
+/// Runs an `async fn main` on a weft multi-thread runtime.
+///
+/// The function becomes a plain `fn` that builds a runtime with
+/// [`runtime::Builder::new_multi_thread`], blocks on the original body and
+/// returns its value; it panics if the runtime cannot be built (a thread
+/// cannot be spawned). Argument: `worker_threads = N` (at least 1; the
+/// default is the machine's available parallelism). There is no `flavor`:
+/// weft has only the multi-thread runtime.
 ///
 /// ```
 /// use std::time::Duration;
@@ -65,9 +72,8 @@ pub use task::{JoinError, JoinHandle};
 /// }
 /// ```
 ///
-/// With a fixed number of worker threads, and a `main` that returns a
-/// `Result` (`?` converts into the declared error type, as in a
-/// synchronous `main`):
+/// The return type is kept, so `main` may return a `Result`, and `?`
+/// converts into its error type as in a synchronous `main`:
 ///
 /// ```
 /// use std::error::Error;
@@ -81,9 +87,24 @@ pub use task::{JoinError, JoinHandle};
 ///     Ok(())
 /// }
 /// ```
+///
+/// It also goes on other `async fn`s, which may take arguments: each call
+/// then blocks on a runtime of its own, so make it from outside any
+/// runtime.
+///
+/// Misuse is a compile error on the token to change, saying what to write:
+/// a missing `async`, arguments on `main`, an unknown or repeated argument,
+/// `worker_threads = 0` or not an integer literal, `start_paused` (only for
+/// tests).
 pub use weft_macros::main;
 
 /// Runs an `async fn` test on its own weft multi-thread runtime.
+///
+/// Like [`main`](macro@main), and adds `#[test]`. The function's other
+/// attributes (`#[should_panic]`, `#[ignore]`) and its return type are
+/// kept, so a test may return a `Result`. Arguments: `worker_threads = N`
+/// (at least 1; the default is the machine's available parallelism) and
+/// `start_paused = true`.
 ///
 /// ```
 /// #[weft::test]
@@ -98,9 +119,12 @@ pub use weft_macros::main;
 /// }
 /// ```
 ///
-/// With the paused test clock (needs the `test-util` feature, e.g.
-/// `weft = { version = "0.1", features = ["test-util"] }` in
-/// `[dev-dependencies]`), an hour-long sleep takes no time:
+/// `start_paused = true` calls `weft::time::pause()` before the body runs:
+/// sleeps then finish as soon as every task is idle, `Instant::now()`
+/// jumping to their deadlines. It needs the `test-util`
+/// feature, e.g. `weft = { version = "0.1", features = ["test-util"] }` in
+/// `[dev-dependencies]`; without it the argument is a compile error saying
+/// so.
 ///
 /// ```
 /// use std::time::Duration;
@@ -113,6 +137,9 @@ pub use weft_macros::main;
 ///     assert!(start.elapsed() >= Duration::from_secs(3600));
 /// }
 /// ```
+///
+/// Misuse is a compile error on the token to change, as for `main`; also
+/// arguments on the test function and a second test attribute.
 pub use weft_macros::test;
 
 /// Used by `#[weft::test(start_paused = true)]`: pauses the clock, or,
