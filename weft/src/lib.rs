@@ -36,6 +36,8 @@
 #![warn(clippy::undocumented_unsafe_blocks, missing_docs)]
 
 pub(crate) mod blocking;
+#[cfg(all(feature = "hyper", not(loom)))]
+pub mod hyper;
 pub mod io;
 pub(crate) mod loom;
 
@@ -44,6 +46,8 @@ pub mod metrics;
 pub mod net;
 pub mod runtime;
 pub(crate) mod scheduler;
+#[cfg(all(unix, not(loom)))]
+pub mod signal;
 pub(crate) mod sys;
 pub mod task;
 pub mod time;

@@ -1,0 +1,187 @@
+//! hyper 1.x on weft (feature `hyper`): [`Io`] adapts a weft stream (or any
+//! `futures_io` stream) to hyper's `rt::Read`/`rt::Write`, [`Executor`]
+//! spawns hyper's background tasks (HTTP/2 streams, client connections)
+//! on the current runtime, and [`Timer`] gives hyper weft's timers (for
+//! `header_read_timeout`, HTTP/2 keep-alive). They play the roles of
+//! hyper-util's `TokioIo`, `TokioExecutor` and `TokioTimer`.
+//!
+//! ```no_run
+//! use std::convert::Infallible;
+//!
+//! use hyper::server::conn::http1;
+//! use hyper::service::service_fn;
+//! use hyper::{Request, Response};
+//! use weft::hyper::{Io, Timer};
+//! use weft::net::TcpListener;
+//!
+//! async fn hello(_: Request<hyper::body::Incoming>) -> Result<Response<String>, Infallible> {
+//!     Ok(Response::new("hello".to_owned()))
+//! }
+//!
+//! weft::runtime::Runtime::new().unwrap().block_on(async {
+//!     let listener = TcpListener::bind("127.0.0.1:3000").await.unwrap();
+//!     loop {
+//!         let (stream, _) = listener.accept().await.unwrap();
+//!         weft::spawn(async move {
+//!             let _ = http1::Builder::new()
+//!                 .timer(Timer::new())
+//!                 .serve_connection(Io::new(stream), service_fn(hello))
+//!                 .await;
+//!         });
+//!     }
+//! });
+//! ```
+
+use std::future::Future;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use futures_io::{AsyncRead, AsyncWrite};
+
+/// A `futures_io` stream as hyper's `rt::Read` + `rt::Write`.
+#[derive(Debug)]
+pub struct Io<T> {
+    inner: T,
+}
+
+impl<T> Io<T> {
+    /// Wraps `inner` (a `weft::net::TcpStream`, a `UnixStream`, any
+    /// `AsyncRead + AsyncWrite + Unpin`).
+    pub fn new(inner: T) -> Io<T> {
+        Io { inner }
+    }
+
+    /// The wrapped stream.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// The wrapped stream, mutably.
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    /// Unwraps the stream.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+}
+
+impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        // SAFETY: only initialized bytes are written through the slice made
+        // below (it is zeroed first), and `advance` is called with the
+        // number of bytes the read filled, which are initialized.
+        let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
+        // `futures_io` reads into initialized memory: zero it (a memset of
+        // hyper's read buffer, no copy of the data itself).
+        for byte in unfilled.iter_mut() {
+            byte.write(0);
+        }
+        // SAFETY: every element was just initialized; `MaybeUninit<u8>` and
+        // `u8` have the same layout.
+        let unfilled: &mut [u8] =
+            unsafe { &mut *(std::ptr::from_mut::<[MaybeUninit<u8>]>(unfilled) as *mut [u8]) };
+        let n = ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?;
+        // SAFETY: the read initialized (filled) `n` bytes of the cursor.
+        unsafe { buf.advance(n) };
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: AsyncWrite + Unpin> hyper::rt::Write for Io<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+}
+
+/// Spawns hyper's tasks on the current weft runtime (`weft::spawn`).
+///
+/// # Panics
+///
+/// `execute` panics outside a runtime context, as `weft::spawn` does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Executor;
+
+impl Executor {
+    /// The executor (it holds nothing: the runtime is found at each spawn).
+    pub fn new() -> Executor {
+        Executor
+    }
+}
+
+impl<F> hyper::rt::Executor<F> for Executor
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        drop(crate::spawn(future));
+    }
+}
+
+/// weft's timers for hyper (`header_read_timeout`, keep-alive).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer;
+
+impl Timer {
+    /// The timer (it holds nothing: sleeps use the current runtime).
+    pub fn new() -> Timer {
+        Timer
+    }
+}
+
+/// A `weft::time::Sleep` as hyper's `rt::Sleep`.
+struct HyperSleep(crate::time::Sleep);
+
+impl Future for HyperSleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl hyper::rt::Sleep for HyperSleep {}
+
+impl hyper::rt::Timer for Timer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HyperSleep(crate::time::sleep(duration)))
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HyperSleep(crate::time::sleep_until(
+            crate::time::Instant::from_std(deadline),
+        )))
+    }
+}
