@@ -39,7 +39,7 @@ use crate::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
 pub const BUFFER_BYTES: usize = 8 * 1024;
 
 /// The address every server binds: loopback, any free port.
-const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+pub(crate) const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// A runtime that can serve echo.
 pub trait EchoRuntime: BenchRuntime + 'static {
@@ -72,10 +72,20 @@ pub struct Server<R: EchoRuntime> {
 impl<R: EchoRuntime> Server<R> {
     /// Builds the runtime, binds the listener and spawns the accept loop.
     pub fn start(workers: usize) -> io::Result<Server<R>> {
+        Server::start_with(workers, R::listen)
+    }
+
+    /// The same with another accept loop than echo's (the HTTP lane's):
+    /// `listen` is called as [`EchoRuntime::listen`] is.
+    pub fn start_with<L, F>(workers: usize, listen: L) -> io::Result<Server<R>>
+    where
+        L: FnOnce(&R, R::Spawner, async_channel::Receiver<()>) -> io::Result<(SocketAddr, F)>,
+        F: Future<Output = io::Result<()>> + Send + 'static,
+    {
         let runtime = R::build_with_io(workers)?;
         let (stop, stopped) = async_channel::bounded(1);
         let spawner = runtime.spawner();
-        let (address, accept_loop) = runtime.listen(spawner.clone(), stopped)?;
+        let (address, accept_loop) = listen(&runtime, spawner.clone(), stopped)?;
         let accept_loop = spawner.spawn(accept_loop);
         Ok(Server {
             runtime,
@@ -103,7 +113,7 @@ impl<R: EchoRuntime> Server<R> {
 }
 
 /// The accept loop's next step: a connection, or the stop signal.
-async fn accept_or_stop<T>(
+pub(crate) async fn accept_or_stop<T>(
     accept: impl Future<Output = io::Result<T>>,
     stop: &async_channel::Receiver<()>,
 ) -> Option<io::Result<T>> {
