@@ -56,7 +56,7 @@ pub trait EchoRuntime: BenchRuntime + 'static {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<Self>,
     )>;
 }
 
@@ -171,7 +171,7 @@ impl EchoRuntime for Weft {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         // `bind` looks for the runtime when it is called, not when its
         // future is first polled (tokio's is an `async fn`): call it inside.
@@ -204,7 +204,7 @@ impl EchoRuntime for Tokio {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = self.block_on(tokio::net::TcpListener::bind(LOOPBACK))?;
         let address = listener.local_addr()?;
@@ -231,7 +231,7 @@ impl EchoRuntime for Smol {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = async_io::Async::<StdTcpListener>::bind(LOOPBACK)?;
         let address = listener.get_ref().local_addr()?;

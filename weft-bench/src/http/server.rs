@@ -74,7 +74,7 @@ pub trait HttpRuntime: EchoRuntime {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<Self>,
     )>;
 }
 
@@ -90,7 +90,7 @@ impl HttpRuntime for Weft {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = self.block_on(weft::net::TcpListener::bind(LOOPBACK))?;
         let address = listener.local_addr()?;
@@ -114,7 +114,7 @@ impl HttpRuntime for Tokio {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         use hyper_util::rt::{TokioExecutor, TokioIo};
         let listener = self.block_on(tokio::net::TcpListener::bind(LOOPBACK))?;
@@ -139,7 +139,7 @@ impl HttpRuntime for Smol {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = Async::<StdTcpListener>::bind(LOOPBACK)?;
         let address = listener.get_ref().local_addr()?;
