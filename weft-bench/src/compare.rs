@@ -91,7 +91,8 @@ pub fn main(base: &Path, new: &Path, tolerances: Tolerances) -> ExitCode {
     };
     let (echo, echo_pass) = echo_gate.check(base.echo.as_ref(), new.echo.as_ref());
     print!("{echo}");
-    let (http, http_pass) = crate::http::compare::check(echo_gate, base.http.as_ref(), new.http.as_ref());
+    let (http, http_pass) =
+        crate::http::compare::check(echo_gate, base.http.as_ref(), new.http.as_ref());
     print!("{http}");
     if rows.iter().all(|row| row.outcome.passes())
         && timers_pass

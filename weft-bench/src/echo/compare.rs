@@ -311,7 +311,13 @@ pub fn table(deltas: &[RowDelta]) -> Table {
 
 /// The delta table of lane `lane`.
 pub fn table_of(lane: &str, deltas: &[RowDelta]) -> Table {
-    let mut table = Table::new([format!("{lane} figure"), "weft".to_owned(), "ratio".to_owned(), "to".to_owned(), "result".to_owned()]);
+    let mut table = Table::new([
+        format!("{lane} figure"),
+        "weft".to_owned(),
+        "ratio".to_owned(),
+        "to".to_owned(),
+        "result".to_owned(),
+    ]);
     let cell = |figure: Option<(f64, f64, bool)>, format: &dyn Fn(f64) -> String| {
         figure.map_or("-".to_owned(), |(base, new, regressed)| {
             let mark = if regressed { " !" } else { "" };

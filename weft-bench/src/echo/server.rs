@@ -39,7 +39,8 @@ use crate::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
 pub const BUFFER_BYTES: usize = 8 * 1024;
 
 /// The address every server binds: loopback, any free port.
-pub(crate) const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+pub(crate) const LOOPBACK: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// A runtime that can serve echo.
 pub trait EchoRuntime: BenchRuntime + 'static {

@@ -232,7 +232,9 @@ fn censor(shared: &Shared, state: &mut State, now: Instant) {
     for started in started.iter_mut().filter_map(Option::take) {
         if shared.in_window(started) {
             outcome.unfinished += 1;
-            outcome.latency.record(now.saturating_duration_since(started));
+            outcome
+                .latency
+                .record(now.saturating_duration_since(started));
         }
     }
 }

@@ -63,8 +63,20 @@ pub fn render(result: &HttpResult) -> String {
 }
 
 const FIGURE_HEADER: [&str; 14] = [
-    "runtime", "req/s", "p50", "p90", "p99", "p99.9", "max", "CPU", "µs/req", "gen CPU",
-    "req÷best", "p99÷best", "targets", "others",
+    "runtime",
+    "req/s",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "CPU",
+    "µs/req",
+    "gen CPU",
+    "req÷best",
+    "p99÷best",
+    "targets",
+    "others",
 ];
 
 fn figures_table(result: &HttpResult) -> Table {
@@ -104,7 +116,10 @@ fn figure_cells(f: &Figures) -> Vec<String> {
         None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
     }
     cells.push(format!("{:.0}", f.cpu_ms_per_s));
-    cells.push(f.cpu_us_per_req.map_or("-".to_owned(), |cpu| format!("{cpu:.1}")));
+    cells.push(
+        f.cpu_us_per_req
+            .map_or("-".to_owned(), |cpu| format!("{cpu:.1}")),
+    );
     cells.push(format!("{:.0}", f.generator_cpu_ms_per_s));
     cells
 }
