@@ -187,33 +187,10 @@ async fn control(
             }
             drain_deadline = Some(now + plan.drain_timeout);
         }
-        let mut state = shared.lock();
-        if let Some(err) = state.failure.take() {
-            return Err(err);
-        }
-        if let Some(deadline) = drain_deadline {
-            if loops.iter().all(tokio::task::JoinHandle::is_finished) {
-                return Ok(());
-            }
-            if now >= deadline {
-                censor(shared, &mut state, now);
-                return Ok(());
-            }
-        }
-        let stalled_at = state.last_progress + plan.stall_timeout;
-        if now >= stalled_at {
-            let waiting = state.started.iter().filter(|s| s.is_some()).count();
-            return Err(io::Error::new(
-                ErrorKind::TimedOut,
-                format!(
-                    "no response came back for {:?} ({waiting} of {} connections waiting): the \
-                     server looks hung",
-                    plan.stall_timeout,
-                    state.started.len()
-                ),
-            ));
-        }
-        drop(state);
+        let done = drain_deadline.is_some() && loops.iter().all(|task| task.is_finished());
+        let Some(stalled_at) = check(shared, now, done, drain_deadline, plan)? else {
+            return Ok(());
+        };
         let mut deadline = stalled_at.min(drain_deadline.unwrap_or(shared.end));
         if window_start.is_none() {
             deadline = deadline.min(shared.warm_end);
@@ -221,6 +198,44 @@ async fn control(
         let sleep = tokio::time::sleep_until(deadline.into());
         futures_lite::future::or(sleep, shared.ended.notified()).await;
     }
+}
+
+/// The controller's checks at `now`: a connection's error, the end of the
+/// drain (every loop `done`, or its deadline passed: then the requests
+/// still out are censored), a stall. `None` when the run is over, else
+/// when it would count as stalled.
+fn check(
+    shared: &Shared,
+    now: Instant,
+    done: bool,
+    drain_deadline: Option<Instant>,
+    plan: &Plan,
+) -> io::Result<Option<Instant>> {
+    let mut state = shared.lock();
+    if let Some(err) = state.failure.take() {
+        return Err(err);
+    }
+    if done {
+        return Ok(None);
+    }
+    if drain_deadline.is_some_and(|deadline| now >= deadline) {
+        censor(shared, &mut state, now);
+        return Ok(None);
+    }
+    let stalled_at = state.last_progress + plan.stall_timeout;
+    if now >= stalled_at {
+        let waiting = state.started.iter().filter(|s| s.is_some()).count();
+        return Err(io::Error::new(
+            ErrorKind::TimedOut,
+            format!(
+                "no response came back for {:?} ({waiting} of {} connections waiting): the \
+                 server looks hung",
+                plan.stall_timeout,
+                state.started.len()
+            ),
+        ));
+    }
+    Ok(Some(stalled_at))
 }
 
 /// At the drain deadline: the window's requests still out count with
