@@ -54,6 +54,7 @@ pub(crate) fn shared_with_spares(
         demote_slow_tasks: true,
         batch_share: 0.25,
         spare_slots,
+        io_shards: 1,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {

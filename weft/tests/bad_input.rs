@@ -382,6 +382,29 @@ fn max_threads_below_the_worker_count_is_rejected() {
 }
 
 #[test]
+fn io_shards_outside_one_to_the_worker_count_is_rejected() {
+    assert_rejected(
+        |b| {
+            b.io_shards(0);
+        },
+        "io_shards",
+        &["between 1 and worker_threads (2)", "got 0"],
+    );
+    assert_rejected(
+        |b| {
+            b.io_shards(3);
+        },
+        "io_shards",
+        &["got 3"],
+    );
+    for shards in [1, 2] {
+        assert_accepted(|b| {
+            b.io_shards(shards);
+        });
+    }
+}
+
+#[test]
 fn spare_idle_timeout_just_outside_its_range_is_rejected() {
     for timeout in [
         Duration::ZERO,

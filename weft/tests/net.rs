@@ -747,3 +747,98 @@ fn a_raised_signal_reaches_its_listener() {
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
     });
 }
+
+/// A reactor of two epoll instances (`Builder::io_shards`; the default is
+/// one per 8 workers, so these 2-worker runtimes would have one): sources
+/// opened on both workers and from outside land on both shards, and the
+/// keeper waiting on the top poller still serves them all.
+fn sharded_runtime() -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(2)
+        .io_shards(2)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_sharded_reactor_serves_sockets_of_every_shard() {
+    let rt = sharded_runtime();
+    let addr = rt.block_on(echo_server());
+    // Clients opened from outside (round-robin over the shards) ...
+    let outside: Vec<_> = (0..8)
+        .map(|_| rt.block_on(async move { TcpStream::connect(addr).await.unwrap() }))
+        .collect();
+    rt.block_on(async move {
+        // ... and from tasks on either worker.
+        let inside: Vec<_> = (0..32)
+            .map(|_| weft::spawn(async move { TcpStream::connect(addr).await.unwrap() }))
+            .collect();
+        let mut streams = outside;
+        for stream in inside {
+            streams.push(stream.await.unwrap());
+        }
+        let rounds: Vec<_> = streams
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut stream)| {
+                weft::spawn(async move {
+                    for round in 0..20u8 {
+                        let message = [i as u8 ^ round; 300];
+                        stream.write_all(&message).await.unwrap();
+                        let mut back = [0; 300];
+                        stream.read_exact(&mut back).await.unwrap();
+                        assert_eq!(back, message);
+                        // Let the workers sleep now and then, so the keeper
+                        // waits on the top poller with shards nested in it.
+                        if round % 5 == 0 {
+                            weft::time::sleep(Duration::from_millis(2)).await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for round in rounds {
+            round.await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_sharded_reactor_sleeps_when_idle_and_fails_sockets_after_shutdown() {
+    let rt = sharded_runtime();
+    let handle = rt.handle().clone();
+    let sockets: Vec<UdpSocket> = rt.block_on(async {
+        let mut sockets = Vec::new();
+        for _ in 0..4 {
+            sockets.push(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+        }
+        sockets
+    });
+    let waiting: Vec<_> = sockets
+        .iter()
+        .map(|socket| socket.local_addr().unwrap())
+        .map(|addr| {
+            rt.spawn(async move {
+                let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                socket.connect(addr).await.unwrap();
+                let mut buf = [0; 4];
+                socket.recv(&mut buf).await.map(drop)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let before = handle.metrics().total.unparks;
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(handle.metrics().total.unparks, before, "idle workers woke");
+    drop(rt);
+    for task in waiting {
+        drop(task);
+    }
+    let other = runtime(1);
+    other.block_on(async {
+        for socket in &sockets {
+            let error = socket.recv(&mut [0; 4]).await.unwrap_err();
+            assert!(error.to_string().contains("shut down"), "{error}");
+        }
+    });
+}

@@ -1,64 +1,66 @@
-//! The reactor: one OS poller (`mio`, epoll on Linux) per runtime, waited
+//! The reactor: the OS pollers (`mio`, epoll on Linux) of a runtime, waited
 //! on by the worker that keeps time, polled without blocking by busy
 //! workers.
 //!
 //! # Who waits in the poller
 //!
 //! The sleeping worker that keeps time (`time/driver.rs`'s keeper) waits in
-//! `epoll_wait` with the next timer deadline as its timeout instead of on
-//! its condvar, while any source is registered (with none it keeps the
-//! condvar, and a runtime without sockets parks exactly as before: with
-//! the keeper always in epoll, one scheduler-lane run gave
-//! spawn_many_remote_busy1 1.64 ms against a 1.09 ms baseline, and with
-//! this gate two runs gave 0.97-0.99 ms; the first registration pokes the
-//! keeper over); the other sleeping workers park
-//! as before
-//! (`scheduler/park.rs`). Waking the keeper writes the poller's eventfd
+//! `epoll_wait` on the top poller (shard 0) with the next timer deadline as
+//! its timeout instead of on its condvar, while any source is registered
+//! (with none it keeps the condvar, and a runtime without sockets parks
+//! exactly as before: with the keeper always in epoll, one scheduler-lane
+//! run gave spawn_many_remote_busy1 1.64 ms against a 1.09 ms baseline, and
+//! with this gate two runs gave 0.97-0.99 ms; the first registration pokes
+//! the keeper over). The other sleeping workers park as before
+//! (`scheduler/park.rs`). Waking the keeper writes the top poller's eventfd
 //! (`Parker::unpark` knows which kind of sleep it interrupts). A keeper
 //! woken by readiness wakes the tasks (into its own queue, as fired timers
-//! are), gives up the poller with the keeper role, and wakes a parked
-//! worker to take both over, so readiness is not left waiting behind the
-//! first woken task's poll. Busy workers look at the poller without
-//! blocking at their periodic check (`try_lock`: if the keeper holds it,
-//! it is already waiting for events), and only while some source is
-//! registered, so a runtime without sockets pays nothing.
+//! are), gives up the poller with the keeper role, and hands it to a
+//! sleeping worker (`Core::hand_over_poller`), so readiness is not left
+//! waiting behind the first woken task's poll. Busy workers look at their
+//! shard (and the top poller) without blocking at their periodic check
+//! (`try_lock`: a poller someone holds is being served), and only while
+//! some source is registered, so a runtime without sockets pays nothing.
 //!
 //! # Sources
 //!
-//! Each source is registered once, edge-triggered, for both directions.
-//! Its readiness lives in one atomic word of its `ScheduledIo`
-//! (`scheduled_io.rs`); the token given to epoll is the address of that
-//! `ScheduledIo`, so a delivery finds it without a lookup or a lock. The
-//! address stays valid while an event may name it: the set of registered
-//! sources holds a reference until the source is deregistered, and a
-//! deregistered source's reference is dropped only by the holder of the
-//! poller after it has dispatched the events of its current wait (the
-//! deregistration — `epoll_ctl(DEL)` — happened before, so no later wait
-//! returns the token).
+//! Each source is registered once, edge-triggered, for both directions,
+//! on one shard. Its readiness lives in one atomic word of its
+//! `ScheduledIo` (`scheduled_io.rs`); the token given to epoll is the
+//! address of that `ScheduledIo`, so a delivery finds it without a lookup
+//! or a lock. The address stays valid while an event may name it: the
+//! shard's set of registered sources holds a reference until the source is
+//! deregistered, and a deregistered source's reference is dropped only by
+//! the holder of that shard's poller after it has dispatched the events of
+//! its current wait (the deregistration — `epoll_ctl(DEL)` — happened
+//! before, so no later wait returns the token). Tokens below
+//! `FIRST_SOURCE_TOKEN` are the waker's and the shards' own (no
+//! `ScheduledIo` lives at such an address).
 //!
 //! # Locks
 //!
 //! The readiness path (deliver, wake, poll, clear) takes only the
-//! source's own waiter mutex. `sources`, a mutex over the set of
-//! registered sources, is taken once per registration and once per
-//! deregistration (to wake everything at shutdown), never per operation.
+//! source's own waiter mutex. A shard's `sources` mutex is taken once per
+//! registration and once per deregistration (to wake everything at
+//! shutdown), never per operation.
 //!
-//! # At 64 cores
+//! # At 64 cores: shards
 //!
-//! tokio's single epoll instance becomes the bottleneck at 64 workers
-//! (tokio #8450: `epoll_ctl` p50 75 µs and 87,000 accepted connections/s
-//! with one epoll, 3 µs and 211,000/s with 8): the kernel serializes every
-//! `epoll_ctl` and every `epoll_wait` of one instance on its mutex. weft's
-//! readiness path above never touches a shared line beyond the source's
-//! own; what remains shared at 64 cores is that one epoll instance and the
-//! `sources` mutex, both per connection, not per operation. The planned
-//! answer is shards: `N = workers / 8` (rounded up) epoll instances, each
-//! with its own `sources` set, a source registered on the shard of the
-//! worker that opened it, each shard's epoll fd registered in the keeper's
-//! top-level epoll so one thread still waits for all. Not built yet: at
-//! the 2 to 8 workers measured here there is one shard, and the structure
-//! above (token = address, per-shard set, release by the poller's holder)
-//! carries over shard by shard unchanged.
+//! One epoll instance becomes the bottleneck at 64 workers (tokio #8450:
+//! `epoll_ctl` p50 75 µs and 87,000 accepted connections/s with one epoll,
+//! 3 µs and 211,000/s with 8): the kernel serializes every `epoll_ctl` and
+//! `epoll_wait` of one instance on its mutex. So the reactor has `shards`
+//! epoll instances (`Builder::io_shards`, default one per 8 workers,
+//! rounded up), each with its own sources set, release queue and lock. A
+//! source is registered on the shard of the worker that opens it (so the
+//! worker that accepted a connection usually serves its readiness at its
+//! periodic check), round-robin from outside the workers. Shard 0 is the
+//! top: it holds the waker and every other shard's epoll fd (registered
+//! edge-triggered for readable), so the one keeper still waits for all: an
+//! event naming shard `i` makes it drain shard `i` without blocking, until
+//! a turn returns less than a full batch (a partly drained shard would not
+//! signal the top again). With 8 workers or fewer there is one shard and
+//! none of that nesting.
 //!
 //! # Shutdown
 //!
@@ -68,12 +70,14 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::Duration;
 
 use mio::event::Source;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use super::scheduled_io::{
@@ -82,15 +86,17 @@ use super::scheduled_io::{
 
 /// Events taken per wait (tokio takes 1024 too).
 const EVENTS_PER_TURN: usize = 1024;
-/// The token of the poller's own waker (no `ScheduledIo` lives at 0).
+/// The token of the top poller's own waker.
 const WAKER_TOKEN: Token = Token(0);
+/// Tokens `1..=shards` name shards in the top poller; a `ScheduledIo`'s
+/// address is never that small.
+const FIRST_SOURCE_TOKEN: usize = 4096;
+
+use super::WORKERS_PER_SHARD;
 
 struct PollState {
     poll: Poll,
     events: Events,
-    /// Wakers of ready tasks, woken after the delivery loop (kept to reuse
-    /// the allocation).
-    wakers: Vec<Waker>,
 }
 
 struct Sources {
@@ -99,65 +105,131 @@ struct Sources {
     closed: bool,
 }
 
-pub(crate) struct Driver {
+struct Shard {
     poll: Mutex<PollState>,
     registry: Registry,
-    waker: mio::Waker,
     sources: Mutex<Sources>,
     /// Deregistered sources whose address may still be in a delivered
-    /// event: dropped by the poller's holder after its dispatch.
+    /// event: dropped by this shard poller's holder after its dispatch.
     pending_release: ReleaseQueue<Arc<ScheduledIo>>,
-    /// How many sources are registered: busy workers skip the poller while
-    /// it is zero.
+}
+
+pub(crate) struct Driver {
+    /// Shard 0 is the top poller the keeper waits on.
+    shards: Box<[Shard]>,
+    waker: mio::Waker,
+    /// How many sources are registered: busy workers skip the pollers
+    /// while it is zero, and the keeper sleeps on its condvar.
     num_registered: AtomicUsize,
+    /// Round-robin shard choice for registrations from outside the workers.
+    next_shard: AtomicUsize,
 }
 
 /// A source's registration: what its owner keeps to poll readiness.
 pub(crate) struct Registered {
     pub(crate) io: Arc<ScheduledIo>,
+    shard: usize,
     /// The first source registered (the count went from 0): a keeper
     /// sleeping on its condvar must be poked to move into the poller.
     pub(crate) first: bool,
 }
 
+fn readiness_of(event: &mio::event::Event) -> u64 {
+    let mut ready = 0;
+    if event.is_readable() {
+        ready |= READABLE;
+    }
+    if event.is_writable() {
+        ready |= WRITABLE;
+    }
+    if event.is_read_closed() {
+        ready |= READ_CLOSED;
+    }
+    if event.is_write_closed() {
+        ready |= WRITE_CLOSED;
+    }
+    if event.is_error() {
+        ready |= ERROR;
+    }
+    ready
+}
+
+fn wake_all(wakers: Vec<Waker>) {
+    for waker in wakers {
+        // A foreign waker that panics must not take the worker down.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
+    }
+}
+
 impl Driver {
-    pub(crate) fn new() -> io::Result<Driver> {
-        let poll = Poll::new()?;
-        let registry = poll.registry().try_clone()?;
-        let waker = mio::Waker::new(&registry, WAKER_TOKEN)?;
+    /// A reactor of `shards` epoll instances (at least one).
+    pub(crate) fn new(shards: usize) -> io::Result<Driver> {
+        let shards = (0..shards.max(1))
+            .map(|_| {
+                let poll = Poll::new()?;
+                let registry = poll.registry().try_clone()?;
+                Ok(Shard {
+                    poll: Mutex::new(PollState {
+                        poll,
+                        events: Events::with_capacity(EVENTS_PER_TURN),
+                    }),
+                    registry,
+                    sources: Mutex::new(Sources {
+                        registered: HashMap::new(),
+                        closed: false,
+                    }),
+                    pending_release: ReleaseQueue::new(),
+                })
+            })
+            .collect::<io::Result<Box<[Shard]>>>()?;
+        let top = &shards[0].registry;
+        let waker = mio::Waker::new(top, WAKER_TOKEN)?;
+        for (index, shard) in shards.iter().enumerate().skip(1) {
+            let fd = shard.poll.lock().unwrap().poll.as_raw_fd();
+            top.register(&mut SourceFd(&fd), Token(index), Interest::READABLE)?;
+        }
         Ok(Driver {
-            poll: Mutex::new(PollState {
-                poll,
-                events: Events::with_capacity(EVENTS_PER_TURN),
-                wakers: Vec::new(),
-            }),
-            registry,
+            shards,
             waker,
-            sources: Mutex::new(Sources {
-                registered: HashMap::new(),
-                closed: false,
-            }),
-            pending_release: ReleaseQueue::new(),
             num_registered: AtomicUsize::new(0),
+            next_shard: AtomicUsize::new(0),
         })
+    }
+
+    /// The shard a source opened now goes to: the calling worker's, or the
+    /// next in turn from outside the workers.
+    fn shard_for_caller(&self) -> usize {
+        let n = self.shards.len();
+        if n == 1 {
+            return 0;
+        }
+        let worker = crate::runtime::context::with_core(|core| core.map(|core| core.index));
+        match worker {
+            Some(worker) => (worker / WORKERS_PER_SHARD) % n,
+            None => self.next_shard.fetch_add(1, Ordering::Relaxed) % n,
+        }
     }
 
     /// Registers `source` for both directions, edge-triggered.
     pub(crate) fn register(&self, source: &mut impl Source) -> io::Result<Registered> {
         let io = Arc::new(ScheduledIo::new());
         let token = Token(Arc::as_ptr(&io) as usize);
+        debug_assert!(token.0 >= FIRST_SOURCE_TOKEN);
+        let shard_index = self.shard_for_caller();
+        let shard = &self.shards[shard_index];
         {
-            let mut sources = self.sources.lock().unwrap();
+            let mut sources = shard.sources.lock().unwrap();
             if sources.closed {
                 return Err(shutdown_error());
             }
             sources.registered.insert(token.0, io.clone());
         }
         if let Err(error) =
-            self.registry
+            shard
+                .registry
                 .register(source, token, Interest::READABLE | Interest::WRITABLE)
         {
-            self.forget(&io);
+            self.forget(shard_index, &io);
             return Err(error);
         }
         let first = self.num_registered.fetch_add(1, Ordering::Relaxed) == 0;
@@ -168,7 +240,11 @@ impl Driver {
             // this fence) finds it and pokes it (`Registered::first`).
             std::sync::atomic::fence(Ordering::SeqCst);
         }
-        Ok(Registered { io, first })
+        Ok(Registered {
+            io,
+            shard: shard_index,
+            first,
+        })
     }
 
     /// Deregisters `source` (its owner is done with it) and schedules the
@@ -176,45 +252,47 @@ impl Driver {
     pub(crate) fn deregister(&self, source: &mut impl Source, registered: &Registered) {
         // Fails only if the runtime's poller is gone or the fd was closed
         // under us; either way no event can name it any more.
-        let _ = self.registry.deregister(source);
+        let _ = self.shards[registered.shard].registry.deregister(source);
         self.num_registered.fetch_sub(1, Ordering::Relaxed);
-        self.forget(&registered.io);
+        self.forget(registered.shard, &registered.io);
     }
 
-    fn forget(&self, io: &Arc<ScheduledIo>) {
+    fn forget(&self, shard_index: usize, io: &Arc<ScheduledIo>) {
+        let shard = &self.shards[shard_index];
         // The waiters' wakers hold tasks (and through them the runtime):
         // out now, dropped below, outside every lock.
         let mut wakers = Vec::new();
         io.take_waiters(&mut wakers);
         let address = Arc::as_ptr(io) as usize;
         let (released, closed) = {
-            let mut sources = self.sources.lock().unwrap();
+            let mut sources = shard.sources.lock().unwrap();
             (sources.registered.remove(&address), sources.closed)
         };
         if let Some(released) = released {
             if closed {
                 // No turn will release it any more: release it here, under
-                // the poller's lock so no turn is dispatching meanwhile
-                // (after shutdown no one waits in the poller for long).
-                let _poller = self.poll.lock().unwrap();
+                // the shard's poller lock so no turn is dispatching
+                // meanwhile (after shutdown no one waits in it for long).
+                let _poller = shard.poll.lock().unwrap();
                 drop(released);
             } else {
-                self.pending_release.defer(released);
+                shard.pending_release.defer(released);
             }
         }
         drop(wakers);
     }
 
-    /// Wakes the thread waiting in the poller, if any (or makes its next
-    /// wait return at once).
+    /// Wakes the thread waiting in the top poller, if any (or makes its
+    /// next wait return at once).
     pub(crate) fn wake(&self) {
         // Fails only if the eventfd is gone (the runtime is being dropped).
         let _ = self.waker.wake();
     }
 
-    /// Waits for readiness up to `timeout` (`None`: until woken), delivers
-    /// it, and returns how many wakers it woke. Blocks on the poller's lock
-    /// if a busy worker is looking at it (for a few microseconds).
+    /// Waits for readiness on the top poller up to `timeout` (`None`: until
+    /// woken), delivers it (draining the shards it names), and returns how
+    /// many wakers it woke. Blocks on the top poller's lock if a busy
+    /// worker is looking at it (for a few microseconds).
     ///
     /// `woken_meanwhile` is asked under the poller's lock, before blocking:
     /// a busy worker's non-blocking look may have taken the wake-up event
@@ -226,37 +304,86 @@ impl Driver {
         timeout: Option<Duration>,
         woken_meanwhile: impl FnOnce() -> bool,
     ) -> usize {
-        let state = self.poll.lock().unwrap();
+        let state = self.shards[0].poll.lock().unwrap();
         let timeout = if woken_meanwhile() {
             Some(Duration::ZERO)
         } else {
             timeout
         };
-        self.turn(state, timeout)
+        self.turn_top(state, timeout)
     }
 
-    /// Delivers readiness that is already there, without blocking; skipped
-    /// when nothing is registered or another thread holds the poller.
+    /// Delivers readiness that is already there, without blocking: the
+    /// calling worker's shard, then the top poller; skipped when nothing is
+    /// registered, and for a poller another thread holds.
     pub(crate) fn poll_ready_now(&self) -> usize {
         if self.num_registered.load(Ordering::Relaxed) == 0 {
             return 0;
         }
-        match self.poll.try_lock() {
-            Ok(state) => self.turn(state, Some(Duration::ZERO)),
-            Err(_) => 0,
+        let mut woken = 0;
+        let own = self.shard_for_caller();
+        if own != 0 {
+            woken += self.drain_shard(own);
         }
+        if let Ok(state) = self.shards[0].poll.try_lock() {
+            woken += self.turn_top(state, Some(Duration::ZERO));
+        }
+        woken
     }
 
-    fn turn(
-        &self,
-        mut state: std::sync::MutexGuard<'_, PollState>,
-        timeout: Option<Duration>,
-    ) -> usize {
-        let PollState {
-            poll,
-            events,
+    /// One wait of the top poller, then the shards it named.
+    fn turn_top(&self, mut state: MutexGuard<'_, PollState>, timeout: Option<Duration>) -> usize {
+        let mut wakers = Vec::new();
+        let mut named = Vec::new();
+        self.poll_and_deliver(0, &mut state, timeout, &mut wakers, &mut named);
+        drop(state);
+        for shard in named {
+            self.drain_shard_into(shard, &mut wakers);
+        }
+        let woken = wakers.len();
+        wake_all(wakers);
+        woken
+    }
+
+    /// Drains shard `index` without blocking; returns how many wakers it
+    /// woke. Skipped if another thread holds it (it is serving it).
+    fn drain_shard(&self, index: usize) -> usize {
+        let mut wakers = Vec::new();
+        self.drain_shard_into(index, &mut wakers);
+        let woken = wakers.len();
+        wake_all(wakers);
+        woken
+    }
+
+    fn drain_shard_into(&self, index: usize, wakers: &mut Vec<Waker>) {
+        let Ok(mut state) = self.shards[index].poll.try_lock() else {
+            return;
+        };
+        // Until a turn returns less than a full batch: the top poller is
+        // signalled again only by new events, not by ones left behind.
+        while self.poll_and_deliver(
+            index,
+            &mut state,
+            Some(Duration::ZERO),
             wakers,
-        } = &mut *state;
+            &mut Vec::new(),
+        ) == EVENTS_PER_TURN
+        {}
+    }
+
+    /// One `epoll_wait` of shard `index` (whose lock `state` is), delivery
+    /// of its sources' readiness into `wakers`, the shards it names (top
+    /// only) into `named`, then the release of what was deregistered.
+    /// Returns how many events the wait returned.
+    fn poll_and_deliver(
+        &self,
+        index: usize,
+        state: &mut MutexGuard<'_, PollState>,
+        timeout: Option<Duration>,
+        wakers: &mut Vec<Waker>,
+        named: &mut Vec<usize>,
+    ) -> usize {
+        let PollState { poll, events } = &mut **state;
         if let Err(error) = poll.poll(events, timeout) {
             // EINTR: a signal; the caller loops. Anything else would repeat
             // on every wait: nothing to do about it here but not spin.
@@ -264,72 +391,48 @@ impl Driver {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
+        let mut count = 0;
         for event in events.iter() {
+            count += 1;
             let token = event.token();
             if token == WAKER_TOKEN {
                 continue;
             }
-            let mut ready = 0;
-            if event.is_readable() {
-                ready |= READABLE;
+            if token.0 < FIRST_SOURCE_TOKEN {
+                named.push(token.0);
+                continue;
             }
-            if event.is_writable() {
-                ready |= WRITABLE;
-            }
-            if event.is_read_closed() {
-                ready |= READ_CLOSED;
-            }
-            if event.is_write_closed() {
-                ready |= WRITE_CLOSED;
-            }
-            if event.is_error() {
-                ready |= ERROR;
-            }
-            // SAFETY: the token is the address of a `ScheduledIo` that was
-            // registered with it. That `ScheduledIo` is alive: the set of
-            // registered sources holds it until deregistration, which moves
-            // it to `pending_release`, and `pending_release` is emptied only
-            // below, by this thread, after this loop, while it holds the
-            // poller; the deregistration's `epoll_ctl(DEL)` came before the
-            // move, so no later wait returns this token. (Module doc.)
+            // SAFETY: the token is the address of a `ScheduledIo` registered
+            // on this shard with it. That `ScheduledIo` is alive: the
+            // shard's set of registered sources holds it until
+            // deregistration, which moves it to the shard's
+            // `pending_release`, emptied only below, by this thread, after
+            // this loop, while it holds this shard's poller; the
+            // deregistration's `epoll_ctl(DEL)` came before the move, so no
+            // later wait returns this token. (Module doc.)
             let io = unsafe { &*(token.0 as *const ScheduledIo) };
-            io.set_readiness(ready, wakers);
+            io.set_readiness(readiness_of(event), wakers);
         }
-        self.pending_release.release();
-        let woken = wakers.len();
-        let mut to_wake = std::mem::take(wakers);
-        drop(state);
-        for waker in to_wake.drain(..) {
-            // A foreign waker that panics must not take the worker down.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
-        }
-        // Give the allocation back if no one else took the poller since.
-        if let Ok(mut state) = self.poll.try_lock() {
-            if state.wakers.capacity() < to_wake.capacity() {
-                state.wakers = to_wake;
-            }
-        }
-        woken
+        self.shards[index].pending_release.release();
+        count
     }
 
     /// Shutdown: every registered source fails from now on, and its
     /// waiters are woken to see it.
     pub(crate) fn shut_down(&self) {
         let mut wakers = Vec::new();
-        {
-            let mut sources = self.sources.lock().unwrap();
-            sources.closed = true;
-            for io in sources.registered.values() {
-                io.shut_down(&mut wakers);
+        for shard in self.shards.iter() {
+            {
+                let mut sources = shard.sources.lock().unwrap();
+                sources.closed = true;
+                for io in sources.registered.values() {
+                    io.shut_down(&mut wakers);
+                }
             }
+            let _poller = shard.poll.lock().unwrap();
+            shard.pending_release.release();
         }
-        {
-            let _poller = self.poll.lock().unwrap();
-            self.pending_release.release();
-        }
-        for waker in wakers {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
-        }
+        wake_all(wakers);
     }
 
     /// Registered sources (for tests and metrics).

@@ -22,3 +22,6 @@ pub(crate) mod scheduled_io;
 pub mod unix;
 
 pub use futures_io::{AsyncRead, AsyncWrite};
+
+/// Workers per epoll instance by default (`Builder::io_shards`).
+pub(crate) const WORKERS_PER_SHARD: usize = 8;

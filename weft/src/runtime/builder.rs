@@ -55,6 +55,7 @@ pub struct Builder {
     pub(super) demote_slow_tasks: bool,
     pub(super) batch_share: f64,
     pub(super) max_threads: Option<usize>,
+    pub(super) io_shards: Option<usize>,
     pub(super) spare_idle_timeout: Duration,
     pub(super) on_stall: Option<StallHook>,
 }
@@ -83,12 +84,13 @@ impl Builder {
             poll_time_sample_every: 16,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             thread_keep_alive: Duration::from_secs(10),
-            stall_monitor: std::env::var_os("WEFT_EXP_NOMON").is_none(),
+            stall_monitor: true,
             stall_threshold: Duration::from_millis(1),
             slow_poll_threshold: Duration::from_millis(10),
             demote_slow_tasks: true,
             batch_share: 0.25,
             max_threads: None,
+            io_shards: None,
             spare_idle_timeout: Duration::from_secs(10),
             on_stall: None,
         }
@@ -278,6 +280,30 @@ impl Builder {
         self
     }
 
+    /// Epoll instances of the reactor (`io/driver.rs`, "At 64 cores"):
+    /// sources are spread over them so registrations and waits of many
+    /// workers do not queue on one instance's kernel lock. Default: one per
+    /// 8 workers, rounded up. Must be at least 1 and at most
+    /// `worker_threads`.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .worker_threads(16)
+    ///     .io_shards(4)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn io_shards(&mut self, n: usize) -> &mut Self {
+        self.io_shards = Some(n);
+        self
+    }
+
+    pub(super) fn resolved_io_shards(&self, workers: usize) -> usize {
+        self.io_shards
+            .unwrap_or_else(|| workers.div_ceil(crate::io::WORKERS_PER_SHARD))
+    }
+
     pub(super) fn resolved_max_threads(&self) -> usize {
         self.max_threads.unwrap_or_else(|| {
             self.resolved_worker_threads()
@@ -349,6 +375,13 @@ impl Builder {
                 &format!("must be greater than 0 and less than 1, got {share}"),
             ));
         }
+        let shards = self.resolved_io_shards(workers);
+        if shards == 0 || shards > workers {
+            return Err(invalid(
+                "io_shards",
+                &format!("must be between 1 and worker_threads ({workers}), got {shards}"),
+            ));
+        }
         let max_threads = self.resolved_max_threads();
         if max_threads < workers {
             return Err(invalid(
@@ -411,6 +444,7 @@ impl fmt::Debug for Builder {
             .field("demote_slow_tasks", &self.demote_slow_tasks)
             .field("batch_share", &self.batch_share)
             .field("max_threads", &self.max_threads)
+            .field("io_shards", &self.io_shards)
             .field("spare_idle_timeout", &self.spare_idle_timeout)
             .finish_non_exhaustive()
     }

@@ -140,6 +140,7 @@ impl Runtime {
             demote_slow_tasks: builder.demote_slow_tasks,
             batch_share: builder.batch_share,
             spare_slots,
+            io_shards: builder.resolved_io_shards(num_workers),
         };
         let exited = Arc::new(ExitLatch {
             // Counted up per thread actually started, so that a start-up

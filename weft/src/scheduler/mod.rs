@@ -147,6 +147,8 @@ pub(crate) struct Config {
     /// Worker slots for the stall monitor's spare threads, after the
     /// `num_workers` worker slots (`max_threads - num_workers`).
     pub(crate) spare_slots: usize,
+    /// Epoll instances of the reactor (`io/driver.rs`).
+    pub(crate) io_shards: usize,
 }
 
 impl Config {
@@ -272,7 +274,7 @@ impl Shared {
             blocking,
             time: Driver::new(n),
             #[cfg(not(loom))]
-            io: crate::io::driver::Driver::new()?,
+            io: crate::io::driver::Driver::new(config.io_shards)?,
             #[cfg(feature = "test-util")]
             block_on_polling: crate::loom::sync::atomic::AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
