@@ -10,7 +10,7 @@
 //! same for all three. Each runtime runs on a server built for it and
 //! dropped after it, on a thread of its own that is abandoned (with a
 //! warning) if it does not answer in time (the echo lane's
-//! [`measure_pair`]); only one server is ever alive. Per runtime: req/s,
+//! `measure_pair`); only one server is ever alive. Per runtime: req/s,
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
 //! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse).
