@@ -56,17 +56,15 @@ pub async fn serve(listener: TcpListener, app: Router) -> std::io::Result<()> {
 }
 
 #[allow(dead_code)] // the tests include this file for `app` and `serve`
-fn main() -> std::io::Result<()> {
+#[weft::main]
+async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
         .nth(1)
         .map_or(Ok(0), |p| p.parse())
         .map_err(|error| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("PORT: {error}"))
         })?;
-    let rt = weft::runtime::Runtime::new()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-        println!("http://{}", listener.local_addr()?);
-        serve(listener, app()).await
-    })
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("http://{}", listener.local_addr()?);
+    serve(listener, app()).await
 }

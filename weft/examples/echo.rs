@@ -18,24 +18,22 @@ async fn echo(mut stream: TcpStream) -> std::io::Result<()> {
     }
 }
 
-fn main() -> std::io::Result<()> {
+#[weft::main]
+async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
         .nth(1)
         .map_or(Ok(0), |p| p.parse())
         .map_err(|error| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("PORT: {error}"))
         })?;
-    let rt = weft::runtime::Runtime::new()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-        println!("http://{}", listener.local_addr()?);
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            drop(weft::spawn(async move {
-                if let Err(error) = echo(stream).await {
-                    eprintln!("{peer}: {error}");
-                }
-            }));
-        }
-    })
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("http://{}", listener.local_addr()?);
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        drop(weft::spawn(async move {
+            if let Err(error) = echo(stream).await {
+                eprintln!("{peer}: {error}");
+            }
+        }));
+    }
 }

@@ -38,12 +38,12 @@ pub async fn get(
 }
 
 #[allow(dead_code)] // the tests include this file for `get`
-fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+#[weft::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let url = std::env::args()
         .nth(1)
         .ok_or("usage: http_client http://host[:port]/path")?;
-    let rt = weft::runtime::Runtime::new()?;
-    let (status, body) = rt.block_on(get(&url))?;
+    let (status, body) = get(&url).await?;
     println!("{status}");
     println!("{}", String::from_utf8_lossy(&body));
     Ok(())

@@ -84,7 +84,8 @@ pub async fn serve(
 }
 
 #[allow(dead_code)] // the tests include this file for `serve`
-fn main() -> std::io::Result<()> {
+#[weft::main]
+async fn main() -> std::io::Result<()> {
     let mut h2 = false;
     let mut port = 0u16;
     for arg in std::env::args().skip(1) {
@@ -100,16 +101,13 @@ fn main() -> std::io::Result<()> {
             }
         }
     }
-    let rt = weft::runtime::Runtime::new()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-        println!("http://{}", listener.local_addr()?);
-        let ctrl_c = async {
-            let _ = weft::signal::ctrl_c().await;
-            eprintln!("Ctrl-C: finishing the requests in flight");
-        };
-        let served = serve(listener, h2, HEADER_READ_TIMEOUT, Duration::ZERO, ctrl_c).await?;
-        eprintln!("served {served} connections");
-        Ok(())
-    })
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("http://{}", listener.local_addr()?);
+    let ctrl_c = async {
+        let _ = weft::signal::ctrl_c().await;
+        eprintln!("Ctrl-C: finishing the requests in flight");
+    };
+    let served = serve(listener, h2, HEADER_READ_TIMEOUT, Duration::ZERO, ctrl_c).await?;
+    eprintln!("served {served} connections");
+    Ok(())
 }

@@ -19,12 +19,12 @@ pub async fn fetch(url: &str) -> reqwest::Result<(reqwest::StatusCode, String)> 
 }
 
 #[allow(dead_code)] // the tests include this file for `fetch`
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[weft::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)
         .ok_or("usage: reqwest_compat http://host[:port]/path")?;
-    let rt = weft::runtime::Runtime::new()?;
-    let (status, body) = rt.block_on(fetch(&url))?;
+    let (status, body) = fetch(&url).await?;
     println!("{status}\n{body}");
     Ok(())
 }

@@ -56,6 +56,125 @@ use std::future::Future;
 
 pub use task::{JoinError, JoinHandle};
 
+/// Runs an `async fn main` on a weft multi-thread runtime.
+///
+/// The function becomes a plain `fn` that builds a runtime with
+/// [`runtime::Builder::new_multi_thread`], blocks on the original body and
+/// returns its value; it panics if the runtime cannot be built (a thread
+/// cannot be spawned). Argument: `worker_threads = N` (at least 1; the
+/// default is the machine's available parallelism). There is no `flavor`:
+/// weft has only the multi-thread runtime.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// #[weft::main]
+/// async fn main() {
+///     let answer = weft::spawn(async { 42 }).await.unwrap();
+///     weft::time::sleep(Duration::from_millis(1)).await;
+///     println!("{answer}");
+/// }
+/// ```
+///
+/// The return type is kept, so `main` may return a `Result`, and `?`
+/// converts into its error type as in a synchronous `main`:
+///
+/// ```
+/// use std::error::Error;
+///
+/// #[weft::main(worker_threads = 2)]
+/// async fn main() -> Result<(), Box<dyn Error>> {
+///     let port: u16 = "8080".parse()?;
+///     let workers = weft::runtime::Handle::current().metrics().num_workers;
+///     assert_eq!(workers, 2);
+///     println!("would listen on {port}");
+///     Ok(())
+/// }
+/// ```
+///
+/// It also goes on other `async fn`s, which may take arguments: each call
+/// then blocks on a runtime of its own, so make it from outside any
+/// runtime.
+///
+/// Misuse is a compile error on the token to change, saying what to write:
+/// a missing `async`, arguments on `main`, an unknown or repeated argument,
+/// `worker_threads = 0` or not an integer literal, `start_paused` (only for
+/// tests).
+pub use weft_macros::main;
+
+/// Runs an `async fn` test on its own weft multi-thread runtime.
+///
+/// Like [`main`](macro@main), and adds `#[test]`. The function's other
+/// attributes (`#[should_panic]`, `#[ignore]`) and its return type are
+/// kept, so a test may return a `Result`. Arguments: `worker_threads = N`
+/// (at least 1; the default is the machine's available parallelism) and
+/// `start_paused = true`.
+///
+/// ```
+/// #[weft::test]
+/// async fn spawned_tasks_finish() {
+///     assert_eq!(weft::spawn(async { 1 + 1 }).await.unwrap(), 2);
+/// }
+///
+/// #[weft::test(worker_threads = 1)]
+/// #[should_panic(expected = "boom")]
+/// async fn panics_reach_the_test() {
+///     panic!("boom");
+/// }
+/// ```
+///
+/// `start_paused = true` calls `weft::time::pause()` before the body runs:
+/// sleeps then finish as soon as every task is idle, `Instant::now()`
+/// jumping to their deadlines. It needs the `test-util`
+/// feature, e.g. `weft = { version = "0.1", features = ["test-util"] }` in
+/// `[dev-dependencies]`; without it the argument is a compile error saying
+/// so.
+///
+/// ```
+/// use std::time::Duration;
+/// use weft::time::{Instant, sleep};
+///
+/// #[weft::test(start_paused = true)]
+/// async fn an_hour_passes_at_once() {
+///     let start = Instant::now();
+///     sleep(Duration::from_secs(3600)).await;
+///     assert!(start.elapsed() >= Duration::from_secs(3600));
+/// }
+/// ```
+///
+/// Misuse is a compile error on the token to change, as for `main`; also
+/// arguments on the test function and a second test attribute.
+pub use weft_macros::test;
+
+/// Used by `#[weft::test(start_paused = true)]`: pauses the clock, or,
+/// without the `test-util` feature, stops the build with a message saying
+/// which feature to turn on. A macro rather than a function so that the
+/// error is raised in the user's crate, where the feature is missing, not
+/// when weft itself is built.
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_start_paused {
+    () => {
+        $crate::time::pause()
+    };
+}
+
+/// Used by `#[weft::test(start_paused = true)]`: pauses the clock, or,
+/// without the `test-util` feature, stops the build with a message saying
+/// which feature to turn on.
+#[cfg(not(feature = "test-util"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_start_paused {
+    () => {
+        ::core::compile_error!(
+            "`start_paused = true` needs weft's `test-util` feature: \
+             add `features = [\"test-util\"]` to the `weft` line in [dev-dependencies]"
+        )
+    };
+}
+
 /// Spawns a task on the current runtime.
 ///
 /// The task starts running on a worker right away; the returned

@@ -46,8 +46,9 @@ pub(crate) fn current_thread_id() -> i32 {
     }
 }
 
-/// Lowers thread `tid` of this process to nice [`DEMOTED_NICE`]: it then
-/// weighs about a tenth of a normal thread, so a thread of normal priority
+/// Lowers thread `tid` of this process by [`DEMOTION_STEP`] nice steps
+/// (nice 0 becomes 10; at most 19): it then weighs about a tenth of a
+/// normal thread, so a thread of normal priority
 /// that wakes on its core runs almost at once, while it still gets a tenth
 /// of a contested core and all of an idle one. One-way for an unprivileged
 /// process (raising a nice value back needs `CAP_SYS_NICE`), so the thread
@@ -64,10 +65,23 @@ pub(crate) fn current_thread_id() -> i32 {
 pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
+        // Relative to the thread's current nice value, so a service started
+        // under `nice` still separates its demoted threads from the others.
+        // `getpriority` may return -1 as a value: errno tells.
+        // SAFETY: `__errno_location` points at this thread's errno;
+        // `getpriority(PRIO_PROCESS, tid)` only reads thread `tid`'s nice
+        // value.
+        let current = unsafe {
+            *libc::__errno_location() = 0;
+            libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t)
+        };
+        if current == -1 && std::io::Error::last_os_error().raw_os_error() != Some(0) {
+            return Err(std::io::Error::last_os_error());
+        }
+        let demoted = (current + DEMOTION_STEP).min(MAX_NICE);
         // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers and
         // changes only the nice value of thread `tid`.
-        let result =
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, DEMOTED_NICE) };
+        let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, demoted) };
         if result == 0 {
             Ok(())
         } else {
@@ -81,6 +95,10 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
     }
 }
 
-/// The nice value of a demoted thread (`demote_thread`).
+/// How many nice steps a demoted thread is lowered by (`demote_thread`):
+/// nice 0 becomes 10.
 #[cfg(target_os = "linux")]
-const DEMOTED_NICE: libc::c_int = 10;
+const DEMOTION_STEP: libc::c_int = 10;
+/// The lowest priority there is.
+#[cfg(target_os = "linux")]
+const MAX_NICE: libc::c_int = 19;

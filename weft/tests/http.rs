@@ -91,6 +91,9 @@ fn http1_keep_alive_serves_many_requests_on_one_connection() {
             .unwrap();
         let driver = weft::spawn(connection);
         for _ in 0..5 {
+            // The connection takes the next request once the last response
+            // is done with (hyper's client contract).
+            sender.ready().await.unwrap();
             let response = sender.send_request(get("/")).await.unwrap();
             assert_eq!(response.status(), 200);
             let body = response.into_body().collect().await.unwrap().to_bytes();

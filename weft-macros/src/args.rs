@@ -1,0 +1,171 @@
+//! Reading the attribute's arguments: `worker_threads = N`, `start_paused = bool`.
+//!
+//! Every rejection is a `syn::Error` spanned on the token the user has to
+//! change, and its message says what to write instead.
+
+use proc_macro2::Span;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, Meta, MetaNameValue, Token};
+
+use crate::expand::path_to_string;
+
+/// Which attribute is being expanded: they accept different arguments.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Main,
+    Test,
+}
+
+impl Kind {
+    /// The attribute as the user writes it, for messages.
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            Kind::Main => "#[weft::main]",
+            Kind::Test => "#[weft::test]",
+        }
+    }
+
+    fn accepted(self) -> &'static str {
+        match self {
+            Kind::Main => "`worker_threads`",
+            Kind::Test => "`worker_threads`, `start_paused`",
+        }
+    }
+}
+
+/// What the arguments ask for.
+#[derive(Default)]
+pub(crate) struct Config {
+    /// `worker_threads = N`: `None` keeps the builder's default (the
+    /// machine's available parallelism).
+    pub(crate) worker_threads: Option<usize>,
+    /// `start_paused = true`: where it was written, so a missing
+    /// `test-util` feature is reported there.
+    pub(crate) start_paused: Option<Span>,
+}
+
+/// Parses the tokens between the attribute's parentheses.
+pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<Config> {
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
+    let mut config = Config::default();
+    // Only `worker_threads` and `start_paused` are tracked, and both are
+    // `Option`s: a second occurrence is found by the slot being filled. A
+    // `start_paused = false` fills no slot, so it is tracked separately.
+    let mut seen_start_paused = false;
+    for meta in metas {
+        let name_value = require_value(kind, &meta)?;
+        let name = name_value.path.get_ident().map(|ident| ident.to_string());
+        match name.as_deref() {
+            Some("worker_threads") => {
+                if config.worker_threads.is_some() {
+                    return Err(given_twice(&name_value.path, "worker_threads"));
+                }
+                config.worker_threads = Some(parse_worker_threads(&name_value.value)?);
+            }
+            Some("start_paused") if kind == Kind::Test => {
+                if seen_start_paused {
+                    return Err(given_twice(&name_value.path, "start_paused"));
+                }
+                seen_start_paused = true;
+                if parse_bool("start_paused", &name_value.value)? {
+                    config.start_paused = Some(name_value.path.span());
+                }
+            }
+            Some("start_paused") => {
+                return Err(syn::Error::new_spanned(
+                    &name_value.path,
+                    "`start_paused` is only for tests: \
+                     use `#[weft::test(start_paused = true)]` on a test function, \
+                     or call `weft::time::pause()` in `main` (feature `test-util`)",
+                ));
+            }
+            _ => return Err(unknown_argument(kind, &name_value.path)),
+        }
+    }
+    Ok(config)
+}
+
+/// Every argument is `name = value`; a bare name or a list is refused with
+/// the form to use.
+fn require_value(kind: Kind, meta: &Meta) -> syn::Result<&MetaNameValue> {
+    match meta {
+        Meta::NameValue(name_value) => Ok(name_value),
+        Meta::Path(path) if path.is_ident("worker_threads") => Err(syn::Error::new_spanned(
+            path,
+            "`worker_threads` needs a value: write `worker_threads = 4`",
+        )),
+        Meta::Path(path) if path.is_ident("start_paused") && kind == Kind::Test => {
+            Err(syn::Error::new_spanned(
+                path,
+                "`start_paused` needs a value: write `start_paused = true`",
+            ))
+        }
+        Meta::Path(path) => Err(unknown_argument(kind, path)),
+        Meta::List(list) => Err(unknown_argument(kind, &list.path)),
+    }
+}
+
+fn unknown_argument(kind: Kind, path: &syn::Path) -> syn::Error {
+    let name = path_to_string(path);
+    // tokio users bring `flavor` along: say why weft has none, not just that
+    // it is unknown.
+    if name == "flavor" {
+        return syn::Error::new_spanned(
+            path,
+            "weft has one runtime flavor, the multi-thread one: remove `flavor` \
+             (for a single worker thread write `worker_threads = 1`)",
+        );
+    }
+    syn::Error::new_spanned(
+        path,
+        format!(
+            "unknown argument `{name}` for `{}`; the accepted arguments are {}",
+            kind.attribute(),
+            kind.accepted()
+        ),
+    )
+}
+
+fn given_twice(path: &syn::Path, name: &str) -> syn::Error {
+    syn::Error::new_spanned(path, format!("`{name}` is given twice; keep one"))
+}
+
+fn parse_worker_threads(value: &Expr) -> syn::Result<usize> {
+    let not_an_integer = || {
+        syn::Error::new_spanned(
+            value,
+            "`worker_threads` takes an integer literal: write `worker_threads = 4`",
+        )
+    };
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(int), ..
+    }) = value
+    else {
+        return Err(not_an_integer());
+    };
+    // `base10_parse` also refuses suffixes other than integer ones and
+    // values that do not fit a `usize`.
+    let threads: usize = int.base10_parse().map_err(|_| not_an_integer())?;
+    if threads == 0 {
+        return Err(syn::Error::new_spanned(
+            int,
+            "`worker_threads` must be at least 1: a runtime with no worker thread \
+             would never run a task (write `worker_threads = 1` or more)",
+        ));
+    }
+    Ok(threads)
+}
+
+fn parse_bool(name: &str, value: &Expr) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{name}` takes `true` or `false`: write `{name} = true`"),
+        )),
+    }
+}

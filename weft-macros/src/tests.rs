@@ -1,0 +1,73 @@
+//! The expansion as tokens: what must be kept or added that a run-time test
+//! cannot see without running a test that must not run (`#[ignore]`).
+
+use quote::quote;
+
+use crate::args::Kind;
+use crate::expand::expand;
+
+/// The expansion as text, spaces removed so the assertions do not depend
+/// on how tokens are printed.
+fn expanded(kind: Kind, args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+    expand(kind, args, item).to_string().replace(' ', "")
+}
+
+#[test]
+fn a_test_gets_test_first_and_keeps_ignore_and_should_panic() {
+    let out = expanded(
+        Kind::Test,
+        quote!(),
+        quote! {
+            #[ignore = "slow"]
+            #[should_panic(expected = "boom")]
+            async fn checks() { panic!("boom") }
+        },
+    );
+    let test = out
+        .find("#[::core::prelude::v1::test]")
+        .expect("no #[test] added");
+    let ignore = out.find("#[ignore=\"slow\"]").expect("#[ignore] dropped");
+    let should_panic = out
+        .find("#[should_panic(expected=\"boom\")]")
+        .expect("#[should_panic] dropped");
+    assert!(test < ignore && ignore < should_panic, "{out}");
+    assert!(!out.contains("asyncfnchecks"), "still async: {out}");
+}
+
+#[test]
+fn main_passes_worker_threads_to_the_builder_and_keeps_its_return_type() {
+    let out = expanded(
+        Kind::Main,
+        quote!(worker_threads = 3),
+        quote! { async fn main() -> Result<(), String> { Ok(()) } },
+    );
+    assert!(out.starts_with("fnmain()->Result<(),String>"), "{out}");
+    assert!(out.contains(".worker_threads(3usize)"), "{out}");
+    assert!(!out.contains("test"), "main became a test: {out}");
+}
+
+#[test]
+fn start_paused_true_pauses_and_false_does_not() {
+    let item = quote! { async fn checks() {} };
+    let paused = expanded(Kind::Test, quote!(start_paused = true), item.clone());
+    assert!(
+        paused.contains("::weft::__weft_start_paused!()"),
+        "{paused}"
+    );
+    let running = expanded(Kind::Test, quote!(start_paused = false), item);
+    assert!(!running.contains("__weft_start_paused"), "{running}");
+}
+
+#[test]
+fn an_error_leaves_a_synchronous_stand_in_with_the_same_signature() {
+    let out = expanded(
+        Kind::Main,
+        quote!(worker_threads = 0),
+        quote! { async fn main() -> u8 { 1 } },
+    );
+    assert!(out.contains("compile_error!"), "{out}");
+    assert!(
+        out.contains("fnmain()->u8{::core::unreachable!()}"),
+        "{out}"
+    );
+}

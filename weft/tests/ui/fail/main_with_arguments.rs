@@ -1,0 +1,4 @@
+#[weft::main]
+async fn main(args: Vec<String>) {
+    drop(args);
+}

@@ -1,0 +1,2 @@
+#[weft::main]
+fn main() {}

@@ -1,0 +1,4 @@
+#[weft::main]
+struct Server;
+
+fn main() {}

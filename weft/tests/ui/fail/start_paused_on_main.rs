@@ -1,0 +1,2 @@
+#[weft::main(start_paused = true)]
+async fn main() {}

@@ -1,0 +1,5 @@
+#[weft::test]
+#[test]
+async fn checks_something() {}
+
+fn main() {}

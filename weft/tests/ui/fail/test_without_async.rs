@@ -1,0 +1,4 @@
+#[weft::test]
+fn checks_something() {}
+
+fn main() {}

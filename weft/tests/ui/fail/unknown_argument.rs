@@ -1,0 +1,2 @@
+#[weft::main(threads = 4)]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[weft::main(worker_threads)]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[weft::main(worker_threads = 0)]
+async fn main() {}
