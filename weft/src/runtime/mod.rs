@@ -73,6 +73,10 @@ pub struct Runtime {
 struct ExitLatch {
     running: Mutex<usize>,
     all_exited: Condvar,
+    /// The helper threads (stall monitor, spares): joined at shutdown once
+    /// the latch says they left, so none outlives the runtime's drop (a
+    /// thread past its exit guard is still alive for a moment).
+    helpers: Mutex<Vec<thread::JoinHandle<()>>>,
 }
 
 impl ExitLatch {
@@ -147,6 +151,7 @@ impl Runtime {
             // that fails half-way waits only for the threads that exist.
             running: Mutex::new(0),
             all_exited: Condvar::new(),
+            helpers: Mutex::new(Vec::new()),
         });
         let monitor = Monitor::new(
             MonitorConfig {
@@ -322,6 +327,16 @@ impl Runtime {
             for worker in workers {
                 let _ = worker.join();
             }
+            let helpers = std::mem::take(
+                &mut *self
+                    .exited
+                    .helpers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+            for helper in helpers {
+                let _ = helper.join();
+            }
         }
         shared.shutdown_drain();
         if crate::blocking::is_pool_thread_of(shared) {
@@ -443,7 +458,13 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
             }
         });
         match spawned {
-            Ok(_) => Ok(()),
+            Ok(handle) => {
+                let mut helpers = exited.helpers.lock().unwrap_or_else(|e| e.into_inner());
+                // Spares come and go: forget the ones already gone.
+                helpers.retain(|helper| !helper.is_finished());
+                helpers.push(handle);
+                Ok(())
+            }
             Err(err) => {
                 exited.worker_exited();
                 Err(err)
