@@ -1,7 +1,7 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
 //! scheduler lane, then the timers lane, then the mixed lane, then the echo
-//! lane), `weft-bench timers`, `weft-bench mixed` and `weft-bench echo`
-//! (one lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
+//! lane, then the HTTP lane), `weft-bench timers`, `weft-bench mixed`,
+//! `weft-bench echo` and `weft-bench http` (one lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
 //! metrics` (the metrics lane) and `weft-bench metrics-dump --format
 //! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
 //! binary with it to measure `bytes_per_timer` in a process of its own.
@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::compare;
 use crate::echo::{self, EchoConfig, Row};
 use crate::harness::{self, Profile, RunConfig};
+use crate::http::{self, HttpConfig};
 use crate::json::{self, Document, Status};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
@@ -37,8 +38,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler lane, the timers lane, the mixed lane and the echo
-    /// lane, and print their tables (the default).
+    /// Run the scheduler lane, the timers lane, the mixed lane, the echo
+    /// lane and the HTTP lane, and print their tables (the default).
     Run(RunArgs),
     /// The timers lane alone: weft's timers next to tokio's and async-io's.
     Timers(TimersArgs),
@@ -46,6 +47,8 @@ enum Command {
     Mixed(MixedArgs),
     /// The echo lane alone: TCP echo over loopback, one load generator.
     Echo(EchoArgs),
+    /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
+    Http(HttpArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
     TimersRss(RssArgs),
@@ -91,12 +94,13 @@ struct RunArgs {
     /// weft: disable the LIFO slot.
     #[arg(long, hide = true)]
     no_lifo: bool,
-    /// The lanes to run (always in the order scheduler, timers, mixed, echo).
+    /// The lanes to run (always in the order scheduler, timers, mixed, echo,
+    /// http).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed,echo"
+        default_value = "scheduler,timers,mixed,echo,http"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -108,6 +112,9 @@ struct RunArgs {
     /// Worker threads of every runtime in the echo lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     echo_workers: u16,
+    /// Worker threads of every server in the HTTP lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    http_workers: u16,
     /// Where the mixed lane's chart goes (default: beside `--json` as
     /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -125,6 +132,8 @@ enum Lane {
     Mixed,
     /// TCP echo over loopback.
     Echo,
+    /// hyper's hello server.
+    Http,
 }
 
 #[derive(Debug, Args)]
@@ -205,6 +214,34 @@ struct EchoArgs {
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
     only: Vec<Row>,
     /// The runtimes to run, in the order each row runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
+}
+
+#[derive(Debug, Args)]
+struct HttpArgs {
+    /// Worker threads of every server's runtime.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
+    /// in about 15 s (the default).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: 1 s warm-up and 10 s measured per runtime.
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Keep-alive connections of the load generator.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    connections: u16,
+    /// The runtimes to run, in this order.
     #[arg(
         long,
         value_enum,
@@ -356,6 +393,45 @@ impl RunArgs {
             ..EchoConfig::new(self.profile(), usize::from(self.echo_workers))
         })
     }
+
+    /// The HTTP lane's configuration, if it is one of the lanes.
+    fn http_config(&self) -> Option<HttpConfig> {
+        self.lanes.contains(&Lane::Http).then(|| HttpConfig {
+            runtimes: dedup(&self.runtimes),
+            ..HttpConfig::new(self.profile(), usize::from(self.http_workers))
+        })
+    }
+}
+
+impl HttpArgs {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        RunConfig {
+            profile: self.profile(),
+            workers: usize::from(self.workers),
+            workloads: Vec::new(),
+            runtimes: dedup(&self.runtimes),
+            tuning: Tuning::default(),
+            iteration_timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn http_config(&self) -> HttpConfig {
+        HttpConfig {
+            runtimes: dedup(&self.runtimes),
+            connections: usize::from(self.connections),
+            ..HttpConfig::new(self.profile(), usize::from(self.workers))
+        }
+    }
 }
 
 impl EchoArgs {
@@ -491,6 +567,7 @@ pub fn main() -> ExitCode {
             timers: args.timers_config(),
             mixed: args.mixed_config(),
             echo: args.echo_config(),
+            http: args.http_config(),
             json: args.json.clone(),
             chart: args.chart.clone(),
         }),
@@ -500,6 +577,7 @@ pub fn main() -> ExitCode {
             timers: Some(args.timers_config()),
             mixed: None,
             echo: None,
+            http: None,
             json: args.json.clone(),
             chart: None,
         }),
@@ -509,6 +587,7 @@ pub fn main() -> ExitCode {
             timers: None,
             mixed: Some(args.mixed_config()),
             echo: None,
+            http: None,
             json: args.json.clone(),
             chart: args.chart.clone(),
         }),
@@ -518,6 +597,17 @@ pub fn main() -> ExitCode {
             timers: None,
             mixed: None,
             echo: Some(args.echo_config()),
+            http: None,
+            json: args.json.clone(),
+            chart: None,
+        }),
+        Command::Http(args) => run(Lanes {
+            scheduler: None,
+            settings: args.run_config(),
+            timers: None,
+            mixed: None,
+            echo: None,
+            http: Some(args.http_config()),
             json: args.json.clone(),
             chart: None,
         }),
@@ -582,17 +672,19 @@ struct Lanes {
     mixed: Option<MixedConfig>,
     /// The echo lane, if it runs.
     echo: Option<EchoConfig>,
+    /// The HTTP lane, if it runs.
+    http: Option<HttpConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
     chart: Option<PathBuf>,
 }
 
-/// Runs the scheduler lane, the timers lane, the mixed lane and the echo
-/// lane (those given, in that order), prints their tables, writes one
-/// document and the mixed lane's chart; exits 1 if any runtime failed a
-/// workload, a timer row, a mixed load or an echo row (a missed mixed or
-/// echo target does not fail the run).
+/// Runs the scheduler lane, the timers lane, the mixed lane, the echo lane
+/// and the HTTP lane (those given, in that order), prints their tables,
+/// writes one document and the mixed lane's chart; exits 1 if any runtime
+/// failed a workload, a timer row, a mixed load, an echo row or the HTTP
+/// row (a missed mixed, echo or HTTP target does not fail the run).
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
@@ -646,6 +738,18 @@ fn run(lanes: Lanes) -> ExitCode {
         let result = echo::run(&config);
         print!("{}", echo::report::render(&result));
         document.echo = Some(result);
+        header_printed = true;
+    }
+    if let Some(config) = lanes.http {
+        if !header_printed {
+            print!(
+                "{}",
+                http::report::header(&document.machine, &document.versions)
+            );
+        }
+        let result = http::run(&config);
+        print!("{}", http::report::render(&result));
+        document.http = Some(result);
     }
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -685,5 +789,11 @@ fn any_failed(document: &Document) -> bool {
         .flat_map(|e| &e.rows)
         .flat_map(|row| row.runtimes.values())
         .any(|run| run.ok().is_none());
-    workload_failed || timer_failed || mixed_failed || echo_failed
+    let http_failed = document
+        .http
+        .iter()
+        .flat_map(|h| &h.rows)
+        .flat_map(|row| row.runtimes.values())
+        .any(|run| run.ok().is_none());
+    workload_failed || timer_failed || mixed_failed || echo_failed || http_failed
 }

@@ -20,10 +20,11 @@
 //! switch a few times. The defaults come from re-runs of one build; the
 //! README gives the numbers. The timers lane's rows are compared by
 //! [`crate::timers::compare`], the mixed lane's loads by
-//! [`crate::mixed::compare`] and the echo lane's rows by
-//! [`crate::echo::compare`], with the same tolerance. The exit code is 1
-//! when any workload, timer row, mixed load or echo row is missing, failed
-//! or regressed.
+//! [`crate::mixed::compare`], the echo lane's rows by
+//! [`crate::echo::compare`] and the HTTP lane's row by
+//! [`crate::http::compare`] (the echo lane's rules), with the same
+//! tolerance. The exit code is 1 when any workload, timer row, mixed load,
+//! echo row or HTTP row is missing, failed or regressed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -90,7 +91,15 @@ pub fn main(base: &Path, new: &Path, tolerances: Tolerances) -> ExitCode {
     };
     let (echo, echo_pass) = echo_gate.check(base.echo.as_ref(), new.echo.as_ref());
     print!("{echo}");
-    if rows.iter().all(|row| row.outcome.passes()) && timers_pass && mixed_pass && echo_pass {
+    let (http, http_pass) =
+        crate::http::compare::check(echo_gate, base.http.as_ref(), new.http.as_ref());
+    print!("{http}");
+    if rows.iter().all(|row| row.outcome.passes())
+        && timers_pass
+        && mixed_pass
+        && echo_pass
+        && http_pass
+    {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -445,6 +454,7 @@ mod tests {
             timers: None,
             mixed: None,
             echo: None,
+            http: None,
         }
     }
 

@@ -145,6 +145,7 @@ pub fn document(
         timers: None,
         mixed: None,
         echo: None,
+        http: None,
     }
 }
 

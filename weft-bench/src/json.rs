@@ -1,7 +1,7 @@
 //! The result document: what a run measured, as written by `--json` and read
 //! back by `compare`: the scheduler lane's workloads, in `timers` the
 //! timers lane's rows, in `mixed` the mixed lane's loads and in `echo` the
-//! echo lane's rows. The schema is described in the crate's README; bump
+//! echo lane's rows, in `http` the HTTP lane's. The schema is described in the crate's README; bump
 //! [`SCHEMA`] on any change that an older reader would misread.
 
 use std::collections::BTreeMap;
@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::echo::result::EchoResult;
+use crate::http::result::HttpResult;
 use crate::measure::Sample;
 use crate::mixed::result::MixedResult;
 use crate::stats::{Comparison, Summary};
@@ -50,6 +51,10 @@ pub struct Document {
     /// it existed, which still parse; `compare` lists its rows as new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
+    /// The HTTP lane, when it ran (absent from documents written before
+    /// it existed, which still parse; `compare` lists its row as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpResult>,
 }
 
 /// The machine a run was measured on.

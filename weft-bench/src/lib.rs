@@ -27,12 +27,19 @@
 //! the default run): TCP echo over loopback on each runtime, driven by one
 //! load-generator thread; req/s and round-trip latency against tokio and
 //! smol; its rows join the same document and gate.
+//!
+//! [`http`] is the HTTP lane (`weft-bench http`, and the fifth lane of the
+//! default run): hyper's HTTP/1.1 hello server on each runtime, driven by
+//! one hyper-client thread with 64 keep-alive connections; req/s, latency
+//! and CPU per request against tokio and smol; its row joins the same
+//! document and gate.
 
 pub mod cli;
 pub mod compare;
 pub mod driver;
 pub mod echo;
 pub mod harness;
+pub mod http;
 pub mod json;
 pub mod measure;
 pub mod metrics;

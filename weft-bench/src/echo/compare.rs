@@ -148,18 +148,39 @@ impl EchoGate {
     /// Compares the echo lanes of two documents: the delta table and its
     /// legend (nothing when neither has the lane), and whether NEW passed.
     pub fn check(self, base: Option<&EchoResult>, new: Option<&EchoResult>) -> (String, bool) {
-        let deltas = compare(base, new, self);
+        self.check_rows(
+            "echo",
+            base.map(|b| &b.rows[..]),
+            new.map(|n| &n.rows[..]),
+            floor,
+        )
+    }
+
+    /// The same for any lane whose rows are [`RowResult`]s (the HTTP
+    /// lane's), under its name `lane` and with its floors.
+    pub fn check_rows(
+        self,
+        lane: &str,
+        base: Option<&[RowResult]>,
+        new: Option<&[RowResult]>,
+        floor: Floor,
+    ) -> (String, bool) {
+        let deltas = compare_rows(base, new, self, floor);
         if deltas.is_empty() {
             return (String::new(), true);
         }
         let text = format!(
-            "\n{}echo: weft's value is gated on the same machine only, its ratio always; a \
+            "\n{}{lane}: weft's value is gated on the same machine only, its ratio always; a \
              change below a figure's floor is noise (req/s: a fall is the regression)\n",
-            table(&deltas).render()
+            table_of(lane, &deltas).render()
         );
         (text, deltas.iter().all(RowDelta::passes))
     }
 }
+
+/// A lane's floors: the change of a figure (`req_per_s`, `p99_ms`) on a
+/// row, in the figure's unit, below which it is noise.
+pub type Floor = fn(figure: &str, row: &str) -> f64;
 
 /// Compares the echo lanes of two documents (either may lack it).
 pub fn compare(
@@ -167,12 +188,27 @@ pub fn compare(
     new: Option<&EchoResult>,
     gate: EchoGate,
 ) -> Vec<RowDelta> {
-    let base_rows = base.map_or(&[][..], |b| &b.rows);
-    let new_rows = new.map_or(&[][..], |n| &n.rows);
+    compare_rows(
+        base.map(|b| &b.rows[..]),
+        new.map(|n| &n.rows[..]),
+        gate,
+        floor,
+    )
+}
+
+/// Compares the rows of a lane in two documents (either may lack it).
+pub fn compare_rows(
+    base: Option<&[RowResult]>,
+    new: Option<&[RowResult]>,
+    gate: EchoGate,
+    floor: Floor,
+) -> Vec<RowDelta> {
+    let base_rows = base.unwrap_or_default();
+    let new_rows = new.unwrap_or_default();
     let mut deltas = Vec::new();
     for b in base_rows {
         let n = new_rows.iter().find(|n| n.name == b.name);
-        deltas.extend(compare_row(b, n, gate));
+        deltas.extend(compare_row(b, n, gate, floor));
     }
     let added = new_rows
         .iter()
@@ -184,7 +220,12 @@ pub fn compare(
     deltas
 }
 
-fn compare_row(base: &RowResult, new: Option<&RowResult>, gate: EchoGate) -> Vec<RowDelta> {
+fn compare_row(
+    base: &RowResult,
+    new: Option<&RowResult>,
+    gate: EchoGate,
+    floor: Floor,
+) -> Vec<RowDelta> {
     let Some(new) = new else {
         let mut delta = RowDelta::new(base.name.clone());
         delta.failure = Some("FAILED: missing from NEW".to_owned());
@@ -201,11 +242,17 @@ fn compare_row(base: &RowResult, new: Option<&RowResult>, gate: EchoGate) -> Vec
     }
     SPECS
         .iter()
-        .map(|spec| compare_figure(spec, base, new, gate))
+        .map(|spec| compare_figure(spec, base, new, gate, floor))
         .collect()
 }
 
-fn compare_figure(spec: &Spec, base: &RowResult, new: &RowResult, gate: EchoGate) -> RowDelta {
+fn compare_figure(
+    spec: &Spec,
+    base: &RowResult,
+    new: &RowResult,
+    gate: EchoGate,
+    floor: Floor,
+) -> RowDelta {
     let mut delta = RowDelta::new(format!("{} {}", base.name, spec.name));
     delta.figure = Some(*spec);
     let floor = floor(spec.name, &base.name);
@@ -259,7 +306,18 @@ fn weft_error(row: &RowResult) -> String {
 
 /// The delta table of the echo lane.
 pub fn table(deltas: &[RowDelta]) -> Table {
-    let mut table = Table::new(["echo figure", "weft", "ratio", "to", "result"]);
+    table_of("echo", deltas)
+}
+
+/// The delta table of lane `lane`.
+pub fn table_of(lane: &str, deltas: &[RowDelta]) -> Table {
+    let mut table = Table::new([
+        format!("{lane} figure"),
+        "weft".to_owned(),
+        "ratio".to_owned(),
+        "to".to_owned(),
+        "result".to_owned(),
+    ]);
     let cell = |figure: Option<(f64, f64, bool)>, format: &dyn Fn(f64) -> String| {
         figure.map_or("-".to_owned(), |(base, new, regressed)| {
             let mark = if regressed { " !" } else { "" };
@@ -309,6 +367,7 @@ mod tests {
                     mean_ms: p99_ms / 2.0,
                 }),
                 cpu_ms_per_s: 1_900.0,
+                cpu_us_per_req: Some(1_900.0 * 1e3 / req_per_s),
                 generator_cpu_ms_per_s: 600.0,
                 unfinished: 0,
                 others_cpu_pct: None,

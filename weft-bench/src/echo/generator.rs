@@ -138,8 +138,9 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
     Ok(generator.outcome)
 }
 
-/// The readings at the window's start.
-struct WindowStart {
+/// The readings at the window's start (the HTTP lane's generator takes
+/// them too).
+pub(crate) struct WindowStart {
     at: Instant,
     process_cpu: Duration,
     generator_cpu: Duration,
@@ -147,7 +148,8 @@ struct WindowStart {
 }
 
 impl WindowStart {
-    fn now(at: Instant) -> io::Result<WindowStart> {
+    /// Reads the process's, this thread's and the machine's CPU at `at`.
+    pub(crate) fn now(at: Instant) -> io::Result<WindowStart> {
         Ok(WindowStart {
             at,
             process_cpu: process_cpu_time()?,
@@ -157,7 +159,7 @@ impl WindowStart {
     }
 
     /// Fills in the outcome's CPU figures from these readings to `now`.
-    fn close(&self, now: Instant, outcome: &mut Outcome) -> io::Result<()> {
+    pub(crate) fn close(&self, now: Instant, outcome: &mut Outcome) -> io::Result<()> {
         outcome.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
         outcome.generator_cpu = thread_cpu_time().saturating_sub(self.generator_cpu);
         outcome.cpu_window = now.saturating_duration_since(self.at);

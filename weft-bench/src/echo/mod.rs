@@ -260,7 +260,7 @@ fn notes(row: Row, kind: RuntimeKind, run: &EchoRun, config: &EchoConfig) -> Vec
 }
 
 /// What a pair's thread reports, in this order.
-enum Report {
+pub(crate) enum Report {
     /// The generator is done (its connections closed), or the server could
     /// not start.
     Measured(Result<Outcome, String>),
@@ -279,21 +279,38 @@ fn measure(
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
     let (plan, workers) = (config.plan(row), config.workers);
+    let load = move |address| generator::run(address, &plan);
+    let pair = move |sender: &mpsc::Sender<Report>| match kind {
+        RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
+        RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
+        RuntimeKind::Smol => serve_and_load(|| Server::<Smol>::start(workers), load, sender),
+    };
+    measure_pair("echo", kind, row.name(), config.timeout(), warnings, pair)
+}
+
+/// Runs `pair` (a server on `kind`, and its load) on a thread of its own,
+/// `lane`'s `row`, and waits for its reports at most `timeout` for the
+/// figures and then [`STOP_TIMEOUT`] for the server to stop; abandons the
+/// thread (with a warning) if it does not answer in time. The HTTP lane
+/// runs its pairs here too.
+pub(crate) fn measure_pair(
+    lane: &str,
+    kind: RuntimeKind,
+    row: &str,
+    timeout: Duration,
+    warnings: &mut Vec<String>,
+    pair: impl FnOnce(&mpsc::Sender<Report>) + Send + 'static,
+) -> Result<Outcome, String> {
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()
-        .name(format!("echo-{}", kind.name()))
+        .name(format!("{lane}-{}", kind.name()))
         .spawn(move || {
-            let served = catch_panic(|| match kind {
-                RuntimeKind::Weft => serve_and_load::<Weft>(workers, &plan, &sender),
-                RuntimeKind::Tokio => serve_and_load::<Tokio>(workers, &plan, &sender),
-                RuntimeKind::Smol => serve_and_load::<Smol>(workers, &plan, &sender),
-            });
-            if let Err(panic) = served {
+            if let Err(panic) = catch_panic(|| pair(&sender)) {
                 let _ = sender.send(Report::Panicked(panic));
             }
         })
         .map_err(|e| format!("cannot start a thread: {e}"))?;
-    let mut deadline = Instant::now() + config.timeout();
+    let mut deadline = Instant::now() + timeout;
     let mut measured: Option<Result<Outcome, String>> = None;
     let stopped = loop {
         let wait = deadline.saturating_duration_since(Instant::now());
@@ -311,10 +328,9 @@ fn measure(
                     "gave no figures"
                 };
                 warnings.push(format!(
-                    "echo: {} {what} in {} in time; abandoned, it may still be running and \
-                     disturb what follows",
+                    "{lane}: {} {what} in {row} in time; abandoned, it may still be running \
+                     and disturb what follows",
                     kind.name(),
-                    row.name()
                 ));
                 // The thread is never joined: a hang must not hang the run.
                 return Err(match measured {
@@ -334,10 +350,15 @@ fn measure(
     }
 }
 
-/// Starts a server on `R`, runs the generator against it from this
-/// thread, stops the server; reports each step to `reports`.
-fn serve_and_load<R: EchoRuntime>(workers: usize, plan: &Plan, reports: &mpsc::Sender<Report>) {
-    let server = match Server::<R>::start(workers) {
+/// Starts a server on `R` with `start`, runs the load generator `load`
+/// against it from this thread, stops the server; reports each step to
+/// `reports`.
+pub(crate) fn serve_and_load<R: EchoRuntime>(
+    start: impl FnOnce() -> std::io::Result<Server<R>>,
+    load: impl FnOnce(std::net::SocketAddr) -> std::io::Result<Outcome>,
+    reports: &mpsc::Sender<Report>,
+) {
+    let server = match start() {
         Ok(server) => server,
         Err(err) => {
             let _ = reports.send(Report::Measured(Err(format!("server: {err}"))));
@@ -345,7 +366,7 @@ fn serve_and_load<R: EchoRuntime>(workers: usize, plan: &Plan, reports: &mpsc::S
             return;
         }
     };
-    let outcome = generator::run(server.address(), plan);
+    let outcome = load(server.address());
     let _ = reports.send(Report::Measured(
         outcome.map_err(|err| format!("load generator: {err}")),
     ));

@@ -130,7 +130,7 @@ fn figure_cells(f: &Figures) -> Vec<String> {
     cells
 }
 
-fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
+pub(crate) fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
     let Some(r) = ratios else {
         return Vec::new();
     };

@@ -117,6 +117,11 @@ pub struct Figures {
     pub latency: Option<Percentiles>,
     /// The process's CPU over the window, ms per s of wall time.
     pub cpu_ms_per_s: f64,
+    /// The process's CPU over the window per round trip finished in it, µs
+    /// (absent when none finished, and from documents written before it
+    /// existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_req: Option<f64>,
     /// The load generator's thread's share of it, ms per s: near 1,000 the
     /// generator, not the server, bounds the throughput.
     pub generator_cpu_ms_per_s: f64,
@@ -146,6 +151,8 @@ impl EchoRun {
                 req_per_s: outcome.finished as f64 / window_s,
                 latency: outcome.latency.summary(),
                 cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
+                cpu_us_per_req: (outcome.finished > 0)
+                    .then(|| outcome.cpu.as_secs_f64() * 1e6 / outcome.finished as f64),
                 generator_cpu_ms_per_s: outcome.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
                 unfinished: outcome.unfinished,
                 others_cpu_pct: outcome.others_cpu_pct,
@@ -180,6 +187,26 @@ pub struct Ratios {
     pub req_per_s_met: Option<bool>,
     /// Whether `p99_vs_best` ≤ [`P99_TARGET`].
     pub p99_met: Option<bool>,
+}
+
+impl Ratios {
+    /// weft's ratios to the best peer in `runtimes`, and whether they meet
+    /// `req_per_s_target` (at least) and `p99_target` (at most); `None`
+    /// when weft or every peer failed. The HTTP lane's targets differ.
+    pub fn of(
+        runtimes: &BTreeMap<String, EchoRun>,
+        req_per_s_target: f64,
+        p99_target: f64,
+    ) -> Option<Ratios> {
+        let req = vs_best_peer(runtimes, |f| Some(f.req_per_s), Better::Higher, |_| true);
+        let p99 = vs_best_peer(runtimes, Figures::p99_ms, Better::Lower, |_| true);
+        (req.is_some() || p99.is_some()).then(|| Ratios {
+            req_per_s_met: req.as_ref().map(|r| r.value >= req_per_s_target),
+            p99_met: p99.as_ref().map(|r| r.value <= p99_target),
+            req_per_s_vs_best: req,
+            p99_vs_best: p99,
+        })
+    }
 }
 
 /// Which way a figure improves.
@@ -218,20 +245,12 @@ impl RowResult {
     /// A row's result from every runtime's run, with weft's ratios.
     pub fn new(row: Row, runtimes: BTreeMap<String, EchoRun>) -> RowResult {
         let (connections, message_bytes) = row.shape();
-        let req = vs_best_peer(&runtimes, |f| Some(f.req_per_s), Better::Higher, |_| true);
-        let p99 = vs_best_peer(&runtimes, Figures::p99_ms, Better::Lower, |_| true);
-        let ratios = (req.is_some() || p99.is_some()).then(|| Ratios {
-            req_per_s_met: req.as_ref().map(|r| r.value >= REQ_PER_S_TARGET),
-            p99_met: p99.as_ref().map(|r| r.value <= P99_TARGET),
-            req_per_s_vs_best: req,
-            p99_vs_best: p99,
-        });
         RowResult {
             name: row.name().to_owned(),
             connections,
             message_bytes,
+            ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
             runtimes,
-            ratios,
         }
     }
 
@@ -268,6 +287,7 @@ mod tests {
         let f = run.ok().unwrap();
         assert_eq!(f.req_per_s, 20_000.0);
         assert_eq!(f.cpu_ms_per_s, 1_600.0);
+        assert_eq!(f.cpu_us_per_req, Some(80.0));
         assert!((f.p99_ms().unwrap() - 0.080).abs() < 1e-3);
         assert!(EchoRun::failed("x".to_owned()).ok().is_none());
     }

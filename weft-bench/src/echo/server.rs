@@ -39,7 +39,8 @@ use crate::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
 pub const BUFFER_BYTES: usize = 8 * 1024;
 
 /// The address every server binds: loopback, any free port.
-const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+pub(crate) const LOOPBACK: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// A runtime that can serve echo.
 pub trait EchoRuntime: BenchRuntime + 'static {
@@ -56,7 +57,7 @@ pub trait EchoRuntime: BenchRuntime + 'static {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<Self>,
     )>;
 }
 
@@ -72,10 +73,20 @@ pub struct Server<R: EchoRuntime> {
 impl<R: EchoRuntime> Server<R> {
     /// Builds the runtime, binds the listener and spawns the accept loop.
     pub fn start(workers: usize) -> io::Result<Server<R>> {
+        Server::start_with(workers, R::listen)
+    }
+
+    /// The same with another accept loop than echo's (the HTTP lane's):
+    /// `listen` is called as [`EchoRuntime::listen`] is.
+    pub fn start_with<L, F>(workers: usize, listen: L) -> io::Result<Server<R>>
+    where
+        L: FnOnce(&R, R::Spawner, async_channel::Receiver<()>) -> io::Result<(SocketAddr, F)>,
+        F: Future<Output = io::Result<()>> + Send + 'static,
+    {
         let runtime = R::build_with_io(workers)?;
         let (stop, stopped) = async_channel::bounded(1);
         let spawner = runtime.spawner();
-        let (address, accept_loop) = runtime.listen(spawner.clone(), stopped)?;
+        let (address, accept_loop) = listen(&runtime, spawner.clone(), stopped)?;
         let accept_loop = spawner.spawn(accept_loop);
         Ok(Server {
             runtime,
@@ -103,7 +114,7 @@ impl<R: EchoRuntime> Server<R> {
 }
 
 /// The accept loop's next step: a connection, or the stop signal.
-async fn accept_or_stop<T>(
+pub(crate) async fn accept_or_stop<T>(
     accept: impl Future<Output = io::Result<T>>,
     stop: &async_channel::Receiver<()>,
 ) -> Option<io::Result<T>> {
@@ -161,7 +172,7 @@ impl EchoRuntime for Weft {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         // `bind` looks for the runtime when it is called, not when its
         // future is first polled (tokio's is an `async fn`): call it inside.
@@ -194,7 +205,7 @@ impl EchoRuntime for Tokio {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = self.block_on(tokio::net::TcpListener::bind(LOOPBACK))?;
         let address = listener.local_addr()?;
@@ -221,7 +232,7 @@ impl EchoRuntime for Smol {
         stop: async_channel::Receiver<()>,
     ) -> io::Result<(
         SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static,
+        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
     )> {
         let listener = async_io::Async::<StdTcpListener>::bind(LOOPBACK)?;
         let address = listener.get_ref().local_addr()?;

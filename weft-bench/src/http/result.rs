@@ -1,0 +1,134 @@
+//! What the HTTP lane measured: the `http` field of the `--json` document
+//! (absent from documents written before the lane existed, so older
+//! baselines still parse). Its rows are the echo lane's [`RowResult`]s
+//! (`message_bytes` is the response body's size), with this lane's
+//! targets.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::server::BODY;
+use super::{HttpConfig, ROW};
+use crate::echo::result::{EchoRun, Ratios, RowResult};
+
+/// weft's req/s over the best peer's must be at least this (issue #17's
+/// target: ≥ 1.1× the best peer).
+pub const REQ_PER_S_TARGET: f64 = 1.1;
+
+/// weft's p99 over the best peer's must be at most this ("no worse").
+pub const P99_TARGET: f64 = 1.0;
+
+/// One run of the HTTP lane.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HttpResult {
+    /// How it was measured.
+    pub settings: HttpSettings,
+    /// One entry per row (one row today: [`ROW`]).
+    pub rows: Vec<RowResult>,
+    /// Percent of the machine other processes used during the lane, where
+    /// `/proc` tells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_pct: Option<f64>,
+    /// Anything that may have skewed the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// How the HTTP lane was measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HttpSettings {
+    /// `quick` or `full`.
+    pub profile: String,
+    /// Worker threads of every server's runtime.
+    pub workers: usize,
+    /// Keep-alive connections of the load generator.
+    pub connections: usize,
+    /// The runtimes, in the order they ran.
+    pub runtimes: Vec<String>,
+    /// Warm-up excluded from the figures, ms.
+    pub warmup_ms: f64,
+    /// The measured window, ms.
+    pub measure_ms: f64,
+    /// Longest wait for the window's requests after it, ms.
+    pub drain_timeout_ms: f64,
+    /// Bytes of every response body.
+    pub body_bytes: usize,
+}
+
+impl HttpSettings {
+    /// The settings of `config`.
+    pub fn new(config: &HttpConfig) -> HttpSettings {
+        let t = &config.timing;
+        HttpSettings {
+            profile: config.profile.name().to_owned(),
+            workers: config.workers,
+            connections: config.connections,
+            runtimes: config
+                .runtimes
+                .iter()
+                .map(|r| r.name().to_owned())
+                .collect(),
+            warmup_ms: t.warmup.as_secs_f64() * 1e3,
+            measure_ms: t.measure.as_secs_f64() * 1e3,
+            drain_timeout_ms: t.drain_timeout.as_secs_f64() * 1e3,
+            body_bytes: BODY.len(),
+        }
+    }
+}
+
+/// The row's result from every runtime's run, with weft's ratios to the
+/// best peer against this lane's targets.
+pub fn row(connections: usize, runtimes: BTreeMap<String, EchoRun>) -> RowResult {
+    RowResult {
+        name: ROW.to_owned(),
+        connections,
+        message_bytes: BODY.len(),
+        ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
+        runtimes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::echo::generator::Outcome;
+    use crate::mixed::latency::Recorder;
+    use std::time::Duration;
+
+    fn run(finished: u64, latency_us: u64) -> EchoRun {
+        let mut latency = Recorder::new();
+        for _ in 0..100 {
+            latency.record(Duration::from_micros(latency_us));
+        }
+        EchoRun::from_outcome(&Outcome {
+            latency,
+            finished,
+            window: Duration::from_secs(3),
+            cpu: Duration::from_millis(5_400),
+            cpu_window: Duration::from_secs(3),
+            ..Outcome::default()
+        })
+    }
+
+    #[test]
+    fn the_targets_are_the_issues() {
+        // weft 1.05× tokio's req/s, the same p99: req/s missed, p99 met.
+        let runs: BTreeMap<String, EchoRun> = [
+            ("weft", run(63_000, 2_000)),
+            ("tokio", run(60_000, 2_000)),
+            ("smol", run(45_000, 2_500)),
+        ]
+        .into_iter()
+        .map(|(name, run)| (name.to_owned(), run))
+        .collect();
+        let row = row(64, runs);
+        assert_eq!((row.name.as_str(), row.message_bytes), (ROW, BODY.len()));
+        let ratios = row.ratios.unwrap();
+        assert_eq!(ratios.req_per_s_met, Some(false));
+        assert_eq!(ratios.p99_met, Some(true));
+        let weft = row.runtimes["weft"].ok().unwrap();
+        // 5.4 s of CPU over 63,000 requests.
+        assert!((weft.cpu_us_per_req.unwrap() - 85.71).abs() < 0.01);
+    }
+}
