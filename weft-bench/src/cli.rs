@@ -21,6 +21,7 @@ use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
+use crate::summary;
 use crate::timers::{self, Experiment, TimersConfig};
 use crate::workloads::Workload;
 
@@ -751,6 +752,7 @@ fn run(lanes: Lanes) -> ExitCode {
         print!("{}", http::report::render(&result));
         document.http = Some(result);
     }
+    print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
             eprintln!("weft-bench: cannot write {}: {err}", path.display());

@@ -47,6 +47,7 @@ pub mod mixed;
 pub mod report;
 pub mod runtimes;
 pub mod stats;
+pub mod summary;
 pub mod system;
 pub mod table;
 pub mod timers;
