@@ -50,6 +50,9 @@ enum Command {
     Echo(EchoArgs),
     /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
     Http(HttpArgs),
+    /// Serve the HTTP lane's hello server on one runtime for an outside
+    /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
+    HttpServe(HttpServeArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
     TimersRss(RssArgs),
@@ -222,6 +225,19 @@ struct EchoArgs {
         default_value = "weft,tokio,smol"
     )]
     runtimes: Vec<RuntimeKind>,
+}
+
+#[derive(Debug, Args)]
+struct HttpServeArgs {
+    /// The runtime serving.
+    #[arg(long, value_enum)]
+    runtime: RuntimeKind,
+    /// Its worker threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    /// How long to serve, in seconds.
+    #[arg(long, default_value_t = 30)]
+    seconds: u64,
 }
 
 #[derive(Debug, Args)]
@@ -602,6 +618,7 @@ pub fn main() -> ExitCode {
             json: args.json.clone(),
             chart: None,
         }),
+        Command::HttpServe(args) => http_serve(&args),
         Command::Http(args) => run(Lanes {
             scheduler: None,
             settings: args.run_config(),
@@ -686,6 +703,29 @@ struct Lanes {
 /// writes one document and the mixed lane's chart; exits 1 if any runtime
 /// failed a workload, a timer row, a mixed load, an echo row or the HTTP
 /// row (a missed mixed, echo or HTTP target does not fail the run).
+fn http_serve(args: &HttpServeArgs) -> ExitCode {
+    fn serve<R: http::server::HttpRuntime>(workers: usize, seconds: u64) -> std::io::Result<()> {
+        let server = http::server::start::<R>(workers)?;
+        println!("http://{}/", server.address());
+        std::thread::sleep(std::time::Duration::from_secs(seconds));
+        drop(server);
+        Ok(())
+    }
+    let workers = usize::from(args.workers);
+    let served = match args.runtime {
+        RuntimeKind::Weft => serve::<crate::runtimes::Weft>(workers, args.seconds),
+        RuntimeKind::Tokio => serve::<crate::runtimes::Tokio>(workers, args.seconds),
+        RuntimeKind::Smol => serve::<crate::runtimes::Smol>(workers, args.seconds),
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft-bench: http-serve: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
