@@ -28,7 +28,7 @@
 //! inject queue, the sleep/wake protocol, the worker loop), `time` (timer
 //! wheels per worker, the time driver, sleeps, timeouts, intervals), `io`
 //! (the reactor: one OS poller, a readiness word per source; `AsyncFd`),
-//! `net` (TCP, UDP and Unix sockets),
+//! `net` (TCP, UDP and Unix sockets, their halves),
 //! `blocking` (the `spawn_blocking` thread pool), `runtime` (builder,
 //! context, `block_on`, shutdown), `metrics` (counters).
 

@@ -396,6 +396,29 @@ fn unix_streams_listeners_and_datagrams() {
         b.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"pair");
 
+        // Split halves, as for TCP.
+        let (c, d) = UnixStream::pair().unwrap();
+        let (mut c_read, mut c_write) = c.into_split();
+        let (mut d_read, mut d_write) = d.into_split();
+        c_write.write_all(b"to d").await.unwrap();
+        d_write.write_all(b"to c").await.unwrap();
+        let mut got = [0; 4];
+        d_read.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"to d");
+        c_read.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"to c");
+        let mut c = c_read.reunite(c_write).unwrap();
+        let (mut c_read, _c_write) = c.split();
+        drop(d_write); // shuts d's write side: c reads end of stream
+        let mut rest = Vec::new();
+        c_read.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        assert!(
+            d_read
+                .reunite(UnixStream::pair().unwrap().0.into_split().1)
+                .is_err()
+        );
+
         let (x, y) = UnixDatagram::pair().unwrap();
         x.send(b"dgram").await.unwrap();
         let mut buf = [0; 8];

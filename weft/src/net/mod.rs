@@ -45,5 +45,17 @@ pub use unix::{UnixDatagram, UnixListener, UnixStream};
 
 /// The halves of a [`TcpStream`] (tokio's `tokio::net::tcp`).
 pub mod tcp_split {
-    pub use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+    super::split::halves!(TcpStream, std::net::SocketAddr);
+
+    impl OwnedReadHalf {
+        /// Reads without removing the data from the socket's queue.
+        pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream().peek(buf).await
+        }
+    }
+}
+
+/// The halves of a [`UnixStream`] (tokio's `tokio::net::unix`).
+pub mod unix_split {
+    super::split::halves!(UnixStream, std::os::unix::net::SocketAddr);
 }

@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use super::ToSocketAddrs;
 use super::addr::try_each;
-use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::tcp_split::{self as split, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
 use crate::io::scheduled_io::Direction;
 

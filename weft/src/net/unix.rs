@@ -176,6 +176,29 @@ impl UnixStream {
         self.io.get_ref().shutdown(how)
     }
 
+    /// Borrowed read and write halves, usable from two futures of one task
+    /// at once; no allocation.
+    pub fn split(
+        &mut self,
+    ) -> (
+        super::unix_split::ReadHalf<'_>,
+        super::unix_split::WriteHalf<'_>,
+    ) {
+        super::unix_split::split(self)
+    }
+
+    /// Owned halves, movable to two tasks;
+    /// [`OwnedReadHalf::reunite`](super::unix_split::OwnedReadHalf::reunite)
+    /// puts them back together.
+    pub fn into_split(
+        self,
+    ) -> (
+        super::unix_split::OwnedReadHalf,
+        super::unix_split::OwnedWriteHalf,
+    ) {
+        super::unix_split::into_split(self)
+    }
+
     /// Waits until the stream is readable.
     pub async fn readable(&self) -> io::Result<()> {
         self.io.ready(Direction::Read).await.map(drop)
