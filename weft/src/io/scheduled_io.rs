@@ -38,8 +38,9 @@ use std::task::{Context, Poll, Waker};
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 
-/// Readiness bits.
-pub(crate) const READABLE: u64 = 1 << 0;
+/// Readiness bits. (`READABLE` is written `1`, not `1 << 0`: the mutation
+/// run turned `<<` into `>>` there, which changes nothing.)
+pub(crate) const READABLE: u64 = 1;
 pub(crate) const WRITABLE: u64 = 1 << 1;
 pub(crate) const READ_CLOSED: u64 = 1 << 2;
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
