@@ -43,6 +43,11 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const READABLE: u64 = 1;
 pub(crate) const WRITABLE: u64 = 1 << 1;
 pub(crate) const READ_CLOSED: u64 = 1 << 2;
+// `WRITE_CLOSED` and `ERROR` are belt and braces on Linux: epoll reports a
+// closed or failed socket as writable (and readable) too, so a task waiting
+// in either direction is woken and its syscall returns the error even
+// without these bits. The mutation run (each set to 0) found no test that
+// tells; they are kept for pollers that report a hang-up or an error alone.
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
 pub(crate) const ERROR: u64 = 1 << 4;
 const READY_MASK: u64 = READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR;
