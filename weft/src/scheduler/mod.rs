@@ -147,7 +147,9 @@ pub(crate) struct Config {
     /// Worker slots for the stall monitor's spare threads, after the
     /// `num_workers` worker slots (`max_threads - num_workers`).
     pub(crate) spare_slots: usize,
-    /// Epoll instances of the reactor (`io/driver.rs`).
+    /// Epoll instances of the reactor (`io/driver.rs`; no reactor under
+    /// loom).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) io_shards: usize,
 }
 
