@@ -97,6 +97,9 @@ use super::WORKERS_PER_SHARD;
 struct PollState {
     poll: Poll,
     events: Events,
+    /// Wakers of ready tasks, woken after the poller's lock is released;
+    /// kept (top poller only) so a turn does not allocate.
+    wakers: Vec<Waker>,
 }
 
 struct Sources {
@@ -154,8 +157,8 @@ fn readiness_of(event: &mio::event::Event) -> u64 {
     ready
 }
 
-fn wake_all(wakers: Vec<Waker>) {
-    for waker in wakers {
+fn wake_all(wakers: &mut Vec<Waker>) {
+    for waker in wakers.drain(..) {
         // A foreign waker that panics must not take the worker down.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
     }
@@ -172,6 +175,7 @@ impl Driver {
                     poll: Mutex::new(PollState {
                         poll,
                         events: Events::with_capacity(EVENTS_PER_TURN),
+                        wakers: Vec::new(),
                     }),
                     registry,
                     sources: Mutex::new(Sources {
@@ -333,7 +337,7 @@ impl Driver {
 
     /// One wait of the top poller, then the shards it named.
     fn turn_top(&self, mut state: MutexGuard<'_, PollState>, timeout: Option<Duration>) -> usize {
-        let mut wakers = Vec::new();
+        let mut wakers = std::mem::take(&mut state.wakers);
         let mut named = Vec::new();
         self.poll_and_deliver(0, &mut state, timeout, &mut wakers, &mut named);
         drop(state);
@@ -341,7 +345,13 @@ impl Driver {
             self.drain_shard_into(shard, &mut wakers);
         }
         let woken = wakers.len();
-        wake_all(wakers);
+        wake_all(&mut wakers);
+        // Give the allocation back, unless another thread holds the poller.
+        if let Ok(mut state) = self.shards[0].poll.try_lock() {
+            if state.wakers.capacity() < wakers.capacity() {
+                state.wakers = wakers;
+            }
+        }
         woken
     }
 
@@ -351,7 +361,7 @@ impl Driver {
         let mut wakers = Vec::new();
         self.drain_shard_into(index, &mut wakers);
         let woken = wakers.len();
-        wake_all(wakers);
+        wake_all(&mut wakers);
         woken
     }
 
@@ -383,7 +393,7 @@ impl Driver {
         wakers: &mut Vec<Waker>,
         named: &mut Vec<usize>,
     ) -> usize {
-        let PollState { poll, events } = &mut **state;
+        let PollState { poll, events, .. } = &mut **state;
         if let Err(error) = poll.poll(events, timeout) {
             // EINTR: a signal; the caller loops. Anything else would repeat
             // on every wait: nothing to do about it here but not spin.
@@ -402,14 +412,14 @@ impl Driver {
                 named.push(token.0);
                 continue;
             }
-            // SAFETY: the token is the address of a `ScheduledIo` registered
-            // on this shard with it. That `ScheduledIo` is alive: the
-            // shard's set of registered sources holds it until
-            // deregistration, which moves it to the shard's
+            // The token is the address of a `ScheduledIo` registered on this
+            // shard with it, alive: the shard's set of registered sources
+            // holds it until deregistration, which moves it to the shard's
             // `pending_release`, emptied only below, by this thread, after
             // this loop, while it holds this shard's poller; the
             // deregistration's `epoll_ctl(DEL)` came before the move, so no
-            // later wait returns this token. (Module doc.)
+            // later wait returns this token. (Module doc, "Sources".)
+            // SAFETY: the pointee is alive for this loop, as said above.
             let io = unsafe { &*(token.0 as *const ScheduledIo) };
             io.set_readiness(readiness_of(event), wakers);
         }
@@ -432,7 +442,7 @@ impl Driver {
             let _poller = shard.poll.lock().unwrap();
             shard.pending_release.release();
         }
-        wake_all(wakers);
+        wake_all(&mut wakers);
     }
 
     /// Registered sources (for tests and metrics).

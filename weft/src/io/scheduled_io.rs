@@ -85,11 +85,10 @@ impl Direction {
     }
 }
 
-/// What a task saw when it found its direction ready: the bits, and the
-/// tick to hand back to `clear_readiness`.
+/// What a task saw when it found its direction ready: the tick to hand
+/// back to `clear_readiness`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReadyEvent {
-    pub(crate) ready: u64,
     tick: u16,
 }
 
@@ -143,9 +142,7 @@ pub(crate) struct ScheduledIo {
 }
 
 fn ready_event(word: u64, direction: Direction) -> Option<ReadyEvent> {
-    let ready = word & direction.mask();
-    (ready != 0).then_some(ReadyEvent {
-        ready,
+    (word & direction.mask() != 0).then_some(ReadyEvent {
         tick: ((word & TICK_MASK) >> TICK_SHIFT) as u16,
     })
 }

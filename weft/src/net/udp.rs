@@ -76,19 +76,8 @@ impl UdpSocket {
     /// Sets the default peer of `send` and `recv` (and filters what `recv`
     /// receives to it): the first resolved address that connects.
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
-        let mut last_error = None;
-        for addr in resolve(addr).await? {
-            match self.io.get_ref().connect(addr) {
-                Ok(()) => return Ok(()),
-                Err(error) => last_error = Some(error),
-            }
-        }
-        Err(last_error.unwrap_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "could not resolve to any address",
-            )
-        }))
+        let socket = self.io.get_ref();
+        try_each(addr, |addr| async move { socket.connect(addr) }).await
     }
 
     /// Sends to the connected peer; returns the bytes sent.

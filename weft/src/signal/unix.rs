@@ -217,10 +217,10 @@ fn install_handler(signum: i32, registry: &'static Registry) -> io::Result<()> {
         // drops the byte (a delivery is already queued).
         let _ = (&registry.pipe).write(&[byte]);
     };
-    // SAFETY: the handler only calls `write(2)` on a file descriptor that
-    // stays open for the life of the process (`Registry::pipe` is never
-    // dropped: it lives in a static); it allocates nothing and takes no
-    // lock, as a signal handler must.
+    // The handler only calls `write(2)` on a file descriptor that stays
+    // open for the life of the process (`Registry` is leaked, never
+    // dropped); it allocates nothing and takes no lock.
+    // SAFETY: so it is async-signal-safe, as a signal handler must be.
     unsafe { signal_hook_registry::register(signum, handler) }.map(drop)
 }
 
