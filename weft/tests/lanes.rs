@@ -621,3 +621,60 @@ fn no_stall_is_reported_while_every_poll_is_short() {
     assert_eq!(rt.handle().metrics().stalls, 0);
     assert_eq!(reports.load(Ordering::SeqCst), 0);
 }
+
+/// The calling thread's time slice as the kernel reports it
+/// (`sched_attr.sched_runtime`; 0 on kernels before 6.12, which have no
+/// per-thread slice).
+#[cfg(target_os = "linux")]
+fn this_threads_slice_ns() -> u64 {
+    #[repr(C)]
+    #[derive(Default)]
+    struct SchedAttr {
+        size: u32,
+        policy: u32,
+        flags: u64,
+        nice: i32,
+        priority: u32,
+        runtime_ns: u64,
+        deadline_ns: u64,
+        period_ns: u64,
+    }
+    let mut attr = SchedAttr::default();
+    // SAFETY: sched_getattr writes at most `size` (48) bytes into `attr`,
+    // a live repr(C) record of that size, for the calling thread.
+    let got = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as u32,
+            0,
+        )
+    };
+    assert_eq!(got, 0, "sched_getattr: {}", std::io::Error::last_os_error());
+    attr.runtime_ns
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn runtime_threads_ask_for_the_shortest_slice_without_privilege() {
+    std::thread::spawn(|| {
+        assert!(drop_cap_sys_nice(), "raising a priority still works");
+        let plain = this_threads_slice_ns();
+        if plain == 0 {
+            eprintln!("skipped: this kernel has no per-thread time slice (6.12+)");
+            return;
+        }
+        let rt = Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let on_worker = rt
+            .block_on(rt.spawn(async { this_threads_slice_ns() }))
+            .unwrap();
+        assert_eq!(on_worker, 100_000, "a worker kept the default slice");
+        assert_ne!(plain, 100_000, "a thread outside weft was changed");
+    })
+    .join()
+    .unwrap();
+}

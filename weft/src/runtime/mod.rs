@@ -386,6 +386,7 @@ impl WorkerThread {
     fn run(self) {
         let _exit = ExitGuard(self.exited.clone());
         crate::sys::set_fine_timer_slack();
+        crate::sys::request_short_slice();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _handle = context::set_handle(self.handle.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
@@ -444,6 +445,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
         let spawned = thread.spawn(move || {
             let _exit = ExitGuard(exit);
             crate::sys::set_fine_timer_slack();
+            crate::sys::request_short_slice();
             let _slot = crate::metrics::WorkerSlot::acquire();
             let _handle = context::set_handle(Handle {
                 shared: shared.clone(),
