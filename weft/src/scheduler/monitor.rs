@@ -158,6 +158,12 @@ impl PollWatch {
         self.seq.load(Ordering::Acquire)
     }
 
+    /// The slot's last published number, for the next `Core` of the slot
+    /// to continue from (read by the thread about to run the slot).
+    pub(crate) fn current_seq(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
     /// The calling thread now runs this slot.
     pub(crate) fn attach_thread(&self) {
         self.thread_id
