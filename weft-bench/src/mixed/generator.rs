@@ -64,6 +64,9 @@ pub struct Completion {
     pub client: Option<u32>,
     /// When it was due: submitted (closed loop) or scheduled (open loop).
     pub due: Instant,
+    /// When the generator handed it to the runtime (after `due` when the
+    /// generator was late).
+    pub submitted: Instant,
     /// When its poll began.
     pub started: Instant,
     /// When its poll ended.
@@ -119,6 +122,9 @@ pub struct Outcome {
     /// Open loop: how late the generator submitted each arrival of the
     /// window after its scheduled time (part of that arrival's latency).
     pub submit_lag: Option<Recorder>,
+    /// Open loop: the short requests' latencies from their submission,
+    /// the runtime's part of `short` without the generator's lateness.
+    pub short_from_submit: Option<Recorder>,
     /// Requests of the window still outstanding at the drain deadline
     /// (recorded with their latency so far).
     pub unfinished: u64,
@@ -145,6 +151,7 @@ pub fn run<S: Spawner>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<O
         outstanding: HashMap::new(),
         outcome: Outcome {
             submit_lag: plan.short_rate_per_s.map(|_| Recorder::new()),
+            short_from_submit: plan.short_rate_per_s.map(|_| Recorder::new()),
             ..Outcome::default()
         },
         resubmit: true,
@@ -189,6 +196,7 @@ impl<S: Spawner> Generator<'_, S> {
             Kind::Long => self.plan.long_cpu,
         };
         let (burner, sender) = (self.burner, self.sender.clone());
+        let submitted = Instant::now();
         // One poll, no await: the request cannot be split by the runtime.
         self.spawner.spawn_detached(async move {
             let started = Instant::now();
@@ -200,6 +208,7 @@ impl<S: Spawner> Generator<'_, S> {
                 id,
                 client,
                 due,
+                submitted,
                 started,
                 finished,
             });
@@ -218,6 +227,11 @@ impl<S: Spawner> Generator<'_, S> {
             match done.kind {
                 Kind::Short => self.outcome.short.record(latency),
                 Kind::Long => self.outcome.long.record(latency),
+            }
+            if let (Kind::Short, Some(from_submit)) =
+                (done.kind, &mut self.outcome.short_from_submit)
+            {
+                from_submit.record(done.finished.saturating_duration_since(done.submitted));
             }
         }
         if self.in_window(done.finished) {
@@ -369,6 +383,7 @@ mod tests {
         assert_eq!(outcome.window, Duration::from_millis(300));
         assert!(outcome.cpu_window > Duration::from_millis(200));
         assert!(outcome.submit_lag.is_none());
+        assert!(outcome.short_from_submit.is_none());
     }
 
     #[test]
@@ -385,5 +400,6 @@ mod tests {
         let shorts = outcome.short.count();
         assert!((200..400).contains(&shorts), "{shorts} arrivals");
         assert_eq!(outcome.submit_lag.unwrap().count(), shorts);
+        assert_eq!(outcome.short_from_submit.unwrap().count(), shorts);
     }
 }

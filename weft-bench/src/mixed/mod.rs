@@ -364,9 +364,18 @@ fn notes(load: Load, variant: Variant, run: &MixedRun) -> Vec<String> {
         ));
     }
     if let Some(lag) = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0) {
+        let own = figures
+            .short_from_submit
+            .as_ref()
+            .map_or(String::new(), |p| {
+                format!(
+                    " (from submission: p99 {:.1} ms, p99.9 {:.1} ms)",
+                    p.p99_ms, p.p999_ms
+                )
+            });
         notes.push(format!(
             "mixed: {} on {}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
-             that lateness is part of the latencies",
+             that lateness is part of the latencies{own}",
             load.name(),
             variant.name()
         ));

@@ -129,6 +129,10 @@ pub struct Figures {
     /// Open loop: p99 of how late the generator submitted an arrival, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_lag_p99_ms: Option<f64>,
+    /// Open loop: the short requests' latencies from their submission
+    /// (without the generator's lateness: the runtime's own part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_from_submit: Option<Percentiles>,
     /// Requests of the window unfinished after the drain (their latency
     /// so far is in the percentiles).
     pub unfinished: u64,
@@ -155,6 +159,10 @@ impl MixedRun {
                     .as_ref()
                     .and_then(|lag| lag.summary())
                     .map(|p| p.p99_ms),
+                short_from_submit: outcome
+                    .short_from_submit
+                    .as_ref()
+                    .and_then(|from_submit| from_submit.summary()),
                 unfinished: outcome.unfinished,
                 others_cpu_pct: outcome.others_cpu_pct,
             }),

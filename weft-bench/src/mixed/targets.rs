@@ -170,6 +170,7 @@ mod tests {
             long: None,
             cpu_ms_per_s: cpu,
             submit_lag_p99_ms: None,
+            short_from_submit: None,
             unfinished: 0,
             others_cpu_pct: None,
         }
