@@ -244,7 +244,9 @@ impl Builder {
     /// with threads left for the work behind them (the mixed lane's 8 long
     /// clients on 2 workers: short p99 ~330 ms with 4 threads, ~95 ms with
     /// 12). Must be at least `worker_threads`. (The blocking pool is bounded
-    /// separately by [`max_blocking_threads`](Self::max_blocking_threads).)
+    /// separately by [`max_blocking_threads`](Self::max_blocking_threads);
+    /// the stall monitor's own thread and the one that starts spare threads
+    /// for it run no tasks and are not counted.)
     pub fn max_threads(&mut self, n: usize) -> &mut Self {
         self.max_threads = Some(n);
         self

@@ -33,9 +33,12 @@
 //!   worker thread gives its `Core` back (`Monitor::hand_back`, lock-free:
 //!   a low-priority thread must not hold a lock that normal threads wait
 //!   for) and ends; the monitor, at its next sample, gives the core to a
-//!   spare thread of normal priority (an idle one, or one it starts: a
-//!   thread started by the demoted one would inherit its priority). A
-//!   demoted spare gives its slot back the same way and ends.
+//!   spare thread of normal priority (an idle one, or a new one: a thread
+//!   started by the demoted one would inherit its priority). A demoted
+//!   spare gives its slot back the same way and ends. New spare threads
+//!   are started by a *spawner* thread, never by the monitor: creating a
+//!   thread takes C-library locks that an ending demoted thread may hold
+//!   for milliseconds (`Monitor::start_spares`).
 //!
 //! Tried and dropped (mixed lane, 2 workers, quiet machine): `SCHED_IDLE`
 //! instead of nice 10 (short p99 open loop 33 ms against 4.4: a thread
@@ -237,6 +240,8 @@ pub(crate) struct Monitor {
     wake_monitor: Condvar,
     /// Wakes idle spares (a slot to run; shutdown).
     wake_spares: Condvar,
+    /// Wakes the spawner (spares to start; shutdown).
+    wake_spawner: Condvar,
     /// The monitor sleeps until a worker wakes.
     sleeping: AtomicBool,
     stalls: AtomicU64,
@@ -277,6 +282,13 @@ struct State {
     /// Spare slots held by a spare thread (indexed from `num_workers`).
     held: Vec<bool>,
     idle_spares: usize,
+    /// Spare threads asked of the spawner that have not yet taken the
+    /// lock in `run_spare` (counted in `spare_threads` already).
+    starting: usize,
+    /// Spare threads the spawner has still to start.
+    to_start: usize,
+    /// Whether the spawner thread runs (started at the first request).
+    spawner: bool,
 }
 
 impl Monitor {
@@ -290,9 +302,13 @@ impl Monitor {
                 lent: Vec::new(),
                 held: vec![false; spare_slots],
                 idle_spares: 0,
+                starting: 0,
+                to_start: 0,
+                spawner: false,
             }),
             wake_monitor: Condvar::new(),
             wake_spares: Condvar::new(),
+            wake_spawner: Condvar::new(),
             sleeping: AtomicBool::new(false),
             stalls: AtomicU64::new(0),
             handoffs: AtomicU64::new(0),
@@ -308,7 +324,7 @@ impl Monitor {
 
     /// A demoted thread gives back a worker core or a lent slot: lock-free
     /// (see `handed_back`); the monitor gives a worker core to a spare
-    /// thread of normal priority (an idle one, or one it starts: a thread
+    /// thread of normal priority (an idle one, or a new one: a thread
     /// started by the demoted one would inherit its priority).
     pub(crate) fn hand_back(&self, item: HandBack) {
         self.handed_back.push(item);
@@ -388,6 +404,7 @@ impl Monitor {
         let orphans = std::mem::take(&mut state.orphans);
         self.wake_monitor.notify_all();
         self.wake_spares.notify_all();
+        self.wake_spawner.notify_all();
         drop(state);
         // Outside the lock: dropping tasks runs their destructors.
         for core in orphans {
@@ -405,25 +422,59 @@ impl Monitor {
         metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }
 
-    /// Finds threads for orphaned worker cores: idle spares first, then new
-    /// ones (started here, on the monitor thread, whose priority is normal).
-    fn dispatch_orphans(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
+    /// Finds threads for what waits for one (lent slots, orphaned worker
+    /// cores): idle spares first, then threads already on their way, then
+    /// new ones, asked of the spawner.
+    fn find_threads(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
         let waiting = state.lent.len() + state.orphans.len();
         let woken = waiting.min(state.idle_spares);
         for _ in 0..woken {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
             self.wake_spares.notify_one();
         }
+        let missing = waiting.saturating_sub(state.idle_spares + state.starting);
+        self.start_spares(shared, state, missing);
+    }
+
+    /// Asks the spawner thread for `count` more spare threads, as far as
+    /// `max_threads` allows; returns how many it will start.
+    ///
+    /// Never on the monitor thread itself: creating a thread takes locks
+    /// of the C library (its stack cache, a malloc arena) that a thread
+    /// ending at a lowered priority may hold while it waits for a core, and
+    /// the monitor stopped for that long stops every handoff. Measured
+    /// (mixed lane, open loop, event trace): the monitor stuck 17-23 ms in
+    /// `pthread_create` while the demoted thread of the long poll before
+    /// ended, every short request queued meanwhile.
+    fn start_spares(
+        &self,
+        shared: &Arc<Shared>,
+        state: &mut MutexGuard<'_, State>,
+        count: usize,
+    ) -> usize {
         let limit = state.held.len() + shared.config.num_workers;
-        for _ in woken..waiting {
-            if self.spare_threads.load(Ordering::Relaxed) >= limit
-                || (self.config.spawn_thread)(shared.clone(), run_spare).is_err()
-            {
-                break;
-            }
+        let mut asked = 0;
+        while asked < count && self.spare_threads.load(Ordering::Relaxed) < limit {
             self.spare_threads.fetch_add(1, Ordering::Relaxed);
-            self.spares_started.fetch_add(1, Ordering::Relaxed);
+            state.starting += 1;
+            state.to_start += 1;
+            asked += 1;
         }
+        if asked == 0 {
+            return 0;
+        }
+        if !state.spawner {
+            // Started once, here, with nothing else to hold up yet.
+            if (self.config.spawn_thread)(shared.clone(), run_spawner).is_err() {
+                self.spare_threads.fetch_sub(asked, Ordering::Relaxed);
+                state.starting -= asked;
+                state.to_start -= asked;
+                return 0;
+            }
+            state.spawner = true;
+        }
+        self.wake_spawner.notify_one();
+        asked
     }
 
     /// Lends a free spare slot to a spare thread: a warm one if one waits,
@@ -438,19 +489,15 @@ impl Monitor {
         self.handoffs.fetch_add(1, Ordering::Relaxed);
         // A spare thread per held slot at most, so the count of spare
         // threads never passes the count of spare slots.
-        if state.idle_spares >= state.lent.len() + state.orphans.len() {
+        let waiting = state.lent.len() + state.orphans.len();
+        if state.idle_spares >= waiting {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
             self.wake_spares.notify_one();
             return true;
         }
-        if self.spare_threads.load(Ordering::Relaxed) < state.held.len() + shared.config.num_workers
+        if state.idle_spares + state.starting >= waiting || self.start_spares(shared, state, 1) > 0
         {
-            let spawned = (self.config.spawn_thread)(shared.clone(), run_spare);
-            if spawned.is_ok() {
-                self.spare_threads.fetch_add(1, Ordering::Relaxed);
-                self.spares_started.fetch_add(1, Ordering::Relaxed);
-                return true;
-            }
+            return true;
         }
         // No thread to run it: take the slot back.
         let slot = state.lent.pop().expect("pushed above");
@@ -510,7 +557,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         }
         monitor.take_handed_back(shared, &mut state);
         if !state.orphans.is_empty() {
-            monitor.dispatch_orphans(shared, &mut state);
+            monitor.find_threads(shared, &mut state);
         }
         let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
         if nobody_busy {
@@ -543,7 +590,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let mut stalled_slots = 0;
         for (slot, remote) in shared.remotes.iter().enumerate() {
             let awake = if slot < num_workers {
-                !shared.idle.is_parked(slot)
+                // An orphaned core is awake to the idle protocol but has no
+                // thread: it moves nothing.
+                !shared.idle.is_parked(slot) && !state.orphans.iter().any(|core| core.index == slot)
             } else {
                 state.held[slot - num_workers]
             };
@@ -641,6 +690,39 @@ fn steal_one<T>(queue: &Injector<T>) -> Option<T> {
     }
 }
 
+/// The spawner thread's loop: starts the spare threads the monitor asks
+/// for (`Monitor::start_spares` says why not the monitor itself), until
+/// shutdown.
+fn run_spawner(shared: &Arc<Shared>) {
+    let monitor = &shared.monitor;
+    let mut state = monitor.lock();
+    while !state.shutdown {
+        if state.to_start == 0 {
+            state = monitor
+                .wake_spawner
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        state.to_start -= 1;
+        drop(state);
+        let started = (monitor.config.spawn_thread)(shared.clone(), run_spare);
+        state = monitor.lock();
+        if started.is_ok() {
+            monitor.spares_started.fetch_add(1, Ordering::Relaxed);
+        } else {
+            state.starting -= 1;
+            monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    // Asked for and not started: no longer coming.
+    state.starting -= state.to_start;
+    monitor
+        .spare_threads
+        .fetch_sub(state.to_start, Ordering::Relaxed);
+    state.to_start = 0;
+}
+
 /// A spare thread's loop: run lent slots and orphaned worker cores until
 /// none comes for `spare_idle_timeout`, the runtime shuts down, or the
 /// monitor demotes this thread (which then gives back what it holds and
@@ -648,6 +730,7 @@ fn steal_one<T>(queue: &Injector<T>) -> Option<T> {
 fn run_spare(shared: &Arc<Shared>) {
     let monitor = &shared.monitor;
     let mut state = monitor.lock();
+    state.starting -= 1;
     let retired = loop {
         if state.shutdown {
             break false;
