@@ -411,6 +411,63 @@ fn idle_spares_retire_after_their_timeout() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(rt.handle().metrics().spares_retired >= 1);
+    // With no spare left, the next stall gets a new thread (the monitor
+    // must not count a thread as on its way that has long arrived).
+    let again = Stuck::new();
+    let long = rt.spawn(again.task());
+    again.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &again).recv_timeout(Duration::from_secs(10));
+    again.release();
+    rt.block_on(long).unwrap();
+    assert_eq!(ran, Ok(true), "no thread came for the second stall");
+}
+
+#[test]
+fn a_spare_slow_to_start_is_waited_for_not_started_again() {
+    // Spare threads take 200 ms to start (their start hook sleeps), so the
+    // monitor samples many times while the ones it asked for are on their
+    // way.
+    let slow_starts = Arc::new(AtomicBool::new(false));
+    let rt = {
+        let slow_starts = slow_starts.clone();
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .on_thread_start(move || {
+                if slow_starts.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    slow_starts.store(true, Ordering::SeqCst);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    // Work behind the stuck poll: the monitor demotes the worker's thread
+    // and lends a spare slot, for which it asks for a thread.
+    let ran = spawn_short(rt.handle(), &stuck);
+    let start = Instant::now();
+    while rt.handle().metrics().threads_demoted == 0 {
+        if start.elapsed() > Duration::from_secs(30) {
+            stuck.release();
+            panic!("never demoted");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // The demoted thread gives its core back at once, while that thread
+    // is still starting: the core needs a second thread, and only one.
+    stuck.release();
+    let short_ran = ran.recv_timeout(Duration::from_secs(30));
+    rt.block_on(long).unwrap();
+    assert!(short_ran.is_ok(), "the short task never ran");
+    let after = spawn_short(rt.handle(), &stuck);
+    assert!(after.recv_timeout(Duration::from_secs(30)).is_ok());
+    let metrics = rt.handle().metrics();
+    assert!(
+        metrics.spares_started <= 2,
+        "threads started while others were on their way: {metrics:?}"
+    );
 }
 
 #[test]

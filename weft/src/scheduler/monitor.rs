@@ -591,7 +591,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         for (slot, remote) in shared.remotes.iter().enumerate() {
             let awake = if slot < num_workers {
                 // An orphaned core is awake to the idle protocol but has no
-                // thread: it moves nothing.
+                // thread: it moves nothing. (Performance only: counted as
+                // free, it only delays a handoff until its thread arrives
+                // and runs what waits; no test can tell the two apart
+                // without timing them.)
                 !shared.idle.is_parked(slot) && !state.orphans.iter().any(|core| core.index == slot)
             } else {
                 state.held[slot - num_workers]
