@@ -67,6 +67,20 @@ pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F)
         }
         #[cfg(feature = "test-util")]
         thread_waker.set_waiting_on(Some(shared.clone()));
+        if thread_waker.notified.swap(false, Ordering::AcqRel) {
+            // Woken during the poll (a `yield_now`, say): poll again at
+            // once, still counted as polling. Uncounting for that instant
+            // let a paused clock jump past every timer while this thread
+            // was busy (`advance_fires_what_is_due_and_no_more` hung or
+            // failed ~1 run in 10).
+            // A wake between `set_waiting_on` and here counted this
+            // `block_on` once more: give that back.
+            #[cfg(feature = "test-util")]
+            if thread_waker.take_waiting_on().is_none() {
+                shared.block_on_polling(false);
+            }
+            continue;
+        }
         shared.block_on_polling(false);
         thread_waker.wait();
         // Counted as polling by the wake already, unless the flag was set
