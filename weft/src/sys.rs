@@ -58,15 +58,9 @@ pub(crate) fn request_short_slice() {
     {
         // The thread's own nice value must be passed back unchanged:
         // `sched_setattr` sets nice and slice together.
-        // SAFETY: `__errno_location` points at this thread's errno;
-        // `getpriority(PRIO_PROCESS, 0)` only reads this thread's nice.
-        let nice = unsafe {
-            *libc::__errno_location() = 0;
-            libc::getpriority(libc::PRIO_PROCESS, 0)
-        };
-        if nice == -1 && std::io::Error::last_os_error().raw_os_error() != Some(0) {
+        let Ok(nice) = nice_of(0) else {
             return;
-        }
+        };
         let attr = SchedAttr {
             size: std::mem::size_of::<SchedAttr>() as u32,
             policy: libc::SCHED_OTHER as u32,
@@ -77,14 +71,30 @@ pub(crate) fn request_short_slice() {
             deadline_ns: 0,
             period_ns: 0,
         };
-        // SAFETY: `sched_setattr(0, attr, 0)` reads `size` bytes from
-        // `attr`, a live `repr(C)` value laid out as the kernel's
-        // `struct sched_attr` (version 0, 48 bytes), and changes only the
-        // calling thread's scheduling parameters.
+        // SAFETY: `sched_setattr(0, attr, 0)` reads `size` (48) bytes from
+        // `attr`, a live `repr(C)` copy of the kernel's `sched_attr` v0;
+        // it changes only the calling thread's scheduling parameters.
         unsafe {
             libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
         }
     }
+}
+
+/// Thread `tid`'s nice value (0: the calling thread's).
+#[cfg(target_os = "linux")]
+fn nice_of(tid: i32) -> std::io::Result<libc::c_int> {
+    // `getpriority` may return -1 as a value: errno tells.
+    // SAFETY: `__errno_location` points at this thread's errno;
+    // `getpriority(PRIO_PROCESS, tid)` only reads a nice value.
+    let nice = unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t)
+    };
+    let error = std::io::Error::last_os_error();
+    if nice == -1 && error.raw_os_error() != Some(0) {
+        return Err(error);
+    }
+    Ok(nice)
 }
 
 /// The slice [`request_short_slice`] asks for: the kernel's minimum.
@@ -139,17 +149,7 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
     {
         // Relative to the thread's current nice value, so a service started
         // under `nice` still separates its demoted threads from the others.
-        // `getpriority` may return -1 as a value: errno tells.
-        // SAFETY: `__errno_location` points at this thread's errno;
-        // `getpriority(PRIO_PROCESS, tid)` only reads thread `tid`'s nice
-        // value.
-        let current = unsafe {
-            *libc::__errno_location() = 0;
-            libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t)
-        };
-        if current == -1 && std::io::Error::last_os_error().raw_os_error() != Some(0) {
-            return Err(std::io::Error::last_os_error());
-        }
+        let current = nice_of(tid)?;
         let demoted = (current + DEMOTION_STEP).min(MAX_NICE);
         // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers and
         // changes only the nice value of thread `tid`.
