@@ -42,8 +42,15 @@ impl Stuck {
         }
     }
 
+    /// Waits until a thread runs the task (a test fails after 30 s rather
+    /// than hang when no thread ever comes).
     fn wait_until_inside(&self) {
+        let start = Instant::now();
         while !self.inside.load(Ordering::SeqCst) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no thread ran the stuck task"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
     }
@@ -107,7 +114,12 @@ fn without_the_monitor_a_short_task_waits_for_the_long_poll() {
     stuck.release();
     assert!(!ran.recv_timeout(Duration::from_secs(30)).unwrap());
     rt.block_on(long).unwrap();
-    assert_eq!(rt.handle().metrics().handoffs, 0);
+    let metrics = rt.handle().metrics();
+    assert_eq!(metrics.handoffs, 0, "{metrics:?}");
+    // Nothing watches the polls at all: no monitor thread counts the
+    // 300 ms poll as a stall or lowers its thread.
+    assert_eq!(metrics.stalls, 0, "{metrics:?}");
+    assert_eq!(metrics.threads_demoted, 0, "{metrics:?}");
 }
 
 /// One worker, a 5 ms stall threshold, and every stall report kept.
@@ -384,6 +396,54 @@ fn spare_threads_never_exceed_max_threads() {
         }
     });
     assert_eq!(done.load(Ordering::SeqCst), 20);
+}
+
+/// Waits (up to 30 s) until `done` holds; `what` names it in the failure.
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
+    let rt = one_worker(true);
+    let handle = rt.handle();
+    // The worker stuck in `first`; `second`, queued behind it, is taken by
+    // a spare thread, which gets stuck in it too.
+    let (first, second) = (Stuck::new(), Stuck::new());
+    let first_task = rt.spawn(first.task());
+    first.wait_until_inside();
+    let second_task = rt.spawn(second.task());
+    second.wait_until_inside();
+    // Work behind both stuck polls: both threads are lowered and a second
+    // spare runs it.
+    let ran = spawn_short(handle, &second);
+    assert_eq!(ran.recv_timeout(Duration::from_secs(30)), Ok(true));
+    wait_for("the stuck spare was never demoted", || {
+        handle.metrics().threads_demoted == 2
+    });
+    // The demoted spare leaves its poll, gives its slot back and ends.
+    second.release();
+    rt.block_on(second_task).unwrap();
+    wait_for("the demoted spare never ended", || {
+        handle.metrics().spare_threads == 1
+    });
+    // The demoted worker thread gives its core back; the spare left takes
+    // it over (after the monitor took back the slot, given back first).
+    first.release();
+    rt.block_on(first_task).unwrap();
+    let third = Stuck::new();
+    let third_task = rt.spawn(third.task());
+    third.wait_until_inside();
+    // A new stall with work behind it is rescued: the slot given back is
+    // free again, and nothing counts a thread on it any more.
+    let ran = spawn_short(handle, &third).recv_timeout(Duration::from_secs(30));
+    third.release();
+    rt.block_on(third_task).unwrap();
+    assert_eq!(ran, Ok(true), "no thread came for the stall after the handback");
 }
 
 #[test]
