@@ -7,6 +7,9 @@
 # and overflow checks on. Preemption bound: LOOM_MAX_PREEMPTIONS (default 3,
 # CI's setting). Extra arguments filter the models by substring, e.g.
 #   bash scripts/loom.sh time::driver
+# LOOM_JOBS models run at once (default: one per core; each model is one
+# thread). LOOM_FAIL_FAST=1 stops starting models after the first failure
+# (scripts/mutants.sh uses it: one failure is a verdict).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,23 +25,38 @@ if [ -z "$binary" ] || [ ! -x "$binary" ]; then
   exit 1
 fi
 
-mapfile -t models < <("$binary" --list 2>/dev/null | sed -n 's/: test$//p' | grep -F "${1:-}")
-passed=0
-failed=()
-for model in "${models[@]}"; do
-  start=$SECONDS
+filter=${1:-}
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+export binary results
+jobs=${LOOM_JOBS:-$(nproc)}
+# One model: its verdict line on stdout, its result in $results/<index>.
+# Exit 255 on a failure in fail-fast mode, which makes xargs start no more.
+run_model() {
+  local index=$1 model=$2 start=$SECONDS output verdict
   if output=$("$binary" --exact "$model" 2>&1); then
-    if grep -q "1 ignored" <<<"$output"; then
-      printf 'ignored  %4ss  %s\n' "$((SECONDS - start))" "$model"
-    else
-      passed=$((passed + 1))
-      printf 'ok       %4ss  %s\n' "$((SECONDS - start))" "$model"
-    fi
+    if grep -q "1 ignored" <<<"$output"; then verdict=ignored; else verdict=ok; fi
   else
-    failed+=("$model")
-    printf 'FAILED   %4ss  %s\n' "$((SECONDS - start))" "$model"
-    grep -E "panicked|deadlock|leaked|assert" <<<"$output" | head -5 | sed 's/^/           /'
+    verdict=FAILED
   fi
-done
-echo "loom: ${passed} passed, ${#failed[@]} failed (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS})"
-[ "${#failed[@]}" -eq 0 ]
+  printf '%-8s %4ss  %s\n' "$verdict" "$((SECONDS - start))" "$model"
+  [ "$verdict" = FAILED ] && grep -E "panicked|deadlock|leaked|assert" <<<"$output" | head -5 | sed 's/^/           /'
+  echo "$verdict $model" >"$results/$index"
+  if [ "$verdict" = FAILED ] && [ "${LOOM_FAIL_FAST:-0}" = 1 ]; then
+    return 255
+  fi
+  return 0
+}
+export -f run_model
+
+# Slowest first (the worker-loop models take up to a minute or more), so
+# the parallel run ends when the longest model does.
+"$binary" --list 2>/dev/null | sed -n 's/: test$//p' | grep -F "$filter" \
+  | awk '{ slow = ($0 ~ /worker::|scheduler::loom_tests::worker_loop|monitor::/) ? 0 : 1; print slow "\t" NR "\t" $0 }' \
+  | sort -k1,1n -k2,2n | cut -f2- \
+  | xargs -P "$jobs" -L 1 bash -c 'run_model "$0" "$1"'
+
+passed=$(cat "$results"/* 2>/dev/null | grep -c '^ok ')
+failed=$(cat "$results"/* 2>/dev/null | grep -c '^FAILED ')
+echo "loom: ${passed} passed, ${failed} failed (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS})"
+[ "$failed" -eq 0 ]
