@@ -45,6 +45,20 @@ pub(crate) fn shared_with_spares(
     num_workers: usize,
     spare_slots: usize,
 ) -> (Arc<Shared>, Vec<Local<Task>>) {
+    build_shared(num_workers, spare_slots, false)
+}
+
+/// As [`shared`], with the stall monitor enabled (no monitor thread runs:
+/// the model drives the monitor's side itself).
+pub(crate) fn shared_with_monitor(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
+    build_shared(num_workers, 0, true)
+}
+
+fn build_shared(
+    num_workers: usize,
+    spare_slots: usize,
+    monitor_enabled: bool,
+) -> (Arc<Shared>, Vec<Local<Task>>) {
     let config = Config {
         num_workers,
         inject_batch_cap: 32,
@@ -65,11 +79,11 @@ pub(crate) fn shared_with_spares(
         on_thread_start: None,
         on_thread_stop: None,
     });
-    // No monitor thread runs in the models (the handoff model drives the
-    // spare side itself, `scheduler/monitor/loom_tests.rs`).
+    // No monitor thread runs in the models (the monitor's models drive its
+    // side themselves, `scheduler/monitor/loom_tests.rs`).
     let monitor = Monitor::new(
         MonitorConfig {
-            enabled: false,
+            enabled: monitor_enabled,
             stall_threshold: std::time::Duration::from_millis(1),
             slow_poll_threshold: std::time::Duration::from_millis(10),
             spare_idle_timeout: std::time::Duration::from_secs(1),

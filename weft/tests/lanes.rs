@@ -443,7 +443,11 @@ fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
     let ran = spawn_short(handle, &third).recv_timeout(Duration::from_secs(30));
     third.release();
     rt.block_on(third_task).unwrap();
-    assert_eq!(ran, Ok(true), "no thread came for the stall after the handback");
+    assert_eq!(
+        ran,
+        Ok(true),
+        "no thread came for the stall after the handback"
+    );
 }
 
 #[test]

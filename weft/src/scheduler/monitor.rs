@@ -88,12 +88,18 @@
 //! to the next (Go's sysmon backs off the same way, 20 µs to 10 ms).
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
-use std::sync::{Condvar, Mutex, MutexGuard};
+// The poll watches and the counters are `std` atomics: the monitor reads
+// them by sampling, which is timing, not a protocol, and as loom atomics
+// they would add states to every worker model (each poll writes them).
+// The monitor's sleep handshake (`sleeping`, its fences, the state lock
+// and `wake_monitor`) is a protocol: those are loom's under `cfg(loom)`,
+// and `loom_tests.rs` models it.
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_deque::{Injector, Steal};
 
-use crate::loom::sync::Arc;
+use crate::loom::sync::atomic::fence;
+use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::metrics::RuntimeMetrics;
@@ -243,7 +249,7 @@ pub(crate) struct Monitor {
     /// Wakes the spawner (spares to start; shutdown).
     wake_spawner: Condvar,
     /// The monitor sleeps until a worker wakes.
-    sleeping: AtomicBool,
+    sleeping: crate::loom::sync::atomic::AtomicBool,
     stalls: AtomicU64,
     handoffs: AtomicU64,
     spares_started: AtomicU64,
@@ -259,6 +265,9 @@ pub(crate) struct Monitor {
     /// takes it at its next sample.
     handed_back: Injector<HandBack>,
     /// Set at shutdown, before `handed_back` is drained for the last time.
+    /// (Not modelled by loom: `handed_back` is crossbeam's, whose atomics
+    /// loom does not see. `lanes::a_worker_demoted_during_shutdown_still_drops_every_task_once`
+    /// and `scripts/valgrind.sh` check that nothing handed back is lost.)
     closed: AtomicBool,
 }
 
@@ -309,7 +318,7 @@ impl Monitor {
             wake_monitor: Condvar::new(),
             wake_spares: Condvar::new(),
             wake_spawner: Condvar::new(),
-            sleeping: AtomicBool::new(false),
+            sleeping: crate::loom::sync::atomic::AtomicBool::new(false),
             stalls: AtomicU64::new(0),
             handoffs: AtomicU64::new(0),
             spares_started: AtomicU64::new(0),
@@ -386,9 +395,15 @@ impl Monitor {
     /// A worker left its park: if the monitor sleeps because every worker
     /// was parked, it starts sampling again.
     pub(crate) fn worker_woke(&self) {
-        // Pairs with the fence in `run`: either this load sees `sleeping`,
-        // or the monitor's re-check of the idle counts sees this worker
-        // awake (the idle state word was written before this fence).
+        if !self.config.enabled {
+            return;
+        }
+        // Pairs with the fence in `sleep_until_a_worker_wakes`: either this
+        // load sees `sleeping`, or the monitor's re-check of the idle counts
+        // sees this worker awake (the idle state word was written before
+        // this fence). Fences, not a read-modify-write: the two sides touch
+        // different words, and loom models `SeqCst` fences exactly
+        // (`loom_tests::a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it`).
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::Relaxed) {
             let _state = self.lock();
@@ -398,6 +413,10 @@ impl Monitor {
     }
 
     pub(crate) fn begin_shutdown(&self) {
+        if !self.config.enabled {
+            // No monitor thread, so no spare and nothing handed back.
+            return;
+        }
         self.closed.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         self.drain_handed_back_at_shutdown();
@@ -530,6 +549,30 @@ impl Monitor {
     }
 }
 
+impl Monitor {
+    /// With every worker parked: sleeps until a worker wakes for new work
+    /// (`worker_woke`), or [`IDLE_RECHECK`] passes.
+    fn sleep_until_a_worker_wakes<'a>(
+        &'a self,
+        shared: &Shared,
+        state: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        let mut state = state;
+        self.sleeping.store(true, Ordering::Relaxed);
+        // Pairs with the fence in `worker_woke` (see there).
+        fence(Ordering::SeqCst);
+        if shared.idle.counts().unparked == 0 {
+            state = self
+                .wake_monitor
+                .wait_timeout(state, IDLE_RECHECK)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        self.sleeping.store(false, Ordering::Relaxed);
+        state
+    }
+}
+
 /// What the monitor remembers of a slot between two samples.
 #[derive(Clone, Copy, Default)]
 struct Seen {
@@ -567,17 +610,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         }
         let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
         if nobody_busy {
-            monitor.sleeping.store(true, Ordering::Relaxed);
-            // Pairs with the fence in `worker_woke` (see there).
-            fence(Ordering::SeqCst);
-            if shared.idle.counts().unparked == 0 {
-                state = monitor
-                    .wake_monitor
-                    .wait_timeout(state, IDLE_RECHECK)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
-            monitor.sleeping.store(false, Ordering::Relaxed);
+            state = monitor.sleep_until_a_worker_wakes(shared, state);
             period = base_period;
             continue;
         }

@@ -19,6 +19,15 @@
 //! Shown to fail with the protocol broken on purpose: a LIFO take made of a
 //! load and a separate store (so the stuck worker and the spare can both
 //! take the same task) fails the run-once check.
+//!
+//! Second model: the monitor's sleep handshake. The monitor, finding every
+//! worker parked, goes to sleep (`Monitor::sleep_until_a_worker_wakes`)
+//! while a notifier wakes a worker for new work (`Idle::worker_to_notify`)
+//! and the worker tells the monitor (`Monitor::worker_woke`). A monitor
+//! that sleeps through it would leave that worker unwatched: loom reports
+//! the model's thread left waiting on the condvar as a deadlock (loom's
+//! `wait_timeout` never times out). Fails with either `SeqCst` fence of
+//! the handshake removed.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,7 +38,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use crate::loom_support::Signal;
-use crate::loom_support::{realign_registry_round_robin, shared_with_spares};
+use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
 use crate::scheduler::worker::Core;
 use crate::task::{SpawnOptions, new_task};
 
@@ -116,5 +125,30 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         drop((join_a, join_b));
         drop(shared);
         realign_registry_round_robin(1);
+    });
+}
+
+#[test]
+fn a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it() {
+    loom::model(|| {
+        let (shared, _locals) = shared_with_monitor(1);
+        // The only worker is asleep: nobody is busy.
+        shared.idle.transition_worker_to_parked(0, false);
+        let wake = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                // New work: a notifier counts the worker awake and wakes
+                // it; the worker, out of its park, tells the monitor.
+                assert_eq!(shared.idle.worker_to_notify(), Some(0));
+                shared.monitor.worker_woke();
+            })
+        };
+        let monitor = &shared.monitor;
+        let state = monitor.lock();
+        if shared.idle.counts().unparked == 0 {
+            drop(monitor.sleep_until_a_worker_wakes(&shared, state));
+        }
+        wake.join().unwrap();
+        assert_eq!(shared.idle.counts().unparked, 1);
     });
 }
