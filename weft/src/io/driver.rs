@@ -77,6 +77,8 @@ use std::task::Waker;
 use std::time::Duration;
 
 use mio::event::Source;
+
+use super::registrations::Registrations;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
@@ -123,7 +125,7 @@ pub(crate) struct Driver {
     waker: mio::Waker,
     /// How many sources are registered: busy workers skip the pollers
     /// while it is zero, and the keeper sleeps on its condvar.
-    num_registered: AtomicUsize,
+    registrations: Registrations,
     /// Round-robin shard choice for registrations from outside the workers.
     next_shard: AtomicUsize,
 }
@@ -195,7 +197,7 @@ impl Driver {
         Ok(Driver {
             shards,
             waker,
-            num_registered: AtomicUsize::new(0),
+            registrations: Registrations::new(),
             next_shard: AtomicUsize::new(0),
         })
     }
@@ -236,14 +238,7 @@ impl Driver {
             self.forget(shard_index, &io);
             return Err(error);
         }
-        let first = self.num_registered.fetch_add(1, Ordering::Relaxed) == 0;
-        if first {
-            // Pairs with the fence in the keeper's `begin_keeping`: either
-            // the keeper reads the new count after its fence and sleeps in
-            // the poller, or the caller's look at the keeper word (after
-            // this fence) finds it and pokes it (`Registered::first`).
-            std::sync::atomic::fence(Ordering::SeqCst);
-        }
+        let first = self.registrations.add();
         Ok(Registered {
             io,
             shard: shard_index,
@@ -257,7 +252,7 @@ impl Driver {
         // Fails only if the runtime's poller is gone or the fd was closed
         // under us; either way no event can name it any more.
         let _ = self.shards[registered.shard].registry.deregister(source);
-        self.num_registered.fetch_sub(1, Ordering::Relaxed);
+        self.registrations.remove();
         self.forget(registered.shard, &registered.io);
     }
 
@@ -321,7 +316,7 @@ impl Driver {
     /// calling worker's shard, then the top poller; skipped when nothing is
     /// registered, and for a poller another thread holds.
     pub(crate) fn poll_ready_now(&self) -> usize {
-        if self.num_registered.load(Ordering::Relaxed) == 0 {
+        if self.registrations.count() == 0 {
             return 0;
         }
         let mut woken = 0;
@@ -445,8 +440,9 @@ impl Driver {
         wake_all(&mut wakers);
     }
 
-    /// Registered sources (for tests and metrics).
+    /// Registered sources (the keeper's choice of where to sleep, tests
+    /// and metrics).
     pub(crate) fn num_registered(&self) -> usize {
-        self.num_registered.load(Ordering::Relaxed)
+        self.registrations.count()
     }
 }

@@ -4,7 +4,8 @@
 //! Layers: `scheduled_io.rs` (one source's readiness word and waiters: the
 //! lock-free protocol, loom-checked), `driver.rs` (the OS poller, who waits
 //! in it, the lifetime of sources), `poll_evented.rs` (the readiness loop
-//! every socket operation runs). The socket types are in [`crate::net`].
+//! every socket operation runs), `registrations.rs` (the count of sources and
+//! the first one's handshake with the timekeeper, loom-checked). The socket types are in [`crate::net`].
 //!
 //! weft's streams implement the runtime-agnostic [`futures_io::AsyncRead`]
 //! and [`futures_io::AsyncWrite`]; with the `tokio-io` feature also tokio's
@@ -15,6 +16,9 @@
 pub(crate) mod driver;
 #[cfg(not(loom))]
 pub(crate) mod poll_evented;
+// Under loom only its model uses it (the reactor needs the OS poller).
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) mod registrations;
 // Under loom only its models use it (the reactor needs the OS poller).
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod scheduled_io;

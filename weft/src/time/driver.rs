@@ -262,7 +262,9 @@ impl Driver {
         loop {
             let first = self.earliest();
             self.keeper.store(pack(first, me as u64), Ordering::Release);
-            // Pairs with the fence in `arm`: see the module doc.
+            // Pairs with the fence in `arm`: see the module doc. (And with
+            // the one in `io::registrations`: the keeper reads the count of
+            // sources after this fence, `io/registrations/loom_tests.rs`.)
             fence(Ordering::SeqCst);
             let second = self.earliest();
             if second >= first {
