@@ -8,7 +8,10 @@
 # replaced by a default, an operator swapped. Each is then applied to the
 # tree and the project's own test command is run against it:
 #   1. the unit and integration tests of weft (`cargo test -p weft`),
-#   2. if they all pass, every loom model (`scripts/loom.sh`).
+#   2. if they all pass, every loom model (`scripts/loom.sh`, fail-fast,
+#      preemption bound 2: a failure found at 2 is one at CI's 3 too, so
+#      only a survivor's verdict could change; MUTANTS_FULL=1 runs the
+#      models at 3, about twice as long).
 # A mutant is caught when either fails (or times out); it survives when
 # both pass. cargo-mutants' own runner cannot run the loom models (they
 # need RUSTFLAGS="--cfg loom" and another profile), so this script runs
@@ -48,6 +51,8 @@ cargo mutants -p weft --list --json --diff "${file_args[@]}" \
 count=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$out/mutants.json")
 echo "mutants.sh: $count mutants"
 
+loom_bound=2
+[ "${MUTANTS_FULL:-0}" = 1 ] && loom_bound=3
 from=${MUTANTS_FROM:-1}
 if [ "$from" -le 1 ]; then
   : >"$out/survivors.txt"; : >"$out/caught.txt"; : >"$out/unviable.txt"
@@ -73,7 +78,8 @@ PY
     verdict=unviable
   elif ! timeout 180 cargo test -p weft -q >/dev/null 2>&1; then
     verdict=caught
-  elif ! timeout 1800 bash scripts/loom.sh >/dev/null 2>&1; then
+  elif ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
+    >/dev/null 2>&1; then
     verdict=caught
   fi
   git apply -p0 -R "$out/current.diff"
@@ -82,7 +88,7 @@ PY
     unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
     survived)
       survived=$((survived + 1))
-      { echo "== $name"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
+      { echo "== $name  [loom bound $loom_bound]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
   esac
   echo "[$((i + 1))/$count] $verdict: $name"
 done
