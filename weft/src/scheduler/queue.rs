@@ -26,6 +26,38 @@
 //! The algorithm is the one tokio's multi-thread scheduler uses (itself after
 //! Go's runtime `runqput`/`runqsteal`); the capacity is shrunk under loom so
 //! the full and overflow paths are reachable in a model.
+//!
+//! # Which orderings the models prove needed
+//!
+//! `scripts/orderings.sh` weakens each ordering alone and runs the loom
+//! models (2026-11-24). Caught: `tail`'s Release stores in `push_back` and
+//! `push_back_batch`, and in `steal_into` for the thief's own thieves
+//! (`a_stolen_task_is_stolen_again`); the Acquire loads of `head` in
+//! `push_back` and of `head`/`tail` in a thief's claim; the Release half of
+//! `pop`'s CAS and of a thief's release CAS; the Acquire failure ordering of
+//! the claim's CAS. The others pass every model when weakened alone, and
+//! are kept for these reasons:
+//! - `Inner::len`'s two loads: a snapshot for hints and metrics; whoever
+//!   acts on it re-decides with a CAS. Stronger than needed.
+//! - `remaining_slots` and `push_back_batch` both load `head` with Acquire
+//!   before the owner reuses slots a thief copied; either one orders that
+//!   copy first (a later load of the same word never reads an older
+//!   value), so each survives alone. Both kept: each function is safe on
+//!   its own.
+//! - `pop`'s first load and its CAS's Acquire half and failure ordering:
+//!   the owner takes slots it wrote itself. `steal_into`'s load of `dst`'s
+//!   `head` also orders the copies of `dst`'s own thieves before `dst`'s
+//!   slots are refilled; a worker steals only after its `pop` loaded `head`
+//!   (Acquire) and found the ring empty, which orders them too. A model of
+//!   a thief refilling a slot its own thief copied did not fail even with
+//!   both loads made Relaxed: not reached within the bound, or ordered by
+//!   a CAS of `pop` in between; not resolved, both kept.
+//! - The overflow claim's CAS (`push_overflow`): expects `steal == real`,
+//!   so no thief is copying, and takes slots the owner published itself.
+//! - A thief's claim CAS (Acquire and Release halves): the slots' contents
+//!   are ordered by the Acquire load of `tail` before it, and nothing
+//!   before the claim needs publishing. Its release CAS's Acquire half and
+//!   failure ordering: the thief reads nothing after it.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;

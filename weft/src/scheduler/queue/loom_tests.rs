@@ -107,3 +107,31 @@ fn two_thieves_and_owner_push_pop() {
         assert_each_once(seen, 4);
     });
 }
+
+/// A task stolen into a thief's ring is stolen from there in turn: the
+/// thief publishes what it copied into its own ring (`steal_into`'s store
+/// of `dst`'s tail) for its own thieves, as any owner does. Fails with that
+/// store made `Relaxed` (loom reports the second thief's read of the slot
+/// as racing with the first thief's write).
+#[test]
+fn a_stolen_task_is_stolen_again() {
+    loom::model(|| {
+        let (owner, steal) = local();
+        let sink = Sink::default();
+        for i in 0..4 {
+            let _ = owner.push_back(i, &sink);
+        }
+        let (middle, middle_steal) = local();
+        let middle_thief = thread::spawn(move || {
+            // Takes two: runs one, queues the other in its own ring.
+            let mut got: Vec<_> = steal.steal_into(&middle).into_iter().collect();
+            got.extend(drain(&middle));
+            got
+        });
+        let last_thief = thief(middle_steal, 1);
+        let mut seen = drain(&owner);
+        seen.extend(middle_thief.join().unwrap());
+        seen.extend(last_thief.join().unwrap());
+        assert_each_once(seen, 4);
+    });
+}
