@@ -32,6 +32,18 @@
 //! for the `readiness` futures, so any number of tasks may wait on one
 //! shared socket (`UdpSocket::recv` from several tasks). Wakers are taken
 //! under the mutex and woken after it is released.
+//!
+//! # Orderings
+//!
+//! `readiness` publishes nothing but its own bits (the data a ready socket
+//! has is the kernel's), and the wake-up order rests on the waiter mutex
+//! and on every change of the word being a read-modify-write. So its
+//! Acquire/Release orderings are stronger than the protocol needs:
+//! `scripts/orderings.sh` (2026-11-24) weakened each alone (every
+//! Acquire, Release and AcqRel here) and every loom model still passed.
+//! They are kept as the conventional pairing for a word other threads
+//! read (it costs nothing on x86); the models check what matters, the
+//! re-read under the waiter lock and the tick.
 
 use std::task::{Context, Poll, Waker};
 
