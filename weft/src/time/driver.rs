@@ -34,6 +34,15 @@
 //! SeqCst's total order on plain accesses); `loom_tests.rs` checks it
 //! through these functions, and fails with either fence removed.
 //!
+//! The Acquire/Release orderings on `keeper` and `next` are stronger than
+//! this needs: each word publishes only its own value (a wheel's timers are
+//! under its mutex), and the handshake rests on the two fences.
+//! `scripts/orderings.sh` (2026-11-24) weakened them one at a time (the
+//! loads of `keeper` in `arm`, `keeper`, `begin_keeping`; of `next` in
+//! `earliest` and `is_due`; its store in `fire_due`) and every loom
+//! model still passed, while weakening or removing either fence fails.
+//! They are kept as the conventional pairing for words other threads read.
+//!
 //! # Shutdown
 //!
 //! `close` marks every wheel closed and takes out every waker (dropped by
