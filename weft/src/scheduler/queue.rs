@@ -42,8 +42,9 @@
 //! - `remaining_slots` and `push_back_batch` both load `head` with Acquire
 //!   before the owner reuses slots a thief copied; either one orders that
 //!   copy first (a later load of the same word never reads an older
-//!   value), so each survives alone. Both kept: each function is safe on
-//!   its own.
+//!   value), so each survives alone; both made Relaxed together,
+//!   `inject::loom_tests::batch_pop_into_a_ring_a_thief_is_copying_then_overflow`
+//!   fails. Both kept: each function is safe on its own.
 //! - `pop`'s first load and its CAS's Acquire half and failure ordering:
 //!   the owner takes slots it wrote itself. `steal_into`'s load of `dst`'s
 //!   `head` also orders the copies of `dst`'s own thieves before `dst`'s

@@ -135,3 +135,39 @@ fn a_stolen_task_is_stolen_again() {
         assert_each_once(seen, 4);
     });
 }
+
+/// A thief refills a slot of its own ring that its own thief has just
+/// copied out: the Acquire loads of its ring's `head` (the last `pop`'s,
+/// which found the ring empty, and `steal_into`'s) order that copy before
+/// the slot is written again.
+#[test]
+fn a_thief_refills_a_slot_its_own_thief_copied() {
+    loom::model(|| {
+        let (owner, steal) = local();
+        let sink = Sink::default();
+        for i in 0..4 {
+            let _ = owner.push_back(i, &sink);
+        }
+        // Set up before the race: the middle worker stole two (it runs
+        // one; the other waits at position 0 of its ring), then queued
+        // three of its own at positions 1-3, so the next task copied in
+        // lands at position 4: slot 0 again.
+        let (middle, middle_steal) = local();
+        let mut seen: Vec<_> = steal.steal_into(&middle).into_iter().collect();
+        for i in 4..7 {
+            let _ = middle.push_back(i, &sink);
+        }
+        let last_thief = thief(middle_steal, 1);
+        let middle_worker = thread::spawn(move || {
+            let mut got = drain(&middle);
+            got.extend(steal.steal_into(&middle));
+            got.extend(drain(&middle));
+            got
+        });
+        seen.extend(last_thief.join().unwrap());
+        seen.extend(middle_worker.join().unwrap());
+        seen.extend(drain(&owner));
+        seen.extend(sink.0.lock().unwrap().drain(..));
+        assert_each_once(seen, 7);
+    });
+}
