@@ -37,10 +37,10 @@
 //! The Acquire/Release orderings on `keeper` and `next` are stronger than
 //! this needs: each word publishes only its own value (a wheel's timers are
 //! under its mutex), and the handshake rests on the two fences.
-//! `scripts/orderings.sh` (2026-11-24) weakened them one at a time (the
-//! loads of `keeper` in `arm`, `keeper`, `begin_keeping`; of `next` in
-//! `earliest` and `is_due`; its store in `fire_due`) and every loom
-//! model still passed, while weakening or removing either fence fails.
+//! `scripts/orderings.sh` (2026-11-24) weakened each of them alone (every
+//! load, store and compare-exchange of `keeper` and `next` in this file)
+//! and every loom model still passed, while weakening or removing either
+//! fence fails.
 //! They are kept as the conventional pairing for words other threads read.
 //!
 //! # Shutdown
