@@ -145,6 +145,12 @@ impl PollWatch {
     /// A poll of `meta`'s task starts; `seq` is odd.
     #[inline]
     pub(crate) fn begin(&self, seq: u64, meta: &TaskMeta) {
+        // The seqlock's writer side: a monitor that reads this label has,
+        // after its Acquire fence, the previous poll's `end` store in view,
+        // so its re-read of `seq` sees the poll it sampled is over (without
+        // this fence the new label could pair with the old number; a
+        // compiler barrier on x86).
+        std::sync::atomic::fence(Ordering::Release);
         self.label.store(meta.label().bits(), Ordering::Relaxed);
         // Release: a monitor that reads this `seq` reads the label above
         // (or a later one, which its second read of `seq` detects).
@@ -200,11 +206,12 @@ impl PollWatch {
     }
 
     /// The label of poll `seq`, if it is still the current one (a seqlock
-    /// read: every field is atomic and the label `'static`, so a torn read
-    /// is only detected, never undefined).
+    /// read, paired with the fence in `begin`: every field is atomic and
+    /// the label `'static`, so a torn read is only detected, never
+    /// undefined). Not modelled by loom (`std` atomics, see the imports).
     fn label(&self, seq: u64) -> Option<(Option<&'static str>, &'static Location<'static>)> {
         let bits = self.label.load(Ordering::Relaxed);
-        fence(Ordering::Acquire);
+        std::sync::atomic::fence(Ordering::Acquire);
         if self.seq.load(Ordering::Relaxed) != seq {
             return None;
         }
@@ -338,8 +345,10 @@ impl Monitor {
     pub(crate) fn hand_back(&self, item: HandBack) {
         self.handed_back.push(item);
         // Pairs with the fence in `begin_shutdown`: either its drain sees
-        // the item, or this load sees `closed` and drains it here.
-        fence(Ordering::SeqCst);
+        // the item, or this load sees `closed` and drains it here. (`std`'s
+        // fence: `closed` and the queue are `std`/crossbeam atomics, see
+        // `closed`.)
+        std::sync::atomic::fence(Ordering::SeqCst);
         if self.closed.load(Ordering::Relaxed) {
             self.drain_handed_back_at_shutdown();
         }
@@ -418,7 +427,7 @@ impl Monitor {
             return;
         }
         self.closed.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
         self.drain_handed_back_at_shutdown();
         let mut state = self.lock();
         state.shutdown = true;
