@@ -47,6 +47,15 @@
 //! SeqCst *accesses* as AcqRel, but implements SeqCst fences), so
 //! `loom_tests.rs` can and does check it: removing either fence makes the
 //! model fail. `worker/loom_tests.rs` checks the rules on the real worker.
+//!
+//! The Acquire/Release orderings on `state` are stronger than this needs:
+//! the word publishes only its own counts (the sleeper list is under its
+//! mutex, the queues synchronise themselves), and the argument above rests
+//! on the RMWs and the two fences. `scripts/orderings.sh` (2026-11-24)
+//! weakened each of them alone (every load and RMW of `state` in this
+//! file) and every loom model still passed, while weakening or removing
+//! either fence fails. They are kept as the conventional pairing for a
+//! word other threads read.
 
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering, fence};
