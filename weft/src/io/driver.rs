@@ -77,10 +77,10 @@ use std::task::Waker;
 use std::time::Duration;
 
 use mio::event::Source;
-
-use super::registrations::Registrations;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
+
+use super::registrations::Registrations;
 
 use super::scheduled_io::{
     ERROR, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED, shutdown_error,
