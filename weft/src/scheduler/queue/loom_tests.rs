@@ -12,7 +12,7 @@
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p weft --lib --release queue`
 
-use loom::sync::{Arc, Mutex};
+use loom::sync::Mutex;
 use loom::thread;
 
 use super::{Local, Overflow, Steal, local};
@@ -24,6 +24,21 @@ impl Overflow<usize> for Sink {
     fn push_batch(&self, tasks: impl Iterator<Item = usize>) {
         self.0.lock().unwrap().extend(tasks);
     }
+}
+
+/// An owner's ring holding tasks `0..count` (overflow, if any, in the sink).
+fn filled(count: usize) -> (Local<usize>, Steal<usize>, Sink) {
+    let (owner, steal) = local();
+    let sink = Sink::default();
+    for i in 0..count {
+        let _ = owner.push_back(i, &sink);
+    }
+    (owner, steal, sink)
+}
+
+/// The tasks the ring sent to its overflow sink.
+fn overflowed(sink: &Sink) -> Vec<usize> {
+    sink.0.lock().unwrap().drain(..).collect()
 }
 
 fn drain(local: &Local<usize>) -> Vec<usize> {
@@ -54,15 +69,11 @@ fn assert_each_once(mut seen: Vec<usize>, pushed: usize) {
 #[test]
 fn steal_races_pop() {
     loom::model(|| {
-        let (owner, steal) = local();
-        let sink = Sink::default();
-        for i in 0..3 {
-            let _ = owner.push_back(i, &sink);
-        }
+        let (owner, steal, sink) = filled(3);
         let thief = thief(steal, 1);
         let mut seen = drain(&owner);
         seen.extend(thief.join().unwrap());
-        seen.extend(sink.0.lock().unwrap().drain(..));
+        seen.extend(overflowed(&sink));
         assert_each_once(seen, 3);
     });
 }
@@ -70,19 +81,15 @@ fn steal_races_pop() {
 #[test]
 fn overflow_races_steal() {
     loom::model(|| {
-        let (owner, steal) = local();
-        let sink = Arc::new(Sink::default());
-        for i in 0..4 {
-            let _ = owner.push_back(i, &*sink);
-        }
+        let (owner, steal, sink) = filled(4);
         let thief = thief(steal, 1);
         // The ring is full: these pushes overflow, or find room a thief made.
         for i in 4..6 {
-            let _ = owner.push_back(i, &*sink);
+            let _ = owner.push_back(i, &sink);
         }
         let mut seen = drain(&owner);
         seen.extend(thief.join().unwrap());
-        seen.extend(sink.0.lock().unwrap().drain(..));
+        seen.extend(overflowed(&sink));
         assert_each_once(seen, 6);
     });
 }
@@ -90,11 +97,7 @@ fn overflow_races_steal() {
 #[test]
 fn two_thieves_and_owner_push_pop() {
     loom::model(|| {
-        let (owner, steal) = local();
-        let sink = Sink::default();
-        for i in 0..2 {
-            let _ = owner.push_back(i, &sink);
-        }
+        let (owner, steal, sink) = filled(2);
         let first = thief(steal.clone(), 1);
         let second = thief(steal, 1);
         let _ = owner.push_back(2, &sink);
@@ -103,7 +106,7 @@ fn two_thieves_and_owner_push_pop() {
         seen.extend(drain(&owner));
         seen.extend(first.join().unwrap());
         seen.extend(second.join().unwrap());
-        seen.extend(sink.0.lock().unwrap().drain(..));
+        seen.extend(overflowed(&sink));
         assert_each_once(seen, 4);
     });
 }
@@ -116,11 +119,7 @@ fn two_thieves_and_owner_push_pop() {
 #[test]
 fn a_stolen_task_is_stolen_again() {
     loom::model(|| {
-        let (owner, steal) = local();
-        let sink = Sink::default();
-        for i in 0..4 {
-            let _ = owner.push_back(i, &sink);
-        }
+        let (owner, steal, sink) = filled(4);
         let (middle, middle_steal) = local();
         let middle_thief = thread::spawn(move || {
             // Takes two: runs one, queues the other in its own ring.
@@ -132,22 +131,20 @@ fn a_stolen_task_is_stolen_again() {
         let mut seen = drain(&owner);
         seen.extend(middle_thief.join().unwrap());
         seen.extend(last_thief.join().unwrap());
+        seen.extend(overflowed(&sink));
         assert_each_once(seen, 4);
     });
 }
 
 /// A thief refills a slot of its own ring that its own thief has just
-/// copied out: the Acquire loads of its ring's `head` (the last `pop`'s,
-/// which found the ring empty, and `steal_into`'s) order that copy before
-/// the slot is written again.
+/// copied out: `steal_into`'s Acquire load of its ring's `head` orders that
+/// copy before the slot is written again. Fails with that load made
+/// `Relaxed` (a race on the slot); `pop`'s Acquire load of `head` alone
+/// made `Relaxed` does not fail it (the owner reads only slots it wrote).
 #[test]
 fn a_thief_refills_a_slot_its_own_thief_copied() {
     loom::model(|| {
-        let (owner, steal) = local();
-        let sink = Sink::default();
-        for i in 0..4 {
-            let _ = owner.push_back(i, &sink);
-        }
+        let (owner, steal, sink) = filled(4);
         // Set up before the race: the middle worker stole two (it runs
         // one; the other waits at position 0 of its ring), then queued
         // three of its own at positions 1-3, so the next task copied in
@@ -167,7 +164,7 @@ fn a_thief_refills_a_slot_its_own_thief_copied() {
         seen.extend(last_thief.join().unwrap());
         seen.extend(middle_worker.join().unwrap());
         seen.extend(drain(&owner));
-        seen.extend(sink.0.lock().unwrap().drain(..));
+        seen.extend(overflowed(&sink));
         assert_each_once(seen, 7);
     });
 }
