@@ -86,19 +86,22 @@ if [ "$from" -le 1 ]; then
   : >"$out/survivors.txt"; : >"$out/caught.txt"; : >"$out/unviable.txt"
 fi
 for i in $(seq $((from - 1)) $((count - 1))); do
-  name=$(python3 - "$out/mutants.json" "$i" <<'PY'
+  # Applies mutant i; prints its name, then its module as loom names its
+  # models (weft/src/a/b.rs -> a::b::).
+  applied=$(python3 - "$out/mutants.json" "$i" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))[int(sys.argv[2])]
 lines = open(m['file']).read().split('\n')
 line = lines[m['line'] - 1]
 lines[m['line'] - 1] = line[:m['start']] + m['replacement'] + line[m['end']:]
 open(m['file'], 'w').write('\n'.join(lines))
+module = m['file'].removeprefix('weft/src/').removesuffix('.rs').removesuffix('/mod').replace('/', '::')
 print(f"{m['file']}:{m['line']}: {m['what']}: {line.strip()}")
+print(f"{module}::")
 PY
 )
-  # The mutated file's module, as loom names its models: weft/src/a/b.rs -> a::b::
-  module=$(sed -n "$((i + 1))p" <(python3 -c 'import json,sys; [print(m["file"]) for m in json.load(open(sys.argv[1]))]' "$out/mutants.json") \
-    | sed 's|^weft/src/||; s|\.rs$||; s|/mod$||; s|/|::|g')::
+  name=$(sed -n 1p <<<"$applied")
+  module=$(sed -n 2p <<<"$applied")
   verdict=survived
   # Fail-fast, so the first failing model ends the run.
   if ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS=3 timeout 900 bash scripts/loom.sh "$module" \
