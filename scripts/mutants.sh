@@ -13,7 +13,9 @@
 #      only a survivor's verdict could change; MUTANTS_FULL=1 runs the
 #      models at 3, about twice as long).
 # A mutant is caught when either fails (or times out); it survives when
-# both pass. cargo-mutants' own runner cannot run the loom models (they
+# both pass. MUTANTS_JUDGE=loom skips step 1: the loom models alone judge
+# (the question for protocol code is whether a model sees the bug, not
+# whether some test trips over it). cargo-mutants' own runner cannot run the loom models (they
 # need RUSTFLAGS="--cfg loom" and another profile), so this script runs
 # each mutant itself; the mutants are exactly cargo-mutants' list.
 #
@@ -24,8 +26,10 @@
 #
 # Usage: bash scripts/mutants.sh [PATH_GLOB ...]
 #   e.g. bash scripts/mutants.sh 'weft/src/time/driver.rs'
-# MUTANTS_FROM=N resumes at the N-th mutant (1-based), appending to the
-# output files. A mutant that makes the tests hang is caught by a timeout
+# MUTANTS_RE=REGEX keeps only the mutants whose name matches (cargo-mutants'
+# --re), e.g. MUTANTS_RE='Core::(park|search|stop_searching)' for the
+# worker's sleep protocol. MUTANTS_FROM=N resumes at the N-th mutant
+# (1-based), appending to the output files. A mutant that makes the tests hang is caught by a timeout
 # (the suite takes under a minute; 180 s is the limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +48,12 @@ files=("$@")
 [ ${#files[@]} -eq 0 ] && files=('weft/src/scheduler/**' 'weft/src/task/**' 'weft/src/time/**')
 file_args=()
 for f in "${files[@]}"; do file_args+=(--file "$f"); done
+[ -n "${MUTANTS_RE:-}" ] && file_args+=(--re "$MUTANTS_RE")
+judge=${MUTANTS_JUDGE:-tests+loom}
+case $judge in
+  tests+loom | loom) ;;
+  *) echo "mutants.sh: MUTANTS_JUDGE must be 'loom' or 'tests+loom', not '$judge'" >&2; exit 2 ;;
+esac
 
 cargo mutants -p weft --list --json --diff "${file_args[@]}" \
   --exclude '**/loom_tests.rs' --exclude '**/tests.rs' --exclude '**/tests/**' \
@@ -74,9 +84,16 @@ PY
     echo "unviable (does not apply): $name" >>"$out/unviable.txt"; unviable=$((unviable + 1)); continue
   fi
   verdict=survived
-  if ! cargo build -p weft --tests -q >/dev/null 2>&1; then
+  if [ "$judge" = loom ]; then
+    # The models' own build is the viability check (a mutant in code that
+    # loom does not compile builds and survives: no model can see it).
+    viable=(env RUSTFLAGS="--cfg loom" cargo test -p weft --lib --profile loom --target-dir target/loom --no-run -q)
+  else
+    viable=(cargo build -p weft --tests -q)
+  fi
+  if ! "${viable[@]}" >/dev/null 2>&1; then
     verdict=unviable
-  elif ! timeout 180 cargo test -p weft -q >/dev/null 2>&1; then
+  elif [ "$judge" != loom ] && ! timeout 180 cargo test -p weft -q >/dev/null 2>&1; then
     verdict=caught
   elif ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
     >/dev/null 2>&1; then
@@ -88,7 +105,7 @@ PY
     unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
     survived)
       survived=$((survived + 1))
-      { echo "== $name  [loom bound $loom_bound]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
+      { echo "== $name  [judge $judge, loom bound $loom_bound]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
   esac
   echo "[$((i + 1))/$count] $verdict: $name"
 done
@@ -96,5 +113,5 @@ caught=$(wc -l <"$out/caught.txt"); unviable=$(wc -l <"$out/unviable.txt")
 survived=$(grep -c '^== ' "$out/survivors.txt")
 total=$((caught + survived))
 score=$(python3 -c "print(f'{100*$caught/max($total,1):.0f}%')")
-summary="mutation score ${score}: ${caught} caught, ${survived} survived, ${unviable} unviable (files: ${files[*]})"
+summary="mutation score ${score}: ${caught} caught, ${survived} survived, ${unviable} unviable (judge: ${judge}; files: ${files[*]}${MUTANTS_RE:+; names matching ${MUTANTS_RE}})"
 echo "$summary" | tee "$out/summary.txt"
