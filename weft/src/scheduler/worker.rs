@@ -197,6 +197,7 @@ pub(crate) struct Core {
 /// cancelled task's future, which must not take the worker down.
 #[inline]
 fn poll(task: Task) {
+    task.metadata().check_published();
     // A fresh cooperative budget for each poll (`task/coop.rs`).
     crate::task::coop::reset();
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));

@@ -77,7 +77,28 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
     lane_and_label: LaneAndLabel,
+    #[cfg(loom)]
+    published: Published,
 }
+
+/// Under loom only: a cell the spawning thread creates with the task and
+/// every poll reads, so that loom checks each handoff of the task.
+///
+/// A task's memory is async-task's, written with `std` atomics and plain
+/// stores that loom does not see: without this, an ordering weakened on a
+/// path that hands a task to another thread (a ring slot, the LIFO slot,
+/// an inject queue) leaves the poller reading the task before it was
+/// published, and no model notices (the orderings survey found the LIFO
+/// slot's swap surviving both halves of its `AcqRel`). loom counts a
+/// cell's creation as a write, so a read with no happens-before path from
+/// the spawn is a "causality violation": the model fails.
+#[cfg(loom)]
+struct Published(crate::loom::cell::UnsafeCell<()>);
+
+// SAFETY: the cell is never written after its creation (only `with`, a
+// read, is called); loom checks each of those reads against the creation.
+#[cfg(loom)]
+unsafe impl Sync for Published {}
 
 /// How a task is spawned: `task::Builder`'s settings and the caller.
 #[derive(Clone, Copy)]
@@ -101,7 +122,17 @@ impl TaskMeta {
         TaskMeta {
             shared,
             lane_and_label: LaneAndLabel::new(options.lane, options.label),
+            #[cfg(loom)]
+            published: Published(crate::loom::cell::UnsafeCell::new(())),
         }
+    }
+
+    /// Under loom: fails the model unless the task's spawn happens-before
+    /// this point (see [`Published`]). Called before each poll.
+    #[inline]
+    pub(crate) fn check_published(&self) {
+        #[cfg(loom)]
+        self.published.0.with(|_| ());
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -391,4 +422,48 @@ where
             WithInfo(schedule),
         );
     (runnable, JoinHandle::new(task))
+}
+
+/// The publication check itself: a task handed to another thread through a
+/// `Relaxed` pointer, with nothing else ordering the two threads, must fail
+/// the model (else a model passing says nothing about the queues'
+/// orderings).
+#[cfg(all(test, loom))]
+mod published_loom_tests {
+    use std::ptr::NonNull;
+
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicPtr, Ordering};
+
+    use super::{SpawnOptions, Task, new_task};
+
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn a_task_handed_over_unpublished_fails_the_check() {
+        loom::model(|| {
+            let (shared, _locals) = crate::loom_support::shared_with_spares(1, 0);
+            let slot = Arc::new(AtomicPtr::<()>::new(std::ptr::null_mut()));
+            let spawner = {
+                let (slot, shared) = (slot.clone(), shared.clone());
+                loom::thread::spawn(move || {
+                    let options = SpawnOptions::plain(std::panic::Location::caller());
+                    let (task, join) = new_task(&shared, async {}, options);
+                    slot.store(task.into_raw().as_ptr(), Ordering::Relaxed);
+                    join
+                })
+            };
+            let raw = loop {
+                if let Some(raw) = NonNull::new(slot.load(Ordering::Relaxed)) {
+                    break raw;
+                }
+                loom::thread::yield_now();
+            };
+            // SAFETY: `raw` came from `Runnable::into_raw` in the spawner,
+            // which gave it up; this is the only `from_raw` of it.
+            let task = unsafe { Task::from_raw(raw) };
+            task.metadata().check_published();
+            drop(task);
+            drop(spawner.join().unwrap());
+        });
+    }
 }

@@ -16,9 +16,15 @@
 //! the spare slot's; loom's cell checks would report two owners' accesses
 //! as a race).
 //!
+//! The two tasks are spawned inside the stuck poll, after the spare may
+//! have started, so the spare polls tasks only the stuck thread has written:
+//! loom checks that the LIFO slot and the ring publish them
+//! (`TaskMeta::check_published`).
+//!
 //! Shown to fail with the protocol broken on purpose: a LIFO take made of a
 //! load and a separate store (so the stuck worker and the spare can both
-//! take the same task) fails the run-once check.
+//! take the same task) fails the run-once check; the LIFO slot's `AcqRel`
+//! swap made `Acquire` or `Release` fails the publication check.
 //!
 //! Second model: the monitor's sleep handshake. The monitor, finding every
 //! worker parked, goes to sleep (`Monitor::sleep_until_a_worker_wakes`)
@@ -70,36 +76,44 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         let options = SpawnOptions::plain(std::panic::Location::caller());
         let (a_ran, b_ran) = (Signal::default(), Signal::default());
         let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
-        let (task_a, join_a) = new_task(
-            &shared,
-            RunOnce {
-                runs: runs[0].clone(),
-                ran: a_ran.clone(),
-            },
-            options,
-        );
-        let (task_b, join_b) = new_task(
-            &shared,
-            RunOnce {
-                runs: runs[1].clone(),
-                ran: b_ran.clone(),
-            },
-            options,
-        );
 
         let first_pushed = Signal::default();
         let worker = {
             let (shared, first_pushed) = (shared.clone(), first_pushed.clone());
+            let (runs, a_ran, b_ran) = (runs.clone(), a_ran.clone(), b_ran.clone());
             thread::spawn(move || {
-                let core = Core::new(0, shared, worker_local);
-                // Inside the stuck poll: the running task wakes two others
-                // (A into the LIFO slot, then B, which moves A to the ring).
-                core.schedule_local(task_a, false);
+                let core = Core::new(0, shared.clone(), worker_local);
+                // Inside the stuck poll (the spare may start now): the
+                // running task spawns two others, A into the LIFO slot, then
+                // B, which moves A to the ring. Both are made here, after
+                // the spare may have started: it then polls tasks whose
+                // memory only this thread wrote, and loom checks that the
+                // LIFO slot and the ring publish them
+                // (`TaskMeta::check_published`).
                 first_pushed.raise();
+                let [runs_a, runs_b] = runs;
+                let (task_a, join_a) = new_task(
+                    &shared,
+                    RunOnce {
+                        runs: runs_a,
+                        ran: a_ran,
+                    },
+                    options,
+                );
+                core.schedule_local(task_a, false);
+                let (task_b, join_b) = new_task(
+                    &shared,
+                    RunOnce {
+                        runs: runs_b,
+                        ran: b_ran,
+                    },
+                    options,
+                );
                 core.schedule_local(task_b, false);
                 // The poll returns: the worker's ordinary loop.
                 assert_eq!(core.run(), crate::scheduler::worker::RunExit::Shutdown);
                 core.close();
+                (join_a, join_b)
             })
         };
         let spare = {
@@ -117,7 +131,7 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         b_ran.wait();
         spare.join().unwrap();
         shared.begin_shutdown();
-        worker.join().unwrap();
+        let (join_a, join_b) = worker.join().unwrap();
         shared.shutdown_drain();
         for runs in &runs {
             assert_eq!(runs.load(Ordering::Relaxed), 1);
