@@ -193,6 +193,10 @@ impl Remote {
         self.swap_lifo(None)
     }
 
+    /// A hint: whoever acts on it takes the task with the swap in
+    /// `swap_lifo`, and that swap's `Acquire` is what publishes the task
+    /// (the orderings survey: this load made `Relaxed` passes every model;
+    /// the swap's halves made weaker fail the handoff model).
     pub(crate) fn has_lifo(&self) -> bool {
         !self.lifo.load(Ordering::Acquire).is_null()
     }
@@ -288,6 +292,10 @@ impl Shared {
         Ok((shared, locals))
     }
 
+    /// Whether shutdown has begun. Only ends loops: what a thread must see
+    /// once it has seen the flag (the queues to drain, the registry) is
+    /// ordered by `begin_shutdown`'s fence and the registry's lock, not by
+    /// this load (the orderings survey: made `Relaxed`, every model passes).
     #[inline]
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
@@ -393,6 +401,9 @@ impl Shared {
 
     /// A `block_on` starts (`true`) or stops (`false`) polling its future.
     /// Only the test clock cares: it may jump ahead only while nobody polls.
+    /// (`test-util` only, which the loom build does not enable: no model
+    /// judges these orderings; the paused-clock tests of `tests/time.rs`
+    /// exercise the count.)
     #[inline]
     pub(crate) fn block_on_polling(&self, polling: bool) {
         #[cfg(feature = "test-util")]
