@@ -77,9 +77,9 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         let (a_ran, b_ran) = (Signal::default(), Signal::default());
         let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
 
-        let first_pushed = Signal::default();
+        let poll_began = Signal::default();
         let worker = {
-            let (shared, first_pushed) = (shared.clone(), first_pushed.clone());
+            let (shared, poll_began) = (shared.clone(), poll_began.clone());
             let (runs, a_ran, b_ran) = (runs.clone(), a_ran.clone(), b_ran.clone());
             thread::spawn(move || {
                 let core = Core::new(0, shared.clone(), worker_local);
@@ -90,7 +90,7 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
                 // memory only this thread wrote, and loom checks that the
                 // LIFO slot and the ring publish them
                 // (`TaskMeta::check_published`).
-                first_pushed.raise();
+                poll_began.raise();
                 let [runs_a, runs_b] = runs;
                 let (task_a, join_a) = new_task(
                     &shared,
@@ -119,9 +119,10 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         let spare = {
             let shared = shared.clone();
             thread::spawn(move || {
-                // The monitor lends the slot once work waits behind the
-                // stalled poll.
-                first_pushed.wait();
+                // The monitor lends the slot once the poll has stalled:
+                // here as soon as it began, so the spare may find the
+                // stuck worker's queue empty, half filled or full.
+                poll_began.wait();
                 let core = Core::new(1, shared, spare_local);
                 core.run_spare();
             })
