@@ -449,6 +449,10 @@ impl Shared {
     /// Marks the runtime as shutting down and wakes every worker so it sees
     /// the flag. Idempotent.
     pub(crate) fn begin_shutdown(&self) -> bool {
+        // The swap's `AcqRel` is not what the protocol rests on (the
+        // orderings survey: made `Acquire` or `Release`, every model
+        // passes): the fence below is, and the registry's lock orders the
+        // drain. The swap picks the one caller that goes first.
         let first = !self.shutdown.swap(true, Ordering::AcqRel);
         // Orders the flag before the inject drain, pairing with the fence
         // in `schedule_remote`'s notify.
