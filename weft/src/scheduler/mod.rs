@@ -563,6 +563,8 @@ impl Shared {
 /// Drops a task without running it (cancelling it), containing a panic
 /// from its future's destructor.
 pub(crate) fn drop_task(task: Task) {
+    // Dropping touches the task's memory as a poll does (loom only).
+    task.metadata().check_published();
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(task)));
 }
 

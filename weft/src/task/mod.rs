@@ -128,7 +128,8 @@ impl TaskMeta {
     }
 
     /// Under loom: fails the model unless the task's spawn happens-before
-    /// this point (see [`Published`]). Called before each poll.
+    /// this point (see [`Published`]). Called before each poll, and before
+    /// a queued task is dropped unrun (shutdown's drains).
     #[inline]
     pub(crate) fn check_published(&self) {
         #[cfg(loom)]
