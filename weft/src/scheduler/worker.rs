@@ -585,6 +585,8 @@ impl Core {
         };
         let limit = inject.batch_limit(&self.local, config.num_workers, cap);
         let (task, taken) = inject.pop_batch_into(&self.local, &self.stash, limit)?;
+        // A hint for the order of the next picks (step 1 of the module
+        // doc), not for liveness: mutated, the loom models pass.
         self.inject_backlog
             .set(inject.len() >= config.inject_batch_cap);
         let counters = self.counters();
@@ -592,6 +594,11 @@ impl Core {
         counters.inject_tasks.add(taken as u64);
         if taken > 1 && !self.searching.get() {
             // More than this worker can start now: let an idle one help.
+            // Performance only (cargo-mutants' five mutants of this test
+            // pass the loom models, judged by them alone): each batched
+            // task's push already notified a sleeper or found a searcher,
+            // and a worker about to sleep re-checks every ring (rule 4),
+            // so the rest of the batch is found without this wake, later.
             self.shared.notify_parked(Some(self.index));
         }
         Some(task)
@@ -675,6 +682,10 @@ impl Core {
 
     /// A short spin before sleeping: work that arrives within a few
     /// microseconds is taken without a park/unpark pair.
+    ///
+    /// Performance only: with no spin the worker goes straight to the
+    /// sleep protocol, which alone keeps work from being stranded
+    /// (cargo-mutants' mutants of this function all pass the loom models).
     fn spin_for_work(&self) -> Option<Task> {
         // One spinner is enough to catch the next task; more would only
         // take turns on the cores with the thread producing the work.
@@ -747,6 +758,10 @@ impl Core {
     /// Step 7: sleep until a notifier picks this worker, the runtime shuts
     /// down, or (as the keeper of `time/driver.rs`) a timer is due.
     fn park(&self) -> Woken {
+        // `has_tasks` is a shortcut, not a rule: without it the worker
+        // registers asleep and its re-check below finds its own ring, so a
+        // sleeper (perhaps itself) is woken for it (cargo-mutants' `&&` for
+        // the `||` passes the loom models and the tests).
         if self.has_tasks() || (self.may_fire_again() && self.fire_timers(Wheels::All)) {
             return Woken::DidNotSleep;
         }
@@ -787,6 +802,12 @@ impl Core {
                 Some(wake_at) => self.keep_time_until(wake_at),
             };
             let notified = !idle.is_parked(self.index);
+            // The timer and I/O wakes below are out of the loom models'
+            // reach: loom builds no reactor (`io_woken` is 0) and loom's
+            // `wait_timeout` never times out, so a keeper's timer is never
+            // due in a model. cargo-mutants' mutants of those tests and of
+            // `io_woken > 0` (12) all pass the models; the ordinary tests
+            // judge them (tests/time.rs, tests/net.rs).
             if notified || timer_due || io_woken > 0 {
                 time.end_keeping(self.index);
                 // Woken by a timer, the worker takes itself off the sleeper
