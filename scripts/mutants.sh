@@ -15,9 +15,10 @@
 # A mutant is caught when either fails (or times out); it survives when
 # both pass. MUTANTS_JUDGE=loom skips step 1: the loom models alone judge
 # (the question for protocol code is whether a model sees the bug, not
-# whether some test trips over it). cargo-mutants' own runner cannot run the loom models (they
-# need RUSTFLAGS="--cfg loom" and another profile), so this script runs
-# each mutant itself; the mutants are exactly cargo-mutants' list.
+# whether some test trips over it). cargo-mutants' own runner cannot run
+# the loom models (they need RUSTFLAGS="--cfg loom" and another profile),
+# so this script runs each mutant itself; the mutants are exactly
+# cargo-mutants' list.
 #
 # Output in target/mutants/: survivors.txt (one line per surviving mutant,
 # with its diff), caught.txt, unviable.txt, summary.txt (the score).
@@ -29,8 +30,9 @@
 # MUTANTS_RE=REGEX keeps only the mutants whose name matches (cargo-mutants'
 # --re), e.g. MUTANTS_RE='Core::(park|search|stop_searching)' for the
 # worker's sleep protocol. MUTANTS_FROM=N resumes at the N-th mutant
-# (1-based), appending to the output files. A mutant that makes the tests hang is caught by a timeout
-# (the suite takes under a minute; 180 s is the limit).
+# (1-based), appending to the output files. A mutant that makes the tests
+# hang is caught by a timeout (the suite takes under a minute; 180 s is
+# the limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
