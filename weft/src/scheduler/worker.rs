@@ -807,7 +807,9 @@ impl Core {
             // `wait_timeout` never times out, so a keeper's timer is never
             // due in a model. cargo-mutants' mutants of those tests and of
             // `io_woken > 0` (12) all pass the models; the ordinary tests
-            // judge them (tests/time.rs, tests/net.rs).
+            // judge them: of five checked, each caught (`tests/http.rs`
+            // hangs on a timer that never wakes its keeper;
+            // `tests/net.rs` fails on readiness left behind a long poll).
             if notified || timer_due || io_woken > 0 {
                 time.end_keeping(self.index);
                 // Woken by a timer, the worker takes itself off the sleeper
