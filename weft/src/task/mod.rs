@@ -72,8 +72,8 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 /// to (its schedule function finds the runtime here), its lane, and what
 /// names it in a stall report.
 ///
-/// Two words: its size is part of every task's allocation (`label.rs`
-/// says why that matters).
+/// Two words outside loom: its size is part of every task's allocation
+/// (`label.rs` says why that matters).
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
     lane_and_label: LaneAndLabel,
@@ -425,46 +425,5 @@ where
     (runnable, JoinHandle::new(task))
 }
 
-/// The publication check itself: a task handed to another thread through a
-/// `Relaxed` pointer, with nothing else ordering the two threads, must fail
-/// the model (else a model passing says nothing about the queues'
-/// orderings).
 #[cfg(all(test, loom))]
-mod published_loom_tests {
-    use std::ptr::NonNull;
-
-    use loom::sync::Arc;
-    use loom::sync::atomic::{AtomicPtr, Ordering};
-
-    use super::{SpawnOptions, Task, new_task};
-
-    #[test]
-    #[should_panic(expected = "Causality violation")]
-    fn a_task_handed_over_unpublished_fails_the_check() {
-        loom::model(|| {
-            let (shared, _locals) = crate::loom_support::shared_with_spares(1, 0);
-            let slot = Arc::new(AtomicPtr::<()>::new(std::ptr::null_mut()));
-            let spawner = {
-                let (slot, shared) = (slot.clone(), shared.clone());
-                loom::thread::spawn(move || {
-                    let options = SpawnOptions::plain(std::panic::Location::caller());
-                    let (task, join) = new_task(&shared, async {}, options);
-                    slot.store(task.into_raw().as_ptr(), Ordering::Relaxed);
-                    join
-                })
-            };
-            let raw = loop {
-                if let Some(raw) = NonNull::new(slot.load(Ordering::Relaxed)) {
-                    break raw;
-                }
-                loom::thread::yield_now();
-            };
-            // SAFETY: `raw` came from `Runnable::into_raw` in the spawner,
-            // which gave it up; this is the only `from_raw` of it.
-            let task = unsafe { Task::from_raw(raw) };
-            task.metadata().check_published();
-            drop(task);
-            drop(spawner.join().unwrap());
-        });
-    }
-}
+mod loom_tests;
