@@ -45,18 +45,38 @@
 //! switches. smol gets the same effect by putting a yielded task behind
 //! the whole global queue.
 //!
-//! Where a peer can still switch less: `spawn_many_local` on 2 workers has
-//! two stable states. Either the three busy threads (the spawning thread and
-//! two workers) spread over both cores and nobody sleeps (~5-10 switches
-//! per iteration), or the spawner keeps a core to itself and the two
-//! workers share the other, handing the trickle of new tasks back and
-//! forth: one runs dry and parks, the next push (rule 1 of `idle.rs`) or
-//! the other's successful search (rule 4) wakes it (50-170 switches, about
-//! three per wake; time is the spawner's either way). Removing rule 4's
-//! wake alone does not leave that state (rule 1 then wakes instead);
-//! leaving it needs wakes gated on the backlog, which is only safe with a
-//! backstop for a task left behind a long poll while a worker sleeps: the
-//! stall monitor (DESIGN.md), which already reads each worker's poll start.
+//! `spawn_many_local` on 2 workers used to have two stable states: the
+//! three busy threads (the spawning thread and two workers) spread over
+//! both cores (~5-10 switches per iteration), or the two workers shared
+//! one core and handed the trickle of new tasks back and forth, one
+//! parking and the next push (rule 1 of `idle.rs`) or the other's
+//! successful search (rule 4) waking it (50-170 switches). On 2026-11-24
+//! it measured 9-16 switches per iteration in every run (smol 15 and tokio
+//! 66 in the same run); which later change moved it was not isolated.
+//!
+//! **Wakes gated on the backlog: measured, not kept.** The idea: with the
+//! stall monitor as the backstop for a task left behind a long poll while
+//! a worker sleeps (it wakes a sleeper when every awake thread is stuck and
+//! work waits), a push could skip waking a sleeper while some worker is
+//! awake and fewer than K tasks wait. Tried (2026-11-24, gate after the
+//! push's fence, so rule 1's race argument is unchanged; the remote push,
+//! the local push, rule 4's wake and the inject batch's helper wake gated;
+//! K = 4 and 8, `weft-bench --lanes scheduler --workers 2|4 --runtimes
+//! weft`, 3 alternated runs each): `chained_spawn` on 2 workers 4.1-4.6 ->
+//! 2.0 switches per iteration (unparks 5-8 -> 1) and on 4 workers 0.126 ->
+//! 0.101 ms; `spawn_many_remote_idle` on 2 workers 11-13 -> 9.5-10.5
+//! switches; every other workload, the HTTP lane (weft/tokio 1.05, 1.01,
+//! 0.98 against 1.04, 1.00, 1.00) and the mixed lane unchanged within
+//! their spread. But the backstop is slow by design: a spawn from outside
+//! while one worker is inside a long poll and the other sleeps waited for
+//! the monitor's next sample (60 spawns 5 ms apart beside a 400 ms poll:
+//! p50 4.8 µs -> 46 µs, p90 5.6 µs -> 260-280 µs, max 30 µs -> 750 µs),
+//! and behind a poll younger than `stall_threshold` it would wait up to
+//! that threshold (1 ms). A service with one heavy request and sparse
+//! light ones would pay that on every light one, to save switches on
+//! workloads where weft already switches least. Without the gate the
+//! monitor's backstop stays what it was: a safety net for a lost wake-up,
+//! not a scheduling path.
 //!
 //! # Scaling past the dev machine
 //!
