@@ -450,6 +450,43 @@ fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
     );
 }
 
+/// While a poll is stalled, the inject queue is drained one task at a
+/// time: a batch moved into a ring could wait behind that thread's next
+/// long poll. With the only worker stuck, 64 tasks spawned from outside
+/// wait in the inject queue until the monitor's spare comes; it takes them
+/// in 64 batches of one (without the rule, in one batch: the stall flag
+/// made always false fails this test).
+#[test]
+fn while_a_poll_is_stalled_outside_work_is_taken_one_task_at_a_time() {
+    let rt = one_worker(true);
+    let handle = rt.handle();
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    wait_for("the stuck poll was never reported as a stall", || {
+        handle.metrics().stalls >= 1
+    });
+    let before = handle.metrics().total;
+    let (tx, rx) = mpsc::channel();
+    for _ in 0..64 {
+        let tx = tx.clone();
+        drop(handle.spawn(async move {
+            let _ = tx.send(());
+        }));
+    }
+    for _ in 0..64 {
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("a task spawned beside the stalled poll never ran");
+    }
+    let after = handle.metrics().total;
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let tasks = after.inject_tasks - before.inject_tasks;
+    let batches = after.inject_batches - before.inject_batches;
+    assert_eq!(tasks, 64, "every task came through the inject queue");
+    assert_eq!(batches, 64, "{tasks} tasks taken in {batches} batches");
+}
+
 #[test]
 fn idle_spares_retire_after_their_timeout() {
     // Without demotion, so no spare takes over the worker for good.
