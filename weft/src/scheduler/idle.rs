@@ -146,7 +146,9 @@ impl Idle {
     /// Rule 1's test. It only saves wake-ups: waking a sleeper although a
     /// searcher exists is correct, just churn (which the benchmark lane's
     /// context switches per iteration show), so the mutant "always true"
-    /// survives every test and model, by design.
+    /// survives every test and model, by design, and so do its weaker
+    /// forms (`||` for `&&`, `<=` for `<`: with every worker awake the
+    /// sleeper list is empty and `wake_one_locked` finds nobody to wake).
     #[inline]
     fn should_wake(&self) -> bool {
         let counts = Counts::of(self.state.load(Ordering::Acquire));
