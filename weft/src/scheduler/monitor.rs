@@ -96,8 +96,6 @@ use std::panic::Location;
 // and `loom_tests.rs` models it.
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
-use crossbeam_deque::{Injector, Steal};
-
 use crate::loom::sync::atomic::fence;
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -108,6 +106,7 @@ use crate::task::TaskMeta;
 use crate::task::label::Label;
 
 use super::Shared;
+use super::inject::Inject;
 use super::queue::Local;
 use super::worker::{Core, RunExit};
 use crate::task::Task;
@@ -269,13 +268,15 @@ pub(crate) struct Monitor {
     /// What demoted threads give back, without the monitor's lock (a
     /// thread that runs at a low priority must not hold a lock others
     /// wait for: it may not get a core again for a long time). The monitor
-    /// takes it at its next sample.
-    handed_back: Injector<HandBack>,
-    /// Set at shutdown, before `handed_back` is drained for the last time.
-    /// (Not modelled by loom: `handed_back` is crossbeam's, whose atomics
-    /// loom does not see. `lanes::a_worker_demoted_during_shutdown_still_drops_every_task_once`
-    /// and `scripts/valgrind.sh` check that nothing handed back is lost.)
-    closed: AtomicBool,
+    /// takes it at its next sample. (The inject queue's type: crossbeam's
+    /// lock-free queue, a mutex-guarded one under loom.)
+    handed_back: Inject<HandBack>,
+    /// Set at shutdown, before `handed_back` is drained for the last time
+    /// (the handshake with `hand_back`: the model
+    /// `loom_tests::a_core_handed_back_as_shutdown_begins_is_closed_once`
+    /// checks the protocol; under loom the queue's mutex orders push and
+    /// drain by itself, so the fences are not judged there).
+    closed: crate::loom::sync::atomic::AtomicBool,
 }
 
 /// Given back by a demoted thread.
@@ -333,8 +334,8 @@ impl Monitor {
             spares_retired: AtomicU64::new(0),
             threads_demoted: AtomicU64::new(0),
             spare_threads: AtomicUsize::new(0),
-            handed_back: Injector::new(),
-            closed: AtomicBool::new(false),
+            handed_back: Inject::new(),
+            closed: crate::loom::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -345,23 +346,22 @@ impl Monitor {
     pub(crate) fn hand_back(&self, item: HandBack) {
         self.handed_back.push(item);
         // Pairs with the fence in `begin_shutdown`: either its drain sees
-        // the item, or this load sees `closed` and drains it here. (`std`'s
-        // fence: `closed` and the queue are `std`/crossbeam atomics, see
-        // `closed`.)
-        std::sync::atomic::fence(Ordering::SeqCst);
+        // the item, or this load sees `closed` and drains it here. Fences,
+        // not a read-modify-write: the two sides write different words
+        // (the queue, the flag), and loom models `SeqCst` fences exactly.
+        fence(Ordering::SeqCst);
         if self.closed.load(Ordering::Relaxed) {
             self.drain_handed_back_at_shutdown();
         }
     }
 
-    /// Closes the worker cores handed back too late for the monitor.
-    /// (Mutation testing: emptied, no test of `cargo test` or loom fails,
-    /// as the tasks in such a core are still dropped through the registry
-    /// at shutdown; the core itself leaks, with the runtime's shared state
-    /// it holds: `scripts/valgrind.sh` reports that cycle as definitely
-    /// lost, `lanes::a_worker_demoted_during_shutdown_still_drops_every_task_once`.)
+    /// Closes the worker cores handed back too late for the monitor. (The
+    /// tasks in such a core would still be dropped through the registry
+    /// at shutdown, so only the model above, which checks before that, and
+    /// `scripts/valgrind.sh`, which sees the core leak with the runtime's
+    /// shared state it holds, notice a core left here.)
     fn drain_handed_back_at_shutdown(&self) {
-        while let Some(item) = steal_one(&self.handed_back) {
+        while let Some(item) = self.handed_back.pop() {
             if let HandBack::Worker(core) = item {
                 core.close();
             }
@@ -370,7 +370,7 @@ impl Monitor {
 
     /// Takes what demoted threads gave back (the caller holds the lock).
     fn take_handed_back(&self, shared: &Shared, state: &mut State) {
-        while let Some(item) = steal_one(&self.handed_back) {
+        while let Some(item) = self.handed_back.pop() {
             match item {
                 HandBack::Worker(core) => state.orphans.push(core),
                 HandBack::Slot(index, local) => {
@@ -427,7 +427,8 @@ impl Monitor {
             return;
         }
         self.closed.store(true, Ordering::Relaxed);
-        std::sync::atomic::fence(Ordering::SeqCst);
+        // Pairs with the fence in `hand_back`.
+        fence(Ordering::SeqCst);
         self.drain_handed_back_at_shutdown();
         let mut state = self.lock();
         state.shutdown = true;
@@ -727,17 +728,6 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         } else {
             (period * 2).min(MAX_PERIOD.max(base_period))
         };
-    }
-}
-
-/// One item from `queue`, retrying while a concurrent steal is in the way.
-fn steal_one<T>(queue: &Injector<T>) -> Option<T> {
-    loop {
-        match queue.steal() {
-            Steal::Success(item) => return Some(item),
-            Steal::Empty => return None,
-            Steal::Retry => {}
-        }
     }
 }
 

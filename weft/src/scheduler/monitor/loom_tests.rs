@@ -34,6 +34,21 @@
 //! the model's thread left waiting on the condvar as a deadlock (loom's
 //! `wait_timeout` never times out). Fails with either `SeqCst` fence of
 //! the handshake removed.
+//!
+//! Third model: the hand-back handshake. A demoted thread, its poll over,
+//! gives its worker core back (`Monitor::hand_back`: a lock-free push,
+//! then a look at `closed`) while shutdown begins (`Monitor::begin_shutdown`:
+//! `closed` set, then the queue drained). The core holds a queued task;
+//! by the time both calls have returned the core must have been closed
+//! exactly once (its task dropped once), checked *before* `shutdown_drain`,
+//! which would drop the task through the registry and hide a core left in
+//! the queue. Fails with `hand_back`'s look at `closed` removed and with
+//! `begin_shutdown`'s drain removed (checked). It cannot judge the two
+//! fences (removed, it passes): under loom the queue is a
+//! `Mutex<VecDeque>` (`inject.rs`), whose lock alone orders the push
+//! against the drain. The same fence pattern in `schedule_remote` against
+//! shutdown is checked on a lock-free replica of the queue
+//! (`scheduler::loom_tests::shutdown_handshake_with_a_lock_free_queue`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -45,6 +60,7 @@ use loom::thread;
 
 use crate::loom_support::Signal;
 use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
+use crate::scheduler::monitor::HandBack;
 use crate::scheduler::worker::Core;
 use crate::task::{SpawnOptions, new_task};
 
@@ -165,5 +181,54 @@ fn a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it() {
         }
         wake.join().unwrap();
         assert_eq!(shared.idle.counts().unparked, 1);
+    });
+}
+
+/// A task that is never polled here and counts its drops.
+struct CountDrops(Arc<AtomicUsize>);
+
+impl Future for CountDrops {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
+impl Drop for CountDrops {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor(1);
+        let local = locals.pop().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let demoted = {
+            let (shared, drops) = (shared.clone(), drops.clone());
+            thread::spawn(move || {
+                let core = Core::new(0, shared.clone(), local);
+                let options = SpawnOptions::plain(std::panic::Location::caller());
+                let (task, join) = new_task(&shared, CountDrops(drops), options);
+                core.schedule_local(task, false);
+                drop(join);
+                // The demoted thread's poll is over: its core goes back.
+                shared.monitor.hand_back(HandBack::Worker(core));
+            })
+        };
+        shared.begin_shutdown();
+        demoted.join().unwrap();
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            1,
+            "the core handed back as shutdown began was not closed once"
+        );
+        shared.shutdown_drain();
+        assert_eq!(drops.load(Ordering::Relaxed), 1, "a task dropped twice");
+        drop(shared);
+        realign_registry_round_robin(1);
     });
 }
