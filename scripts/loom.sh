@@ -8,8 +8,9 @@
 # CI's setting). Extra arguments filter the models by substring, e.g.
 #   bash scripts/loom.sh time::driver
 # LOOM_JOBS models run at once (default: one per core; each model is one
-# thread). LOOM_FAIL_FAST=1 stops starting models after the first failure
-# (scripts/mutants.sh uses it: one failure is a verdict).
+# thread). LOOM_FAIL_FAST=1 stops at the first failure: no model starts
+# after it and those running are killed (scripts/mutants.sh uses it: one
+# failure is a verdict).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,8 @@ run_model() {
   local index=$1 model=$2 start=$SECONDS output verdict
   if output=$("$binary" --exact "$model" 2>&1); then
     if grep -q "1 ignored" <<<"$output"; then verdict=ignored; else verdict=ok; fi
+  elif [ -e "$results/stop" ]; then
+    verdict=stopped # killed by another model's fail-fast failure
   else
     verdict=FAILED
   fi
@@ -43,6 +46,10 @@ run_model() {
   [ "$verdict" = FAILED ] && grep -E "panicked|deadlock|leaked|assert" <<<"$output" | head -5 | sed 's/^/           /'
   echo "$verdict $model" >"$results/$index"
   if [ "$verdict" = FAILED ] && [ "${LOOM_FAIL_FAST:-0}" = 1 ]; then
+    # One failure is the verdict: stop the models still running too (a
+    # slow one would otherwise hold the run for up to the caller's timeout).
+    touch "$results/stop"
+    pkill -f -- "^$binary --exact " 2>/dev/null
     return 255
   fi
   return 0
