@@ -2,19 +2,17 @@
 //! thread the scheduler uses.
 //!
 //! The state of every modelled protocol (queues, the sleep/wake protocol,
-//! the task cell and registry, timer keeping, readiness, the monitor's
-//! sleep) imports from here, so that `RUSTFLAGS="--cfg loom"` swaps it onto
-//! loom's model-checked primitives. `UnsafeCell` is wrapped so that both
+//! the task cell and registry, timer keeping, readiness, the first
+//! registration's handshake with the keeper, the monitor's sleep and its
+//! hand-back queue) imports from here, so that `RUSTFLAGS="--cfg loom"`
+//! swaps it onto loom's model-checked primitives. `UnsafeCell` is wrapped so that both
 //! backends expose loom's closure-based `with`/`with_mut` access: loom then
 //! checks every access to the cell for data races.
 //!
 //! `std` atomics remain where loom states would buy nothing: counters and
 //! values that are only sampled (metrics, the monitor's poll watches, a
-//! task's lane word), the reactor's registration count, `block_on`'s
-//! one-word flag, the paused test clock (`test-util`) and the signal
-//! counters. The one protocol among them loom does not see, the poke of a
-//! keeper asleep on its condvar at the first registration
-//! (`io/driver.rs`), says so at its fence.
+//! task's lane word), `block_on`'s one-word flag, the paused test clock
+//! (`test-util`) and the signal counters.
 
 #[cfg(not(loom))]
 pub(crate) mod std_backend {

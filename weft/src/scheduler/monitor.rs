@@ -92,8 +92,9 @@ use std::panic::Location;
 // them by sampling, which is timing, not a protocol, and as loom atomics
 // they would add states to every worker model (each poll writes them).
 // The monitor's sleep handshake (`sleeping`, its fences, the state lock
-// and `wake_monitor`) is a protocol: those are loom's under `cfg(loom)`,
-// and `loom_tests.rs` models it.
+// and `wake_monitor`) and the hand-back handshake (`handed_back`, `closed`
+// and their fences) are protocols: those are loom's under `cfg(loom)`, and
+// `loom_tests.rs` models them.
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::loom::sync::atomic::fence;
@@ -357,9 +358,9 @@ impl Monitor {
 
     /// Closes the worker cores handed back too late for the monitor. (The
     /// tasks in such a core would still be dropped through the registry
-    /// at shutdown, so only the model above, which checks before that, and
-    /// `scripts/valgrind.sh`, which sees the core leak with the runtime's
-    /// shared state it holds, notice a core left here.)
+    /// at shutdown, so only the loom model named at `closed`, which checks
+    /// before that, and `scripts/valgrind.sh`, which sees the core leak
+    /// with the runtime's shared state it holds, notice a core left here.)
     fn drain_handed_back_at_shutdown(&self) {
         while let Some(item) = self.handed_back.pop() {
             if let HandBack::Worker(core) = item {
