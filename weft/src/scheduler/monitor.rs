@@ -639,17 +639,29 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let mut free_thread = false;
         let mut stalled_slots = 0;
         for (slot, remote) in shared.remotes.iter().enumerate() {
-            let awake = if slot < num_workers {
-                // An orphaned core is awake to the idle protocol but has no
-                // thread: it moves nothing. (Performance only: counted as
-                // free, it only delays a handoff until its thread arrives
-                // and runs what waits; no test can tell the two apart
-                // without timing them.)
-                !shared.idle.is_parked(slot) && !state.orphans.iter().any(|core| core.index == slot)
-            } else {
-                state.held[slot - num_workers]
-            };
             let watch = &remote.watch;
+            // A demoted thread runs no task after its current poll (it
+            // gives its slot back), so it is never the free thread that
+            // will run what waits, even between polls. Counted as free, it
+            // held up a handoff until its hand-back (itself slow: the
+            // thread runs at a lowered priority). Mixed lane, weft only, 6
+            // alternated quick runs each (2026-11-24): closed 128 + 8
+            // short p99 46-57 -> 38-47 ms (lower in 5 of 6 pairs), long
+            // throughput 21-23 -> 20-21/s; the open loop (5 alternated
+            // full runs: p99 4.9-5.5 -> 4.4-5.4 ms, lower in each pair)
+            // and 32 + 2 by less than their spread.
+            let awake = !watch.is_thread_demoted()
+                && if slot < num_workers {
+                    // An orphaned core is awake to the idle protocol but has
+                    // no thread: it moves nothing. (Performance only: counted
+                    // as free, it only delays a handoff until its thread
+                    // arrives and runs what waits; no test can tell the two
+                    // apart without timing them.)
+                    !shared.idle.is_parked(slot)
+                        && !state.orphans.iter().any(|core| core.index == slot)
+                } else {
+                    state.held[slot - num_workers]
+                };
             let seq = watch.seq();
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
