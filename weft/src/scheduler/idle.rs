@@ -198,6 +198,8 @@ impl Idle {
     /// queues (rule 4), whether or not it was the last searcher.
     pub(crate) fn transition_worker_to_parked(&self, worker: usize, searching: bool) {
         let mut sleepers = self.sleepers.lock().unwrap();
+        // (`^` for `|` survives mutation testing: disjoint bits, the same
+        // value.)
         let dec = ONE_UNPARKED | if searching { ONE_SEARCHING } else { 0 };
         let prev = Counts::of(self.state.fetch_sub(dec, Ordering::AcqRel));
         debug_assert!(!searching || prev.searching > 0);
