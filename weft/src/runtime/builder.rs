@@ -96,6 +96,36 @@ impl Builder {
         }
     }
 
+    /// Accepted for tokio parity and does nothing: weft's timers and I/O
+    /// driver are always on (a runtime that uses neither pays only their
+    /// set-up, an epoll instance per I/O shard, and its idle workers sleep
+    /// on their condvars until a socket is registered), so
+    /// `Builder::new_multi_thread().enable_all().build()`, written for
+    /// tokio, builds the same runtime here.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .enable_all()
+    ///     .build()?;
+    /// rt.block_on(async { weft::time::sleep(std::time::Duration::from_millis(1)).await });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn enable_all(&mut self) -> &mut Self {
+        self
+    }
+
+    /// Accepted for tokio parity and does nothing: timers are always on
+    /// (see [`enable_all`](Builder::enable_all)).
+    pub fn enable_time(&mut self) -> &mut Self {
+        self
+    }
+
+    /// Accepted for tokio parity and does nothing: the I/O driver is
+    /// always on (see [`enable_all`](Builder::enable_all)).
+    pub fn enable_io(&mut self) -> &mut Self {
+        self
+    }
+
     /// Number of worker threads. Default: the machine's available
     /// parallelism. Must be in `1..=4096`.
     pub fn worker_threads(&mut self, n: usize) -> &mut Self {
