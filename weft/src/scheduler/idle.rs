@@ -214,6 +214,14 @@ impl Idle {
 
     /// A sleeping worker other than `me`, if any (the most recent sleeper:
     /// its caches are the warmest). A hint: it may wake meanwhile.
+    ///
+    /// Only the I/O path calls it (`Core::hand_over_poller`), which loom
+    /// does not build: the ordinary tests judge it. cargo-mutants' `None`,
+    /// `Some(1)` and `==` for `!=` fail `tests/net.rs`'s
+    /// `readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first`;
+    /// `Some(0)` passed it once: it is right whenever worker 1 keeps time
+    /// (worker 0 is then the other sleeper) and wrong only when worker 0
+    /// does, which that test does not choose.
     pub(crate) fn any_sleeper_except(&self, me: usize) -> Option<usize> {
         self.sleepers
             .lock()
