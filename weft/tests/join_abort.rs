@@ -26,6 +26,26 @@ fn a_panic_becomes_a_join_error_with_its_message() {
     });
 }
 
+/// What `{:?}` shows (what a failed `unwrap` prints): the handle's type,
+/// and the error's kind with a panic's message.
+#[test]
+fn handles_and_join_errors_debug_print_what_they_are() {
+    on_every_shape(|rt| {
+        let handle = rt.spawn(std::future::pending::<()>());
+        assert_eq!(format!("{handle:?}"), "JoinHandle { .. }");
+        handle.abort();
+        let cancelled = rt.block_on(handle).unwrap_err();
+        assert_eq!(format!("{cancelled:?}"), "JoinError::Cancelled");
+        let panicked = rt
+            .block_on(rt.spawn(async { panic!("task exploded") }))
+            .unwrap_err();
+        assert_eq!(
+            format!("{panicked:?}"),
+            "JoinError::Panic(\"task exploded\")"
+        );
+    });
+}
+
 #[test]
 fn panicking_tasks_never_take_a_worker_down() {
     on_every_shape(|rt| {
