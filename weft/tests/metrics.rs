@@ -56,7 +56,18 @@ fn every_poll_is_timed_when_sampling_every_poll() {
             join.await.unwrap();
         }
     });
-    let metrics = rt.handle().metrics();
+    // A poll is counted as it starts and timed as it ends, after the task
+    // (and so its `JoinHandle`) completed: wait for the workers to finish
+    // the last poll's accounting.
+    let start = std::time::Instant::now();
+    let metrics = loop {
+        let metrics = rt.handle().metrics();
+        let settled = metrics.total.poll_time_histogram.count() == metrics.total.polls;
+        if settled || start.elapsed() > std::time::Duration::from_secs(10) {
+            break metrics;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
     let histogram = metrics.total.poll_time_histogram;
     assert_eq!(
         histogram.count(),
