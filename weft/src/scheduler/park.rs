@@ -95,6 +95,13 @@ impl Parker {
     /// asks under the poller's lock, right before it blocks: a busy worker
     /// looking at the poller may have consumed the wake-up event meant for
     /// it, but not before the token was stored (`unpark` stores it first).
+    ///
+    /// Only the I/O path calls it (loom builds no reactor). Mutation
+    /// testing: `true` makes an idle keeper spin in the poller, which
+    /// `tests/idle_cpu.rs` catches; `false` survives the tests: it matters
+    /// only when a busy worker's look at the poller consumes the wake-up
+    /// event between the `unpark` and this wait, a window no test can
+    /// aim at (the keeper then sleeps until its timeout or the next event).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn has_token(&self) -> bool {
         self.state.lock().unwrap().token
