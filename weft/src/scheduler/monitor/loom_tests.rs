@@ -58,7 +58,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use crate::loom_support::Signal;
+use crate::loom_support::{Count, DropProbe, Signal};
 use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
 use crate::scheduler::monitor::HandBack;
 use crate::scheduler::worker::Core;
@@ -184,35 +184,24 @@ fn a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it() {
     });
 }
 
-/// A task that is never polled here and counts its drops.
-struct CountDrops(Arc<AtomicUsize>);
-
-impl Future for CountDrops {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        Poll::Pending
-    }
-}
-
-impl Drop for CountDrops {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
 #[test]
 fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
     loom::model(|| {
         let (shared, mut locals) = shared_with_monitor(1);
         let local = locals.pop().unwrap();
-        let drops = Arc::new(AtomicUsize::new(0));
+        let drops = Count::default();
         let demoted = {
             let (shared, drops) = (shared.clone(), drops.clone());
             thread::spawn(move || {
                 let core = Core::new(0, shared.clone(), local);
                 let options = SpawnOptions::plain(std::panic::Location::caller());
-                let (task, join) = new_task(&shared, CountDrops(drops), options);
+                // Never polled here: counts the drops of its future.
+                let probe = DropProbe(drops);
+                let future = async move {
+                    let _probe = probe;
+                    std::future::pending::<()>().await
+                };
+                let (task, join) = new_task(&shared, future, options);
                 core.schedule_local(task, false);
                 drop(join);
                 // The demoted thread's poll is over: its core goes back.
@@ -222,12 +211,12 @@ fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
         shared.begin_shutdown();
         demoted.join().unwrap();
         assert_eq!(
-            drops.load(Ordering::Relaxed),
+            drops.get(),
             1,
             "the core handed back as shutdown began was not closed once"
         );
         shared.shutdown_drain();
-        assert_eq!(drops.load(Ordering::Relaxed), 1, "a task dropped twice");
+        assert_eq!(drops.get(), 1, "a task dropped twice");
         drop(shared);
         realign_registry_round_robin(1);
     });
