@@ -146,6 +146,9 @@ fn unpack(head: u64) -> (u32, u32) {
     ((head >> 32) as u32, head as u32)
 }
 
+// `|` and `^` agree here (the halves never overlap): that mutant is
+// equivalent. Dropping either half is not, and
+// `loom_tests::a_thief_steals_after_the_owner_popped` catches it.
 #[inline]
 fn pack(steal: u32, real: u32) -> u64 {
     ((steal as u64) << 32) | real as u64

@@ -168,3 +168,30 @@ fn a_thief_refills_a_slot_its_own_thief_copied() {
         assert_each_once(seen, 7);
     });
 }
+
+/// A thief makes progress on a ring whose owner has already popped: with
+/// tasks left and no other thief, the steal cannot be refused, whatever
+/// the owner's concurrent pop does. `head` packs the thieves' claim marker
+/// beside the owner's position; a model that only steals from a fresh ring
+/// (both halves 0) cannot tell the marker lost from the marker kept.
+/// Fails with the marker's half dropped by `pack` or by `unpack` (the ring
+/// then looks forever mid-steal once the owner has popped, and every
+/// steal is refused: nothing is lost, but no task is ever stolen).
+#[test]
+fn a_thief_steals_after_the_owner_popped() {
+    loom::model(|| {
+        let (owner, steal, sink) = filled(4);
+        let mut seen: Vec<_> = owner.pop().into_iter().collect();
+        let thief = thief(steal, 1);
+        seen.extend(owner.pop());
+        let stolen = thief.join().unwrap();
+        assert!(
+            !stolen.is_empty(),
+            "a lone thief was refused while two or more tasks were queued"
+        );
+        seen.extend(stolen);
+        seen.extend(drain(&owner));
+        seen.extend(overflowed(&sink));
+        assert_each_once(seen, 4);
+    });
+}
