@@ -62,7 +62,8 @@
 //! p99 comes from a few episodes per second in which no short request
 //! starts for 4-9 ms, each a thread of the runtime left runnable behind a
 //! thread inside a long poll until that core's next tick: a spare woken
-//! onto the core of a thread demoted *while running* (cross-core wakes
+//! onto the core of a long poll just begun at normal priority or demoted
+//! *while running* (cross-core wakes
 //! onto such a core waited p90 3.9-4.4 ms, onto one demoted before it was
 //! switched in p99 0.05 ms), or the monitor itself, preempted by the
 //! thread it woke (which then began a long poll at normal priority). Tried
