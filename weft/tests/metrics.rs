@@ -168,3 +168,40 @@ fn prometheus_text_has_every_family_and_consistent_histograms() {
         assert!(text.contains(&inf), "{inf} missing");
     }
 }
+
+/// `local_queue_depths` counts what waits in each worker's own queue: the
+/// ring (read through its thieves' side) and the LIFO slot.
+#[test]
+fn local_queue_depth_counts_the_ring_and_the_lifo_slot() {
+    const QUEUED: usize = 5;
+    // One worker and no stall monitor: no thread can take the queued
+    // tasks while their spawner holds the worker.
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .stall_monitor(false)
+        .build()
+        .unwrap();
+    let (holding, held) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let spawner = rt.spawn(async move {
+        let joins: Vec<_> = (0..QUEUED).map(|_| weft::spawn(async {})).collect();
+        holding.send(()).unwrap();
+        released.recv().unwrap();
+        joins
+    });
+    held.recv().unwrap();
+    let depths = rt.handle().metrics().local_queue_depths;
+    release.send(()).unwrap();
+    assert_eq!(
+        depths,
+        vec![QUEUED],
+        "four in the ring, one in the LIFO slot"
+    );
+    let joins = rt.block_on(spawner).unwrap();
+    rt.block_on(async {
+        for join in joins {
+            join.await.unwrap();
+        }
+    });
+    assert_eq!(rt.handle().metrics().local_queue_depths, vec![0]);
+}

@@ -331,6 +331,9 @@ impl<T> Steal<T> {
     pub(crate) fn steal_into(&self, dst: &Local<T>) -> Option<T> {
         let dst_tail = dst.inner.tail.load(Ordering::Relaxed);
         let (dst_steal, _) = unpack(dst.inner.head.load(Ordering::Acquire));
+        // A steal copies at most HALF tasks, so a thief holding HALF still
+        // has room: `>=` here (refusing it) would be a policy change, not a
+        // fault, and no model or test tells the two apart.
         if dst_tail.wrapping_sub(dst_steal) > HALF {
             return None;
         }
@@ -343,6 +346,9 @@ impl<T> Steal<T> {
         // slots starting at `dst_tail`; the last one is taken back here and
         // the rest published below.
         let task = unsafe { dst.inner.take(last) };
+        // With one task `last` is `dst_tail`: storing it would write the
+        // value the tail already holds (so `>=` here is an equivalent
+        // mutant).
         if n > 1 {
             dst.inner.tail.store(last, Ordering::Release);
         }
