@@ -107,6 +107,23 @@ where
     crate::task::spawn_on(shared, future, options)
 }
 
+/// As [`spawn_on`], into `lane` (`task::Builder::lane`'s path: a lane other
+/// than `Default` goes through `Shared::schedule_lane`).
+#[track_caller]
+pub(crate) fn spawn_on_lane<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    lane: crate::task::Lane,
+) -> crate::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut options = crate::task::SpawnOptions::plain(std::panic::Location::caller());
+    options.lane = lane;
+    crate::task::spawn_on(shared, future, options)
+}
+
 /// Brings the registry's round-robin counter on this OS thread to the value
 /// after which the next registration from outside a worker uses shard 0.
 ///

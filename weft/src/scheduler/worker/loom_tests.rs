@@ -32,8 +32,10 @@ use loom::thread;
 use crate::loom_support::Signal;
 use crate::loom_support::realign_registry_round_robin;
 use crate::loom_support::spawn_on;
+use crate::loom_support::spawn_on_lane;
 use crate::scheduler::Shared;
 use crate::scheduler::worker::Core;
+use crate::task::Lane;
 
 const WORKERS: usize = 2;
 
@@ -96,9 +98,10 @@ fn shut_down(shared: Arc<Shared>, workers: Vec<thread::JoinHandle<()>>) {
     realign_registry_round_robin(workers);
 }
 
-/// Starts `workers` run loops, spawns one task from outside (this thread)
-/// while they go to sleep, waits for it to run, then shuts down.
-fn spawn_while_workers_go_to_sleep(workers: usize) {
+/// Starts `workers` run loops, spawns one task into `lane` from outside
+/// (this thread) while they go to sleep, waits for it to run, then shuts
+/// down.
+fn spawn_while_workers_go_to_sleep(workers: usize, lane: Lane) {
     let (shared, locals) = crate::loom_support::shared(workers);
     let loops = start_workers(&shared, locals);
     let ran = Signal::default();
@@ -106,7 +109,10 @@ fn spawn_while_workers_go_to_sleep(workers: usize) {
         ran: ran.clone(),
         first: None,
     };
-    let handle = spawn_on(&shared, task);
+    let handle = match lane {
+        Lane::Default => spawn_on(&shared, task),
+        lane => spawn_on_lane(&shared, task, lane),
+    };
     ran.wait();
     drop(handle);
     shut_down(shared, loops);
@@ -117,7 +123,16 @@ fn spawn_while_workers_go_to_sleep(workers: usize) {
 /// spawns a task. The task must run before shutdown.
 #[test]
 fn a_spawn_reaches_one_of_two_workers_going_to_sleep() {
-    loom::model(|| spawn_while_workers_go_to_sleep(WORKERS));
+    loom::model(|| spawn_while_workers_go_to_sleep(WORKERS, Lane::Default));
+}
+
+/// As above, for a task spawned into the `Latency` lane: its queue is
+/// runtime-wide and its schedule path (`Shared::schedule_lane`) makes its
+/// own wake. Fails with that path made a no-op (the task never runs: loom
+/// reports the deadlock) or with its `notify_parked` removed.
+#[test]
+fn a_latency_spawn_reaches_one_of_two_workers_going_to_sleep() {
+    loom::model(|| spawn_while_workers_go_to_sleep(WORKERS, Lane::Latency));
 }
 
 /// Three workers (so two may search at once), as above. Preemption bound
@@ -126,7 +141,7 @@ fn a_spawn_reaches_one_of_two_workers_going_to_sleep() {
 fn a_spawn_reaches_one_of_three_workers_going_to_sleep() {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(2);
-    model.check(|| spawn_while_workers_go_to_sleep(3));
+    model.check(|| spawn_while_workers_go_to_sleep(3, Lane::Default));
 }
 
 /// A task holds its worker (a long poll) until a second task, spawned
