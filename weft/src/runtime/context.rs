@@ -32,15 +32,29 @@ pub(crate) enum Driving {
     BlockOn,
 }
 
+#[cfg(not(loom))]
 thread_local! {
-    static CONTEXT: Context = const {
+    static CONTEXT: Context = const { Context::empty() };
+}
+
+// Under loom every modelled thread runs on one OS thread, so a `std`
+// thread-local would be shared by all of them: loom's is per modelled
+// thread, which lets a model's worker threads take the local paths (LIFO
+// slot, own ring, their wake rules) as real workers do.
+#[cfg(loom)]
+loom::thread_local! {
+    static CONTEXT: Context = Context::empty();
+}
+
+impl Context {
+    const fn empty() -> Context {
         Context {
             handle: RefCell::new(None),
             handle_depth: Cell::new(0),
             core: Cell::new(std::ptr::null()),
             driving: Cell::new(Driving::Nothing),
         }
-    };
+    }
 }
 
 /// Calls `f` with this thread's worker core, if it is a worker in its run

@@ -2,7 +2,10 @@
 //! real workers (`Core::run`: `next_task`, `search`, `spin_for_work`,
 //! `stop_searching`, `park` on the real `Parker`, the idle state word and
 //! the timekeeping handshake on the way) and a spawner outside the runtime
-//! (`spawn_on`, `schedule_remote`).
+//! (`spawn_on`, `schedule_remote`, `schedule_lane`). Each worker thread
+//! installs its core as a real worker thread does (`context` is loom's
+//! thread-local under `cfg(loom)`), so a task that spawns from inside its
+//! poll takes the local path (`schedule_local`: the LIFO slot, the ring).
 //!
 //! A model waits for its tasks to *run* before it shuts the runtime down,
 //! so shutdown cannot mask a stranded task: if a wake-up is lost, every
@@ -17,7 +20,18 @@
 //!   wake in `stop_searching` (rule 4 after a successful search), and
 //!   failed with the re-check made by the last searcher only (tokio's
 //!   rule, and weft's until this model found the interleaving that strands
-//!   the task: see `idle.rs`).
+//!   the task: see `idle.rs`);
+//! - `a_latency_spawn_reaches_one_of_two_workers_going_to_sleep` fails
+//!   without `schedule_lane`'s wake;
+//! - `tasks_spawned_on_a_worker_run_once_while_the_other_steals` fails
+//!   when `schedule_local` loses the task its LIFO slot displaced.
+//!
+//! What these models do not claim: a task left in the LIFO slot or ring of
+//! a worker whose poll then blocks *waiting for that task* is not a wake-up
+//! the sleep protocol owes (the owner runs its own queue after the poll;
+//! the local push's wake is for parallelism, `Core::push_back` says why):
+//! rescuing it is the stall monitor's job, tested by `tests/lanes.rs`. A
+//! model of that case deadlocks, as it should without the monitor.
 //!
 //! Bound: `LOOM_MAX_PREEMPTIONS` as CI sets it; `SPIN_ROUNDS` is 1 under
 //! loom.
@@ -58,6 +72,29 @@ impl Future for Raise {
     }
 }
 
+/// A task that spawns two children from inside its poll, so through its
+/// worker's local path: the first into the LIFO slot, which the second
+/// then takes, pushing the first to the ring.
+struct SpawnTwo {
+    shared: Arc<Shared>,
+    children_ran: [Signal; 2],
+}
+
+impl Future for SpawnTwo {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        for ran in &self.children_ran {
+            let child = Raise {
+                ran: ran.clone(),
+                first: None,
+            };
+            drop(spawn_on(&self.shared, child));
+        }
+        Poll::Ready(())
+    }
+}
+
 /// Starts both workers' run loops.
 fn start_workers(
     shared: &Arc<Shared>,
@@ -69,7 +106,13 @@ fn start_workers(
         .map(|(index, local)| {
             let core = Core::new(index, shared.clone(), local);
             thread::spawn(move || {
-                assert_eq!(core.run(), super::RunExit::Shutdown);
+                // As a worker thread does: tasks polled here spawn and wake
+                // through this core (LIFO slot, own ring).
+                let exit = {
+                    let _core = crate::runtime::context::set_core(&core);
+                    core.run()
+                };
+                assert_eq!(exit, super::RunExit::Shutdown);
                 core.close();
             })
         })
@@ -170,6 +213,38 @@ fn work_behind_a_long_poll_reaches_the_sleeping_worker() {
         );
         first_ran.wait();
         drop((long, second));
+        shut_down(shared, workers);
+    });
+}
+
+/// A task spawns two children on its worker (the worker's context is
+/// installed, as on a real worker thread): one ends in the ring, one in
+/// the LIFO slot, while the other worker searches, steals from the ring or
+/// the slot, and goes to sleep. Each child must run (the task waits for
+/// both before shutdown); loom's checks on each task's cell catch one run
+/// twice. Fails with the displaced task not pushed back to the ring
+/// (`schedule_local` dropping `swap_lifo`'s result: that child never runs).
+///
+/// Preemption bound 2: at 3 it runs for more than ten minutes.
+#[test]
+fn tasks_spawned_on_a_worker_run_once_while_the_other_steals() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let (shared, locals) = crate::loom_support::shared(WORKERS);
+        let workers = start_workers(&shared, locals);
+        let children_ran = [Signal::default(), Signal::default()];
+        let parent = spawn_on(
+            &shared,
+            SpawnTwo {
+                shared: shared.clone(),
+                children_ran: children_ran.clone(),
+            },
+        );
+        for ran in &children_ran {
+            ran.wait();
+        }
+        drop(parent);
         shut_down(shared, workers);
     });
 }
