@@ -99,6 +99,30 @@ fn a_short_task_runs_while_the_only_worker_is_stuck_in_a_long_poll() {
     assert!(metrics.spare_slots.polls >= 1, "a spare ran the short task");
 }
 
+/// The task a stuck poll spawns lands in its own worker's LIFO slot, the
+/// one place no other worker is told about (a local push wakes others for
+/// parallelism only): the monitor must count that slot as work waiting and
+/// hand it to a spare. (With `Remote::has_lifo` answering `false` the child
+/// waits for the poll, which waits for the child: this test times out.)
+#[test]
+fn a_task_spawned_by_a_stuck_poll_runs_while_it_is_stuck() {
+    let rt = one_worker(true);
+    let (ran_tx, ran_rx) = mpsc::channel::<()>();
+    let parent = rt.spawn(async move {
+        drop(weft::spawn(async move {
+            let _ = ran_tx.send(());
+        }));
+        // A blocking wait inside the poll: only a spare can run the child.
+        ran_rx.recv_timeout(Duration::from_secs(30)).is_ok()
+    });
+    assert!(
+        rt.block_on(parent).unwrap(),
+        "the child in the stuck worker's LIFO slot never ran"
+    );
+    let metrics = rt.handle().metrics();
+    assert!(metrics.handoffs >= 1, "{metrics:?}");
+}
+
 #[test]
 fn without_the_monitor_a_short_task_waits_for_the_long_poll() {
     let rt = one_worker(false);
