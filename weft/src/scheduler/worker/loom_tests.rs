@@ -30,8 +30,9 @@
 //! a worker whose poll then blocks *waiting for that task* is not a wake-up
 //! the sleep protocol owes (the owner runs its own queue after the poll;
 //! the local push's wake is for parallelism, `Core::push_back` says why):
-//! rescuing it is the stall monitor's job (`tests/lanes.rs`, `a_task_spawned_by_a_stuck_poll_runs_while_it_is_stuck`). A
-//! model of that case deadlocks, as it should without the monitor.
+//! rescuing it is the stall monitor's job (`tests/lanes.rs`,
+//! `a_task_spawned_by_a_stuck_poll_runs_while_it_is_stuck`). A model of
+//! that case deadlocks, as it should without the monitor.
 //!
 //! Bound: `LOOM_MAX_PREEMPTIONS` as CI sets it; `SPIN_ROUNDS` is 1 under
 //! loom.
