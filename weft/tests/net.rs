@@ -865,3 +865,28 @@ fn a_sharded_reactor_sleeps_when_idle_and_fails_sockets_after_shutdown() {
         }
     });
 }
+
+/// With a socket registered, an idle worker sleeps in the OS poller rather
+/// than on its condvar; a task spawned from outside must wake it there
+/// (`Shared::unpark_slot` wakes the poller when the parker says the worker
+/// sleeps in it). One worker, so no other thread could run the task.
+#[test]
+fn a_spawn_from_outside_wakes_the_worker_asleep_in_the_poller() {
+    let rt = runtime(1);
+    let listener = rt
+        .block_on(async { TcpListener::bind("127.0.0.1:0").await })
+        .unwrap();
+    for round in 0..10 {
+        // Time for the worker to go back to sleep, in the poller.
+        std::thread::sleep(Duration::from_millis(20));
+        let (ran_tx, ran_rx) = std::sync::mpsc::channel();
+        drop(rt.spawn(async move {
+            let _ = ran_tx.send(());
+        }));
+        assert!(
+            ran_rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "round {round}: the worker asleep in the poller was not woken"
+        );
+    }
+    drop(listener);
+}
