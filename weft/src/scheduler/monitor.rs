@@ -58,24 +58,23 @@
 //! throughput 46-67% of tokio's closed) on both.
 //!
 //! What the open loop's remaining tail is made of (2026-11-24, `perf sched
-//! record -k mono` beside per-request timestamps; 2 cores, HZ 250): the
-//! p99 comes from a few episodes per second in which no short request
-//! starts for 4-9 ms, each a thread of the runtime left runnable behind a
-//! thread inside a long poll until that core's next tick: a spare woken
-//! onto the core of a long poll just begun at normal priority or demoted
-//! *while running* (cross-core wakes
-//! onto such a core waited p90 3.9-4.4 ms, onto one demoted before it was
-//! switched in p99 0.05 ms), or the monitor itself, preempted by the
-//! thread it woke (which then began a long poll at normal priority). Tried
-//! against that, none beyond the spread (open-loop p99, alternated full
-//! runs): a warm reserve, one spare started per demoted thread so no
-//! handoff waits for a new thread (6 pairs, mean 4.79 vs 4.88 ms; the new
-//! threads' age in the episodes went from 4-9 ms to 17-200 ms, the
-//! episodes stayed); demoting every stalled poll, not only one that holds
-//! up waiting work (3 pairs, 4.8-5.3 vs 4.3-4.7); `SIGURG` to the demoted
-//! thread with a handler calling `sched_yield` (one traced run: the
-//! episodes stayed); task-running threads one nice step below the monitor
-//! (5 pairs, 4.3-6.7 vs 4.4-5.9).
+//! record -k mono` beside per-request timestamps; 2 cores, HZ 250): the p99
+//! comes from a few episodes per second in which no short request starts
+//! for 4-9 ms, each a thread of the runtime left runnable behind a thread
+//! inside a long poll until that core's next tick: a spare woken onto the
+//! core of a long poll just begun at normal priority or demoted *while
+//! running* (cross-core wakes onto such a core waited p90 3.9-4.4 ms, onto
+//! one demoted before it was switched in p99 0.05 ms), or the monitor
+//! itself, preempted by the thread it woke (which then began a long poll at
+//! normal priority). Tried against that, none beyond the spread (open-loop
+//! p99, alternated full runs): a warm reserve, one spare started per
+//! demoted thread so no handoff waits for a new thread (6 pairs, mean 4.79
+//! vs 4.88 ms; the new threads' age in the episodes went from 4-9 ms to
+//! 17-200 ms, the episodes stayed); demoting every stalled poll, not only
+//! one that holds up waiting work (3 pairs, 4.8-5.3 vs 4.3-4.7); `SIGURG`
+//! to the demoted thread with a handler calling `sched_yield` (one traced
+//! run: the episodes stayed); task-running threads one nice step below the
+//! monitor (5 pairs, 4.3-6.7 vs 4.4-5.9).
 //!
 //! # Why the stuck worker keeps its queue
 //!
