@@ -296,7 +296,12 @@ impl Core {
         &self.remote().counters
     }
 
-    /// Whether a wake on this thread may use the local fast path.
+    /// Whether a wake on this thread may use the local fast path: only for
+    /// a task of this worker's own runtime, and not once the worker is
+    /// closing (nothing would run its queue again). Answering `false` is
+    /// always correct, only slower (the remote path, through the inject
+    /// queue and a wake): the callers' "always `false`" mutants are
+    /// performance-only, which no model or test tells apart.
     #[inline]
     pub(crate) fn accepts_local(&self, shared: *const Shared) -> bool {
         std::ptr::eq(&*self.shared, shared) && !self.closing.get()
