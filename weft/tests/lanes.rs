@@ -293,6 +293,64 @@ fn latency_work_runs_before_queued_default_work() {
     assert_eq!(order[0], -1, "the latency task ran first: {order:?}");
 }
 
+/// A `Latency` task keeps its lane when it is woken, not only when it is
+/// spawned: woken from outside while default work is queued, it runs
+/// first. (Woken onto the default path instead, it would queue behind
+/// the default tasks in the inject queue.)
+#[test]
+fn a_latency_task_woken_from_outside_runs_before_queued_default_work() {
+    let rt = one_worker(false);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let wake_me: Arc<Mutex<(bool, Option<std::task::Waker>)>> = Arc::default();
+    let urgent = {
+        let (order, wake_me) = (order.clone(), wake_me.clone());
+        task::Builder::new()
+            .lane(Lane::Latency)
+            .spawn_on(
+                std::future::poll_fn(move |cx| {
+                    let mut wake_me = wake_me.lock().unwrap();
+                    if wake_me.0 {
+                        order.lock().unwrap().push(-1);
+                        std::task::Poll::Ready(())
+                    } else {
+                        wake_me.1 = Some(cx.waker().clone());
+                        std::task::Poll::Pending
+                    }
+                }),
+                rt.handle(),
+            )
+            .unwrap()
+    };
+    wait_for("the latency task was never polled", || {
+        wake_me.lock().unwrap().1.is_some()
+    });
+    let stuck = Stuck::new();
+    let blocker = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let mut handles = Vec::new();
+    for i in 0..10 {
+        let order = order.clone();
+        handles.push(rt.spawn(async move { order.lock().unwrap().push(i) }));
+    }
+    let waker = {
+        let mut wake_me = wake_me.lock().unwrap();
+        wake_me.0 = true;
+        wake_me.1.take().unwrap()
+    };
+    waker.wake();
+    stuck.release();
+    rt.block_on(async {
+        blocker.await.unwrap();
+        urgent.await.unwrap();
+        for handle in handles {
+            handle.await.unwrap();
+        }
+    });
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 11);
+    assert_eq!(order[0], -1, "the woken latency task ran first: {order:?}");
+}
+
 #[test]
 fn batch_work_keeps_its_share_under_a_latency_flood() {
     let rt = Builder::new_multi_thread()

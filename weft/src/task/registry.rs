@@ -75,6 +75,9 @@ impl Registry {
     fn shard_for(&self, worker: Option<usize>) -> usize {
         let n = self.shards.len();
         match worker {
+            // `n` is above every worker index, so this is the index itself;
+            // any shard would be correct (a key remembers its shard), only
+            // contended: `/` (shard 0 for all) is a performance-only mutant.
             Some(index) => index % n,
             None => NEXT_SHARD.with(|next| {
                 let shard = next.get().wrapping_add(1);
