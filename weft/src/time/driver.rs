@@ -110,6 +110,12 @@ pub(crate) struct Driver {
     keeper: AtomicU64,
 }
 
+// Two mutants of this line are harmless, said here because no model or
+// test can tell: `|` made `^` (the halves never overlap: equivalent), and
+// the unit shift turned around (`<<`: the keeper's word then reads 256
+// times later than `arm` expects, so `arm` pokes a keeper that would have
+// woken in time: extra wake-ups, never a missed timer; "never" still
+// saturates to `WAKE_MAX`).
 fn pack(wake_at_ns: u64, worker: u64) -> u64 {
     ((wake_at_ns >> WAKE_UNIT_SHIFT).min(WAKE_MAX) << ID_BITS) | worker
 }
