@@ -260,6 +260,42 @@ fn fast_tasks_are_never_demoted() {
     assert_eq!(rt.handle().metrics().total.demotions, 0);
 }
 
+/// Queues `count` default tasks (each records its number in `order`)
+/// behind a stuck worker.
+fn queue_default_tasks(
+    rt: &Runtime,
+    order: &Arc<Mutex<Vec<i32>>>,
+    count: i32,
+) -> Vec<task::JoinHandle<()>> {
+    (0..count)
+        .map(|i| {
+            let order = order.clone();
+            rt.spawn(async move { order.lock().unwrap().push(i) })
+        })
+        .collect()
+}
+
+/// Releases the stuck worker, waits for every task, and returns the order
+/// they ran in.
+fn release_and_collect_order(
+    rt: &Runtime,
+    stuck: &Stuck,
+    blocker: task::JoinHandle<()>,
+    urgent: task::JoinHandle<()>,
+    queued: Vec<task::JoinHandle<()>>,
+    order: &Mutex<Vec<i32>>,
+) -> Vec<i32> {
+    stuck.release();
+    rt.block_on(async {
+        blocker.await.unwrap();
+        urgent.await.unwrap();
+        for handle in queued {
+            handle.await.unwrap();
+        }
+    });
+    order.lock().unwrap().clone()
+}
+
 #[test]
 fn latency_work_runs_before_queued_default_work() {
     let rt = one_worker(false);
@@ -267,11 +303,7 @@ fn latency_work_runs_before_queued_default_work() {
     let blocker = rt.spawn(stuck.task());
     stuck.wait_until_inside();
     let order = Arc::new(Mutex::new(Vec::new()));
-    let mut handles = Vec::new();
-    for i in 0..50 {
-        let order = order.clone();
-        handles.push(rt.spawn(async move { order.lock().unwrap().push(i) }));
-    }
+    let handles = queue_default_tasks(&rt, &order, 50);
     let order_latency = order.clone();
     let urgent = task::Builder::new()
         .lane(Lane::Latency)
@@ -280,15 +312,7 @@ fn latency_work_runs_before_queued_default_work() {
             rt.handle(),
         )
         .unwrap();
-    stuck.release();
-    rt.block_on(async {
-        blocker.await.unwrap();
-        urgent.await.unwrap();
-        for handle in handles {
-            handle.await.unwrap();
-        }
-    });
-    let order = order.lock().unwrap();
+    let order = release_and_collect_order(&rt, &stuck, blocker, urgent, handles, &order);
     assert_eq!(order.len(), 51);
     assert_eq!(order[0], -1, "the latency task ran first: {order:?}");
 }
@@ -327,26 +351,14 @@ fn a_latency_task_woken_from_outside_runs_before_queued_default_work() {
     let stuck = Stuck::new();
     let blocker = rt.spawn(stuck.task());
     stuck.wait_until_inside();
-    let mut handles = Vec::new();
-    for i in 0..10 {
-        let order = order.clone();
-        handles.push(rt.spawn(async move { order.lock().unwrap().push(i) }));
-    }
+    let handles = queue_default_tasks(&rt, &order, 10);
     let waker = {
         let mut wake_me = wake_me.lock().unwrap();
         wake_me.0 = true;
         wake_me.1.take().unwrap()
     };
     waker.wake();
-    stuck.release();
-    rt.block_on(async {
-        blocker.await.unwrap();
-        urgent.await.unwrap();
-        for handle in handles {
-            handle.await.unwrap();
-        }
-    });
-    let order = order.lock().unwrap();
+    let order = release_and_collect_order(&rt, &stuck, blocker, urgent, handles, &order);
     assert_eq!(order.len(), 11);
     assert_eq!(order[0], -1, "the woken latency task ran first: {order:?}");
 }
