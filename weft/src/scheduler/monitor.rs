@@ -655,7 +655,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let now = Instant::now();
         let mut suspicious = false;
         let mut stalled = None;
-        let mut free_thread = false;
+        // Threads of normal priority that move waiting work (not stalled,
+        // not demoted), and demoted threads, inside their poll or not.
+        let mut free_threads = 0usize;
+        let mut demoted_threads = 0usize;
         let mut stalled_slots = 0;
         for (slot, remote) in shared.remotes.iter().enumerate() {
             let watch = &remote.watch;
@@ -681,6 +684,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 } else {
                     state.held[slot - num_workers]
                 };
+            demoted_threads += usize::from(watch.is_thread_demoted());
             let seq = watch.seq();
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
@@ -690,13 +694,13 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                     ..Seen::default()
                 };
                 watch.set_stalled(false);
-                free_thread |= awake;
+                free_threads += usize::from(awake);
                 continue;
             }
             if seq % 2 == 0 {
                 // Not inside a poll (searching, parked, or between polls).
                 watch.set_stalled(false);
-                free_thread |= awake;
+                free_threads += usize::from(awake);
                 continue;
             }
             suspicious = true;
@@ -706,7 +710,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 watch.slow_seq.store(seq, Ordering::Relaxed);
             }
             if stuck_for < monitor.config.stall_threshold {
-                free_thread = true; // a short poll: that thread is moving
+                free_threads += 1; // a short poll: that thread is moving
                 continue;
             }
             stalled = Some(slot);
@@ -746,7 +750,12 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         if shared.any_stalled.load(Ordering::Relaxed) != any_stalled {
             shared.any_stalled.store(any_stalled, Ordering::Relaxed);
         }
-        if waiting && !free_thread {
+        let wanted = normal_threads_wanted(
+            num_workers,
+            demoted_threads,
+            shared.config.batch_share,
+        );
+        if waiting && free_threads < wanted {
             if shared.idle.counts().unparked < num_workers {
                 // A worker sleeps while work waits behind a stuck one: the
                 // wake rules should have woken it; wake it now (backstop).
@@ -761,6 +770,26 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             (period * 2).min(MAX_PERIOD.max(base_period))
         };
     }
+}
+
+/// How many threads of normal priority should run the work that waits
+/// while `demoted` threads sit in long polls: one at least, and more, up to
+/// one per worker (a core each), while the demoted threads' kernel weight
+/// still gives them `batch_share` of the CPU beside those threads.
+///
+/// One normal thread lets the demoted ones take every other core whole: at
+/// the mixed lane's 128 short + 8 long clients on 2 workers the short work
+/// got 0.83 of a core and the long polls 1.03 (`perf sched`, 2026-11-24),
+/// short p99 33-44 ms, set by that throughput (p50 = clients / rate, 23 ms).
+/// A second normal thread beside 8 demoted ones still leaves them 30% of
+/// the CPU by weight; beside 2 (32 + 2 clients, the open loop) it would
+/// leave them 10%, under the default share of 25%, so one it stays there.
+fn normal_threads_wanted(workers: usize, demoted: usize, batch_share: f64) -> usize {
+    // The kernel's weights of nice 10 and nice 0 (`sched_prio_to_weight`).
+    const DEMOTED_WEIGHT: f64 = 110.0 / 1024.0;
+    // demoted·w / (n + demoted·w) >= share  <=>  n <= demoted·w·(1 - share) / share
+    let fits = demoted as f64 * DEMOTED_WEIGHT * (1.0 - batch_share) / batch_share;
+    (fits as usize).clamp(1, workers.max(1))
 }
 
 /// The spawner thread's loop: starts the spare threads the monitor asks
@@ -865,5 +894,27 @@ fn run_spare(shared: &Arc<Shared>) {
     drop(state);
     if retired {
         monitor.spares_retired.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::normal_threads_wanted;
+
+    #[test]
+    fn a_second_normal_thread_only_where_the_demoted_keep_their_share() {
+        // 8 demoted threads beside 2 normal ones keep 880 / 2928 = 30% of
+        // the CPU by weight: over the default share of 25%.
+        assert_eq!(normal_threads_wanted(2, 8, 0.25), 2);
+        // 6 would keep 24%: one normal thread only.
+        assert_eq!(normal_threads_wanted(2, 6, 0.25), 1);
+        assert_eq!(normal_threads_wanted(2, 2, 0.25), 1);
+        // Always one, even with nothing demoted, and never more than the
+        // workers (cores) however many are demoted.
+        assert_eq!(normal_threads_wanted(2, 0, 0.25), 1);
+        assert_eq!(normal_threads_wanted(4, 100, 0.25), 4);
+        // A smaller share lets more normal threads in sooner.
+        assert_eq!(normal_threads_wanted(2, 2, 0.05), 2);
+        assert_eq!(normal_threads_wanted(4, 2, 0.05), 4);
     }
 }
