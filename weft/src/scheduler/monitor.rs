@@ -656,7 +656,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let mut suspicious = false;
         let mut stalled = None;
         // Threads of normal priority that move waiting work (not stalled,
-        // not demoted), and demoted threads, inside their poll or not.
+        // not demoted), and demoted threads still inside their poll.
         let mut free_threads = 0usize;
         let mut demoted_threads = 0usize;
         let mut stalled_slots = 0;
@@ -684,8 +684,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 } else {
                     state.held[slot - num_workers]
                 };
-            demoted_threads += usize::from(watch.is_thread_demoted());
             let seq = watch.seq();
+            // Inside its poll: a slot given back keeps its flag until its
+            // next thread attaches, with no thread of its own.
+            demoted_threads += usize::from(watch.is_thread_demoted() && seq % 2 == 1);
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
                 *last = Seen {
