@@ -26,6 +26,14 @@
 //! take the same task) fails the run-once check; the LIFO slot's `AcqRel`
 //! swap made `Acquire` or `Release` fails the publication check.
 //!
+//! Its companion `a_spare_runs_what_a_stuck_poll_waits_for` checks the
+//! handoff's purpose: the stuck poll waits until the two tasks it queued
+//! (one in the LIFO slot, one in the ring) have run, so only the spare can
+//! run them, and a spare that runs nothing deadlocks the model. Fails with
+//! `Core::run_spare`'s loop condition turned around (mutation run,
+//! 2026-11-24: the first model passed it, as the worker ran the tasks
+//! after its poll).
+//!
 //! Second model: the monitor's sleep handshake. The monitor, finding every
 //! worker parked, goes to sleep (`Monitor::sleep_until_a_worker_wakes`)
 //! while a notifier wakes a worker for new work (`Idle::worker_to_notify`)
@@ -147,6 +155,75 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         a_ran.wait();
         b_ran.wait();
         spare.join().unwrap();
+        shared.begin_shutdown();
+        let (join_a, join_b) = worker.join().unwrap();
+        shared.shutdown_drain();
+        for runs in &runs {
+            assert_eq!(runs.load(Ordering::Relaxed), 1);
+        }
+        drop((join_a, join_b));
+        drop(shared);
+        realign_registry_round_robin(1);
+    });
+}
+
+#[test]
+fn a_spare_runs_what_a_stuck_poll_waits_for() {
+    // The handoff's purpose, where the model above checks its safety: the
+    // stuck poll does not return until the two tasks it queued have run,
+    // so only the spare can run them (in the model above the worker runs
+    // them itself after its poll, and a spare that did nothing passed).
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_spares(1, 1);
+        let spare_local = locals.pop().unwrap();
+        let worker_local = locals.pop().unwrap();
+        crate::scheduler::monitor::mark_stalled(&shared, 0);
+
+        let options = SpawnOptions::plain(std::panic::Location::caller());
+        let (a_ran, b_ran) = (Signal::default(), Signal::default());
+        let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+        let queued = Signal::default();
+        let worker = {
+            let (shared, queued) = (shared.clone(), queued.clone());
+            let (runs, a_ran, b_ran) = (runs.clone(), a_ran.clone(), b_ran.clone());
+            thread::spawn(move || {
+                let core = Core::new(0, shared.clone(), worker_local);
+                let [runs_a, runs_b] = runs;
+                let (task_a, join_a) = new_task(
+                    &shared,
+                    RunOnce {
+                        runs: runs_a,
+                        ran: a_ran.clone(),
+                    },
+                    options,
+                );
+                core.schedule_local(task_a, false);
+                let (task_b, join_b) = new_task(
+                    &shared,
+                    RunOnce {
+                        runs: runs_b,
+                        ran: b_ran.clone(),
+                    },
+                    options,
+                );
+                // A moves to the ring, B takes the LIFO slot.
+                core.schedule_local(task_b, false);
+                // The monitor lends the slot once the poll has stalled
+                // with work queued behind it.
+                queued.raise();
+                // Stuck: the poll waits for both (a deadlock if the spare
+                // does not run them).
+                a_ran.wait();
+                b_ran.wait();
+                assert_eq!(core.run(), crate::scheduler::worker::RunExit::Shutdown);
+                core.close();
+                (join_a, join_b)
+            })
+        };
+        queued.wait();
+        let spare = Core::new(1, shared.clone(), spare_local);
+        spare.run_spare();
+        drop(spare);
         shared.begin_shutdown();
         let (join_a, join_b) = worker.join().unwrap();
         shared.shutdown_drain();
