@@ -41,7 +41,12 @@
 //! that sleeps through it would leave that worker unwatched: loom reports
 //! the model's thread left waiting on the condvar as a deadlock (loom's
 //! `wait_timeout` never times out). Fails with either `SeqCst` fence of
-//! the handshake removed.
+//! the handshake removed. Its companion
+//! `a_worker_woken_for_new_work_wakes_the_sleeping_monitor` runs the worker's
+//! side through the real `Core::run` (park, woken by a spawn from outside,
+//! `worker_woke`), its task held until the monitor has looked; fails with
+//! `Core::run` telling the monitor after a wake that is *not* a notifier's
+//! (the mutant that passed every model, 2026-11-24).
 //!
 //! Third model: the hand-back handshake. A demoted thread, its poll over,
 //! gives its worker core back (`Monitor::hand_back`: a lock-free push,
@@ -66,7 +71,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use crate::loom_support::{Count, DropProbe, Signal};
+use crate::loom_support::{Count, DropProbe, Signal, spawn_on};
 use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
 use crate::scheduler::monitor::HandBack;
 use crate::scheduler::worker::Core;
@@ -258,6 +263,75 @@ fn a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it() {
         }
         wake.join().unwrap();
         assert_eq!(shared.idle.counts().unparked, 1);
+    });
+}
+
+/// A task that holds its worker inside its poll until `first` is raised,
+/// then raises `ran`.
+struct WaitThenRaise {
+    first: Signal,
+    ran: Signal,
+}
+
+impl Future for WaitThenRaise {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        self.first.wait();
+        self.ran.raise();
+        Poll::Ready(())
+    }
+}
+
+#[test]
+fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
+    // The model above through the worker's own loop: the real `Core::run`
+    // parks, is woken for a task spawned from outside, and must then wake
+    // the monitor (`Core::run` calls `worker_woke` after a notifier's
+    // wake). The task holds the worker until the monitor has looked (a
+    // poll the monitor has to be awake to watch); a monitor left asleep
+    // leaves it waiting, which loom reports as a deadlock.
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor(1);
+        let local = locals.pop().unwrap();
+        let worker = {
+            let core = Core::new(0, shared.clone(), local);
+            thread::spawn(move || {
+                let exit = {
+                    let _core = crate::runtime::context::set_core(&core);
+                    core.run()
+                };
+                assert_eq!(exit, crate::scheduler::worker::RunExit::Shutdown);
+                core.close();
+            })
+        };
+        let (looked, ran) = (Signal::default(), Signal::default());
+        let monitor = {
+            let (shared, looked) = (shared.clone(), looked.clone());
+            thread::spawn(move || {
+                let state = shared.monitor.lock();
+                if shared.idle.counts().unparked == 0 {
+                    drop(shared.monitor.sleep_until_a_worker_wakes(&shared, state));
+                } else {
+                    drop(state);
+                }
+                looked.raise();
+            })
+        };
+        drop(spawn_on(
+            &shared,
+            WaitThenRaise {
+                first: looked,
+                ran: ran.clone(),
+            },
+        ));
+        ran.wait();
+        monitor.join().unwrap();
+        shared.begin_shutdown();
+        worker.join().unwrap();
+        shared.shutdown_drain();
+        drop(shared);
+        realign_registry_round_robin(1);
     });
 }
 
