@@ -329,6 +329,12 @@ impl Core {
     /// Appends a task to the ring. The owner will run it, so the wake-up of
     /// a sleeping worker here is for parallelism, not liveness: a stale,
     /// fence-free look at the idle counts decides whether to try.
+    /// Performance only, every part of that decision (the `waking_batch`
+    /// guard, the counts compared): cargo-mutants' mutants of it pass the
+    /// loom models (2026-11-24), as they must: the task is on this
+    /// worker's own ring, which it empties before it sleeps, and any worker
+    /// about to sleep re-checks every ring (rule 4 of `idle.rs`), so a
+    /// skipped wake delays a task, never strands it.
     #[inline]
     fn push_back(&self, task: Task) {
         match self.local.push_back(task, &self.shared.inject) {
