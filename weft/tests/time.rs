@@ -344,3 +344,45 @@ fn many_timers_in_one_slot_all_fire() {
         assert_eq!(weft::runtime::Handle::current().metrics().timers_pending, 0);
     });
 }
+
+/// Polls `fut` once (arming a sleep's timer); `true` if it is still pending.
+async fn poll_once<F: std::future::Future + Unpin>(fut: &mut F) -> bool {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::pin::Pin::new(&mut *fut).poll(cx).is_pending())
+    })
+    .await
+}
+
+#[test]
+fn a_fired_timer_reads_as_elapsed_before_its_sleep_is_polled_again() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let mut nap = Box::pin(sleep(MS));
+        assert!(poll_once(&mut nap).await, "a 1 ms sleep ended at once");
+        // The later timer fires after the earlier one: by the time this
+        // sleep ends, `nap`'s timer has fired, though `nap` is not polled.
+        sleep(20 * MS).await;
+        assert!(nap.is_elapsed(), "a fired timer read as still armed");
+    });
+}
+
+#[test]
+fn a_dropped_or_reset_sleep_leaves_no_timer_behind() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        let handle = weft::runtime::Handle::current();
+        let before = handle.metrics().timers_pending;
+        let mut nap = Box::pin(sleep(Duration::from_secs(3600)));
+        assert!(poll_once(&mut nap).await);
+        assert_eq!(handle.metrics().timers_pending, before + 1, "armed");
+        // A reset takes the old timer off its wheel before it arms again.
+        nap.as_mut().reset(Instant::now() + Duration::from_secs(7200));
+        assert_eq!(handle.metrics().timers_pending, before + 1, "reset");
+        drop(nap);
+        assert_eq!(
+            handle.metrics().timers_pending,
+            before,
+            "a dropped sleep's timer stayed on its wheel"
+        );
+    });
+}
