@@ -386,3 +386,19 @@ fn a_dropped_or_reset_sleep_leaves_no_timer_behind() {
         );
     });
 }
+
+#[test]
+fn advance_fires_a_due_timer_before_it_returns() {
+    // tokio's rule: the timers `advance` makes due have fired when it
+    // returns (here from the calling thread, on every wheel; the keeper
+    // it also pokes would get there too, but later).
+    let rt = rt(2, true);
+    rt.block_on(async {
+        pause();
+        let mut nap = Box::pin(sleep(Duration::from_secs(1)));
+        assert!(poll_once(&mut nap).await);
+        advance(Duration::from_secs(2)).await;
+        assert!(nap.is_elapsed(), "a timer due after `advance` had not fired");
+        resume();
+    });
+}
