@@ -205,3 +205,28 @@ fn local_queue_depth_counts_the_ring_and_the_lifo_slot() {
     });
     assert_eq!(rt.handle().metrics().local_queue_depths, vec![0]);
 }
+
+#[test]
+fn the_lifo_slot_setting_decides_whether_woken_tasks_run_from_it() {
+    for lifo in [true, false] {
+        // One worker: nothing is stolen, every child runs on the worker
+        // that spawned it.
+        let rt = common::rt(1, lifo);
+        let before = rt.handle().metrics().total;
+        rt.block_on(async {
+            weft::spawn(async {
+                for _ in 0..100 {
+                    weft::spawn(async {}).await.unwrap();
+                }
+            })
+            .await
+            .unwrap();
+        });
+        let hits = rt.handle().metrics().total.delta(&before).lifo_hits;
+        if lifo {
+            assert!(hits >= 50, "LIFO slot on: {hits} of 100 children ran from it");
+        } else {
+            assert_eq!(hits, 0, "LIFO slot off, yet tasks ran from it");
+        }
+    }
+}
