@@ -485,6 +485,11 @@ impl Core {
             self.poll_io_now();
             // The batch lane's share comes before the latency lane, so a
             // latency flood cannot starve it.
+            // `> 0`, not `>= 0`: at exactly zero the lane has earned
+            // nothing yet. The boundary is policy (made `>=` it passes
+            // every model and test: one poll of overdraft, repaid from
+            // the next earnings); the other mutants of it starve the lane
+            // and fail `lanes.rs`'s share test.
             if self.batch_credit_ns.get() > 0 {
                 if let Some(task) = self.take_lane(Lane::Batch) {
                     return Some(task);
