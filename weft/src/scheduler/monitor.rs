@@ -19,7 +19,10 @@
 //! - While every awake thread (worker or spare) is stalled and work other
 //!   than batch work waits (inject or lane queue, any ring or LIFO slot),
 //!   nothing is making progress on it: the monitor *hands the waiting work
-//!   to a spare thread*. It lends the spare an unused worker slot (a ring,
+//!   to a spare thread*; and again while fewer threads of normal priority
+//!   run it than `normal_threads_wanted` allows (up to one per worker, as
+//!   long as the demoted threads keep `batch_share` by their weight). It
+//!   lends the spare an unused worker slot (a ring,
 //!   a LIFO slot, counters, the outside timer wheel) and the spare runs the
 //!   ordinary worker loop on it, taking the stuck worker's LIFO task and
 //!   ring by stealing (the lock-free paths every thief uses) and the global
@@ -785,7 +788,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
 /// short p99 33-44 ms, set by that throughput (p50 = clients / rate, 23 ms).
 /// A second normal thread beside 8 demoted ones still leaves them 30% of
 /// the CPU by weight; beside 2 (32 + 2 clients, the open loop) it would
-/// leave them 10%, under the default share of 25%, so one it stays there.
+/// leave them 10%, under the default share of 25%, so it stays at one.
 fn normal_threads_wanted(workers: usize, demoted: usize, batch_share: f64) -> usize {
     // The kernel's weights of nice 10 and nice 0 (`sched_prio_to_weight`).
     const DEMOTED_WEIGHT: f64 = 110.0 / 1024.0;
