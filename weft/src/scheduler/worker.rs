@@ -520,7 +520,7 @@ impl Core {
                 return Some(task);
             }
         }
-        // A fairness rule, not a path (mutants of this condition pass every
+        // A fairness rule, not a path (its two `||` made `&&` pass every
         // model and test, 2026-11-24): the inject queue is also drained
         // whenever the ring and LIFO slot are empty (the last line of this
         // function), so outside work is delayed, not lost. Measured: with

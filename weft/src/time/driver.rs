@@ -180,7 +180,7 @@ impl Driver {
         // Pairs with the fence in `begin_keeping`: see the module doc.
         fence(Ordering::SeqCst);
         let keeper = self.keeper.load(Ordering::Acquire);
-        // The first arm spares a poke when the keeper already wakes in time
+        // The first match arm spares a poke when the keeper already wakes in time
         // for this deadline. Performance only: without it (mutation run,
         // 2026-11-24: the guard made `false`) every earlier timer pokes,
         // which is an extra wake-up and never a missed timer, so no model
