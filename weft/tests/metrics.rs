@@ -224,7 +224,10 @@ fn the_lifo_slot_setting_decides_whether_woken_tasks_run_from_it() {
         });
         let hits = rt.handle().metrics().total.delta(&before).lifo_hits;
         if lifo {
-            assert!(hits >= 50, "LIFO slot on: {hits} of 100 children ran from it");
+            assert!(
+                hits >= 50,
+                "LIFO slot on: {hits} of 100 children ran from it"
+            );
         } else {
             assert_eq!(hits, 0, "LIFO slot off, yet tasks ran from it");
         }

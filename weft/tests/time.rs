@@ -376,7 +376,8 @@ fn a_dropped_or_reset_sleep_leaves_no_timer_behind() {
         assert!(poll_once(&mut nap).await);
         assert_eq!(handle.metrics().timers_pending, before + 1, "armed");
         // A reset takes the old timer off its wheel before it arms again.
-        nap.as_mut().reset(Instant::now() + Duration::from_secs(7200));
+        nap.as_mut()
+            .reset(Instant::now() + Duration::from_secs(7200));
         assert_eq!(handle.metrics().timers_pending, before + 1, "reset");
         drop(nap);
         assert_eq!(
@@ -398,7 +399,10 @@ fn advance_fires_a_due_timer_before_it_returns() {
         let mut nap = Box::pin(sleep(Duration::from_secs(1)));
         assert!(poll_once(&mut nap).await);
         advance(Duration::from_secs(2)).await;
-        assert!(nap.is_elapsed(), "a timer due after `advance` had not fired");
+        assert!(
+            nap.is_elapsed(),
+            "a timer due after `advance` had not fired"
+        );
         resume();
     });
 }

@@ -755,11 +755,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         if shared.any_stalled.load(Ordering::Relaxed) != any_stalled {
             shared.any_stalled.store(any_stalled, Ordering::Relaxed);
         }
-        let wanted = normal_threads_wanted(
-            num_workers,
-            demoted_threads,
-            shared.config.batch_share,
-        );
+        let wanted = normal_threads_wanted(num_workers, demoted_threads, shared.config.batch_share);
         if waiting && free_threads < wanted {
             if shared.idle.counts().unparked < num_workers {
                 // A worker sleeps while work waits behind a stuck one: the
