@@ -22,8 +22,10 @@
 //! read exactly what happened in the interleaving being explored without
 //! adding states to explore.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::Waker;
+use std::task::{Context, Poll, Waker};
 
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::loom::sync::Arc;
@@ -236,5 +238,24 @@ impl Signal {
         while !*up {
             up = raised.wait(up).unwrap();
         }
+    }
+}
+
+/// A task that raises `ran` when polled, after waiting for `first` if
+/// given (a long poll: it holds its worker until then).
+pub(crate) struct Raise {
+    pub(crate) ran: Signal,
+    pub(crate) first: Option<Signal>,
+}
+
+impl Future for Raise {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if let Some(first) = &self.first {
+            first.wait();
+        }
+        self.ran.raise();
+        Poll::Ready(())
     }
 }

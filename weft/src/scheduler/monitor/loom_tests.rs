@@ -71,11 +71,11 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use crate::loom_support::{Count, DropProbe, Signal, spawn_on};
+use crate::loom_support::{Count, DropProbe, Raise, Signal, spawn_on};
 use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
 use crate::scheduler::monitor::HandBack;
 use crate::scheduler::worker::Core;
-use crate::task::{SpawnOptions, new_task};
+use crate::task::{JoinHandle, SpawnOptions, new_task};
 
 /// A task that counts its runs (at most one) and raises `ran`.
 struct RunOnce {
@@ -94,6 +94,26 @@ impl Future for RunOnce {
     }
 }
 
+/// From inside the poll running on `core`: spawns A and then B, each a
+/// [`RunOnce`] counting into `runs[i]` and raising `ran[i]`. A goes to the
+/// LIFO slot, then B takes it and moves A to the ring. Returns their
+/// handles.
+fn queue_two(
+    shared: &Arc<crate::scheduler::Shared>,
+    core: &Core,
+    runs: [Arc<AtomicUsize>; 2],
+    ran: [Signal; 2],
+) -> (JoinHandle<()>, JoinHandle<()>) {
+    let options = SpawnOptions::plain(std::panic::Location::caller());
+    let mut joins = runs.into_iter().zip(ran).map(|(runs, ran)| {
+        let (task, join) = new_task(shared, RunOnce { runs, ran }, options);
+        core.schedule_local(task, false);
+        join
+    });
+    let join_a = joins.next().unwrap();
+    (join_a, joins.next().unwrap())
+}
+
 #[test]
 fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
     loom::model(|| {
@@ -102,7 +122,6 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
         let worker_local = locals.pop().unwrap();
         crate::scheduler::monitor::mark_stalled(&shared, 0);
 
-        let options = SpawnOptions::plain(std::panic::Location::caller());
         let (a_ran, b_ran) = (Signal::default(), Signal::default());
         let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
 
@@ -120,25 +139,7 @@ fn a_spare_drains_a_stalled_worker_that_returns_from_its_poll() {
                 // LIFO slot and the ring publish them
                 // (`TaskMeta::check_published`).
                 poll_began.raise();
-                let [runs_a, runs_b] = runs;
-                let (task_a, join_a) = new_task(
-                    &shared,
-                    RunOnce {
-                        runs: runs_a,
-                        ran: a_ran,
-                    },
-                    options,
-                );
-                core.schedule_local(task_a, false);
-                let (task_b, join_b) = new_task(
-                    &shared,
-                    RunOnce {
-                        runs: runs_b,
-                        ran: b_ran,
-                    },
-                    options,
-                );
-                core.schedule_local(task_b, false);
+                let (join_a, join_b) = queue_two(&shared, &core, runs, [a_ran, b_ran]);
                 // The poll returns: the worker's ordinary loop.
                 assert_eq!(core.run(), crate::scheduler::worker::RunExit::Shutdown);
                 core.close();
@@ -184,7 +185,6 @@ fn a_spare_runs_what_a_stuck_poll_waits_for() {
         let worker_local = locals.pop().unwrap();
         crate::scheduler::monitor::mark_stalled(&shared, 0);
 
-        let options = SpawnOptions::plain(std::panic::Location::caller());
         let (a_ran, b_ran) = (Signal::default(), Signal::default());
         let runs = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
         let queued = Signal::default();
@@ -193,26 +193,8 @@ fn a_spare_runs_what_a_stuck_poll_waits_for() {
             let (runs, a_ran, b_ran) = (runs.clone(), a_ran.clone(), b_ran.clone());
             thread::spawn(move || {
                 let core = Core::new(0, shared.clone(), worker_local);
-                let [runs_a, runs_b] = runs;
-                let (task_a, join_a) = new_task(
-                    &shared,
-                    RunOnce {
-                        runs: runs_a,
-                        ran: a_ran.clone(),
-                    },
-                    options,
-                );
-                core.schedule_local(task_a, false);
-                let (task_b, join_b) = new_task(
-                    &shared,
-                    RunOnce {
-                        runs: runs_b,
-                        ran: b_ran.clone(),
-                    },
-                    options,
-                );
-                // A moves to the ring, B takes the LIFO slot.
-                core.schedule_local(task_b, false);
+                let ran = [a_ran.clone(), b_ran.clone()];
+                let (join_a, join_b) = queue_two(&shared, &core, runs, ran);
                 // The monitor lends the slot once the poll has stalled
                 // with work queued behind it.
                 queued.raise();
@@ -266,23 +248,6 @@ fn a_worker_woken_as_the_monitor_goes_to_sleep_wakes_it() {
     });
 }
 
-/// A task that holds its worker inside its poll until `first` is raised,
-/// then raises `ran`.
-struct WaitThenRaise {
-    first: Signal,
-    ran: Signal,
-}
-
-impl Future for WaitThenRaise {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        self.first.wait();
-        self.ran.raise();
-        Poll::Ready(())
-    }
-}
-
 #[test]
 fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
     // The model above through the worker's own loop: the real `Core::run`
@@ -320,9 +285,9 @@ fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
         };
         drop(spawn_on(
             &shared,
-            WaitThenRaise {
-                first: looked,
+            Raise {
                 ran: ran.clone(),
+                first: Some(looked),
             },
         ));
         ran.wait();

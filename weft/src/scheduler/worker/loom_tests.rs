@@ -44,34 +44,15 @@ use std::task::{Context, Poll};
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::loom_support::Signal;
 use crate::loom_support::realign_registry_round_robin;
 use crate::loom_support::spawn_on;
 use crate::loom_support::spawn_on_lane;
+use crate::loom_support::{Raise, Signal};
 use crate::scheduler::Shared;
 use crate::scheduler::worker::Core;
 use crate::task::Lane;
 
 const WORKERS: usize = 2;
-
-/// A task that raises `ran` when polled, after waiting for `first` if
-/// given (a long poll: it holds its worker until then).
-struct Raise {
-    ran: Signal,
-    first: Option<Signal>,
-}
-
-impl Future for Raise {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        if let Some(first) = &self.first {
-            first.wait();
-        }
-        self.ran.raise();
-        Poll::Ready(())
-    }
-}
 
 /// A task that spawns two children from inside its poll, so through its
 /// worker's local path: the first into the LIFO slot, which the second
