@@ -63,8 +63,6 @@ pub(crate) const READ_CLOSED: u64 = 1 << 2;
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
 pub(crate) const ERROR: u64 = 1 << 4;
 const READY_MASK: u64 = READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR;
-/// Never cleared by a task: once the peer closed, it stays closed.
-const CLOSED_MASK: u64 = READ_CLOSED | WRITE_CLOSED;
 
 const TICK_SHIFT: u32 = 16;
 const TICK_MASK: u64 = 0xFFFF << TICK_SHIFT;
@@ -88,7 +86,8 @@ impl Direction {
         }
     }
 
-    /// The bits a `WouldBlock` in this direction clears.
+    /// The bits a `WouldBlock` in this direction clears: never a closed
+    /// bit (once the peer closed, it stays closed) nor `ERROR`.
     fn clear_mask(self) -> u64 {
         match self {
             Direction::Read => READABLE,
@@ -214,7 +213,7 @@ impl ScheduledIo {
             if tick != event.tick {
                 return;
             }
-            let next = current & !(direction.clear_mask() & !CLOSED_MASK);
+            let next = current & !direction.clear_mask();
             match self.readiness.compare_exchange_weak(
                 current,
                 next,
