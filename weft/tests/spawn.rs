@@ -180,3 +180,80 @@ fn handle_spawns_from_many_outside_threads_at_once() {
     });
     assert_eq!(ran.load(Ordering::SeqCst), 16_000);
 }
+
+/// Two tasks that wake each other take turns in the LIFO slot; after
+/// `MAX_LIFO_STREAK` (3) runs from the slot in a row, the woken one queues
+/// behind older work, so a task waiting in the ring runs after at most 3
+/// more turns, not when the pair is done. One worker: no thief takes the
+/// queued task. Counted in turns, not time; the task is queued at each
+/// phase of the streak (turns 10 to 19).
+#[test]
+fn tasks_waking_each_other_through_the_lifo_slot_let_a_queued_task_run() {
+    const MAX_LIFO_STREAK: usize = 3;
+    for queue_at in 10..20 {
+        let ran_at = turn_a_queued_task_runs_at(queue_at);
+        assert!(
+            ran_at <= queue_at + 1 + MAX_LIFO_STREAK,
+            "the task queued at turn {queue_at} ran at turn {ran_at}: the pair kept the \
+             LIFO slot for more than {MAX_LIFO_STREAK} turns in a row"
+        );
+    }
+}
+
+/// Two tasks take turns, each waking the other from the worker; at turn
+/// `queue_at` the side whose turn it is spawns a task (into the LIFO slot,
+/// then into the ring when its wake puts the other side in the slot).
+/// Returns the turn at which that task ran.
+fn turn_a_queued_task_runs_at(queue_at: usize) -> usize {
+    use std::sync::Mutex;
+    use std::task::{Poll, Waker};
+
+    const TURNS: usize = 1_000;
+    struct Pair {
+        turns: AtomicUsize,
+        wakers: Mutex<[Option<Waker>; 2]>,
+        queued_ran_at: AtomicUsize,
+    }
+    let pair = Arc::new(Pair {
+        turns: AtomicUsize::new(0),
+        wakers: Mutex::new([None, None]),
+        queued_ran_at: AtomicUsize::new(usize::MAX),
+    });
+    let wake_other = |pair: &Pair, me: usize| {
+        let other = pair.wakers.lock().unwrap()[1 - me].take();
+        if let Some(other) = other {
+            other.wake();
+        }
+    };
+    // Side `me` takes the turns `turn % 2 == me`.
+    let side = |me: usize| {
+        let pair = pair.clone();
+        std::future::poll_fn(move |cx| {
+            let turn = pair.turns.load(Ordering::SeqCst);
+            if turn >= TURNS {
+                wake_other(&pair, me);
+                return Poll::Ready(());
+            }
+            pair.wakers.lock().unwrap()[me] = Some(cx.waker().clone());
+            if turn % 2 == me {
+                if turn == queue_at {
+                    let pair = pair.clone();
+                    weft::spawn(async move {
+                        let now = pair.turns.load(Ordering::SeqCst);
+                        pair.queued_ran_at.store(now, Ordering::SeqCst);
+                    });
+                }
+                pair.turns.store(turn + 1, Ordering::SeqCst);
+                wake_other(&pair, me);
+            }
+            Poll::Pending
+        })
+    };
+    let rt = common::rt(1, true);
+    let (a, b) = (rt.spawn(side(0)), rt.spawn(side(1)));
+    rt.block_on(async {
+        a.await.unwrap();
+        b.await.unwrap();
+    });
+    pair.queued_ran_at.load(Ordering::SeqCst)
+}
