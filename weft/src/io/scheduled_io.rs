@@ -343,3 +343,5 @@ impl<T> ReleaseQueue<T> {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+#[cfg(all(test, not(loom)))]
+mod tests;

@@ -526,7 +526,11 @@ impl Core {
         // function), so outside work is delayed, not lost. Measured: with
         // `countdown == 0 && (...)` an outside spawn waited 2.8 s behind
         // sixteen tasks waking each other on one worker (under 10 ms
-        // without).
+        // without). The backlog clause's short-ring bound (`<`) is a
+        // performance rule too: made `==`, `>` or `<=` it passes every
+        // model and test (2026-11-24); what it buys is measured in step 1
+        // of the module doc (busy2, ping_pong). Its `&&` made `||` fails
+        // `inject_batches.rs` (a dry worker kept to the check cap).
         if dry
             || countdown == 0
             || (self.inject_backlog.get()
