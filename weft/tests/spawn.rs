@@ -238,7 +238,7 @@ fn turn_a_queued_task_runs_at(queue_at: usize) -> usize {
             if turn % 2 == me {
                 if turn == queue_at {
                     let pair = pair.clone();
-                    weft::spawn(async move {
+                    let _detached = weft::spawn(async move {
                         let now = pair.turns.load(Ordering::SeqCst);
                         pair.queued_ran_at.store(now, Ordering::SeqCst);
                     });
