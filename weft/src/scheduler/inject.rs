@@ -98,6 +98,11 @@ impl<T> Inject<T> {
     /// `min(len / workers + 1, cap, free slots + 1)`; the first runs at
     /// once, the rest fill the ring. The one copy of the formula: the worker
     /// and the loom models both call it.
+    ///
+    /// `len / workers` is a share, not a bound the protocol needs: made
+    /// `len * workers` (a batch of up to `cap` whatever the backlog) it
+    /// passes every model and test (2026-11-24); the other mutants fail
+    /// `inject_batches.rs`.
     pub(crate) fn batch_limit(&self, local: &Local<T>, workers: usize, cap: usize) -> usize {
         (self.len() / workers + 1)
             .min(cap)
@@ -123,6 +128,8 @@ impl<T> Inject<T> {
             };
             // One claim stops at the end of a crossbeam block (63 slots):
             // claim again until the limit is reached or the queue is empty.
+            // (Size only: with the loop never entered, `<` made `>`, every
+            // test passes; a batch is then cut short at a block's end.)
             while stash.0.len() + 1 < limit {
                 match self
                     .queue
