@@ -242,6 +242,9 @@ impl ScheduledIo {
                 Direction::Read => &mut waiters.reader,
                 Direction::Write => &mut waiters.writer,
             };
+            // `will_wake` only spares a clone (made `false`, every test
+            // passes); made `true`, a task polling with a new waker would
+            // be woken through its old one (`tests.rs` fails).
             match slot {
                 Some(waker) if waker.will_wake(cx.waker()) => {}
                 _ => *slot = Some(cx.waker().clone()),
