@@ -558,6 +558,16 @@ impl Core {
 
     /// Takes the queued tasks of a slot the monitor found stalled: its LIFO
     /// task, or half its ring (through the thieves' side).
+    ///
+    /// Performance only: made `None` (or its victim test turned) it passes
+    /// every model and test (2026-11-24), as `steal_work`, the spare and
+    /// the owner after its poll reach the same tasks. Measured made `None`
+    /// (mixed lane, weft only, 4 alternated quick runs): closed 32 + 2
+    /// short max 18-32 -> 29-349 ms and p99.9 9-11 -> 8-274 ms (two runs
+    /// of four with a task trapped for 80-350 ms), while p99 at 128 + 8
+    /// fell 32-37 -> 21-32 ms and the open loop stayed within its spread.
+    /// Kept for the trapped-task tail; the 128 + 8 gain is a lead for
+    /// rescuing less eagerly, not tried.
     fn rescue_stalled(&self) -> Option<Task> {
         let remotes = &self.shared.remotes;
         for (victim, remote) in remotes.iter().enumerate() {
@@ -773,6 +783,12 @@ impl Core {
     /// poller when it finds nothing. With one task, a sleeper is only
     /// poked: it stays registered asleep, loops in `park`, takes the free
     /// keeper role and waits in the poller, without a search.
+    ///
+    /// Made a no-op, it fails `net.rs`'s
+    /// `readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first`.
+    /// The split by `woken` is a choice of wake, not of whether one
+    /// happens (each branch gets the poller taken): its three mutants pass
+    /// every model and test (2026-11-24, on a quiet machine).
     fn hand_over_poller(&self, woken: usize) {
         if woken > 1 {
             self.shared.notify_parked(Some(self.index));
