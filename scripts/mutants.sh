@@ -105,6 +105,10 @@ PY
     ${MUTANTS_MODELS:+"$MUTANTS_MODELS"} >/dev/null 2>&1; then
     verdict=caught
   fi
+  # A timeout kills cargo, not the test binary it ran: one left spinning
+  # (a mutant's test waiting forever) would slow every later verdict and
+  # fail timing tests. Only this tree's binaries are killed.
+  pkill -f "$PWD/target/debug/deps/" 2>/dev/null
   git apply -p0 -R "$out/current.diff"
   case $verdict in
     caught) caught=$((caught + 1)); echo "$name" >>"$out/caught.txt" ;;
