@@ -490,6 +490,10 @@ impl Monitor {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
             self.wake_spares.notify_one();
         }
+        // Threads on their way count as found. (Made `idle - starting` it
+        // passes every model and test, 2026-11-24: it differs only while a
+        // spare is starting, and then asks for threads nobody waits for,
+        // still within `max_threads`.)
         let missing = waiting.saturating_sub(state.idle_spares + state.starting);
         self.start_spares(shared, state, missing);
     }
