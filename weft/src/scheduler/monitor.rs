@@ -492,8 +492,9 @@ impl Monitor {
         }
         // Threads on their way count as found. (Made `idle - starting` it
         // passes every model and test, 2026-11-24: it differs only while a
-        // spare is starting, and then asks for threads nobody waits for,
-        // still within `max_threads`.)
+        // spare is starting, asking for threads nobody waits for, within
+        // `max_threads`, or, with more starting than idle, wrapping to ask
+        // for none this sample; no test has a stall while spares start.)
         let missing = waiting.saturating_sub(state.idle_spares + state.starting);
         self.start_spares(shared, state, missing);
     }
