@@ -69,6 +69,13 @@ fn ready(io: &ScheduledIo, direction: Direction) -> Option<ReadyEvent> {
     }
 }
 
+/// What a task does when its operation returns `WouldBlock`: clears
+/// `direction` at the tick of the readiness it saw.
+fn would_block(io: &ScheduledIo, direction: Direction) {
+    let event = ready(io, direction).expect("the task saw its direction ready");
+    io.clear_readiness(event, direction);
+}
+
 #[test]
 fn a_delivery_keeps_what_earlier_ones_set() {
     let io = ScheduledIo::new();
@@ -91,8 +98,7 @@ fn a_delivery_keeps_what_earlier_ones_set() {
 fn a_clear_takes_only_its_direction_and_only_at_the_tick_it_saw() {
     let io = ScheduledIo::new();
     deliver(&io, READABLE | WRITABLE);
-    let event = ready(&io, Direction::Write).unwrap();
-    io.clear_readiness(event, Direction::Write);
+    would_block(&io, Direction::Write);
     assert!(
         ready(&io, Direction::Write).is_none(),
         "WouldBlock cleared nothing"
@@ -115,8 +121,7 @@ fn a_clear_takes_only_its_direction_and_only_at_the_tick_it_saw() {
             "a clear erased a readiness delivered {later} time(s) after its event"
         );
     }
-    let event = ready(&io, Direction::Read).unwrap();
-    io.clear_readiness(event, Direction::Read);
+    would_block(&io, Direction::Read);
     assert!(ready(&io, Direction::Read).is_none());
 }
 
@@ -124,8 +129,7 @@ fn a_clear_takes_only_its_direction_and_only_at_the_tick_it_saw() {
 fn a_closed_peer_stays_closed_through_a_clear() {
     let io = ScheduledIo::new();
     deliver(&io, READABLE | READ_CLOSED);
-    let event = ready(&io, Direction::Read).unwrap();
-    io.clear_readiness(event, Direction::Read);
+    would_block(&io, Direction::Read);
     assert!(
         ready(&io, Direction::Read).is_some(),
         "a read's WouldBlock cleared READ_CLOSED"
@@ -152,8 +156,7 @@ fn a_delivery_wakes_the_waiters_of_its_direction_only() {
     assert_eq!((writer.wakes(), listed_writer.wakes()), (1, 1));
     assert_eq!((reader.wakes(), listed_reader.wakes()), (0, 0));
 
-    let event = ready(&io, Direction::Write).unwrap();
-    io.clear_readiness(event, Direction::Write);
+    would_block(&io, Direction::Write);
     wait_all(&io, &mut reader_id, &mut writer_id);
     assert_eq!(deliver(&io, READ_CLOSED), 2);
     assert_eq!((reader.wakes(), listed_reader.wakes()), (1, 1));
