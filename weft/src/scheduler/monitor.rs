@@ -490,11 +490,10 @@ impl Monitor {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
             self.wake_spares.notify_one();
         }
-        // Threads on their way count as found. (Made `idle - starting` it
-        // passes every model and test, 2026-11-24: it differs only while a
-        // spare is starting, asking for threads nobody waits for, within
-        // `max_threads`, or, with more starting than idle, wrapping to ask
-        // for none this sample; no test has a stall while spares start.)
+        // Threads on their way count as found. (`idle - starting` here
+        // passes every model: lanes.rs's
+        // `a_spare_slow_to_start_is_waited_for_not_started_again` catches
+        // it, a core given back while its spare starts.)
         let missing = waiting.saturating_sub(state.idle_spares + state.starting);
         self.start_spares(shared, state, missing);
     }
