@@ -37,6 +37,11 @@
 # the I/O files, whose code no other model compiles in: a weaker judge (a
 # survivor may still be caught by a model left out), never a false catch,
 # and a survivor's verdict in minutes rather than the whole suite's.
+# MUTANTS_TESTS=lib,lanes,... builds and runs only those test targets
+# (`lib` the unit tests, a name a file of weft/tests/): the same kind of
+# weaker judge, for a first pass over many mutants (a build of every test
+# binary per mutant is most of a verdict's time); confirm its survivors
+# with the whole suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +61,13 @@ file_args=()
 for f in "${files[@]}"; do file_args+=(--file "$f"); done
 [ -n "${MUTANTS_RE:-}" ] && file_args+=(--re "$MUTANTS_RE")
 judge=${MUTANTS_JUDGE:-tests+loom}
+test_targets=()
+if [ -n "${MUTANTS_TESTS:-}" ]; then
+  IFS=, read -ra names <<<"$MUTANTS_TESTS"
+  for t in "${names[@]}"; do
+    if [ "$t" = lib ]; then test_targets+=(--lib); else test_targets+=(--test "$t"); fi
+  done
+fi
 case $judge in
   tests+loom | loom) ;;
   *) echo "mutants.sh: MUTANTS_JUDGE must be 'loom' or 'tests+loom', not '$judge'" >&2; exit 2 ;;
@@ -95,11 +107,11 @@ PY
     # loom does not compile builds and survives: no model can see it).
     viable=(env RUSTFLAGS="--cfg loom" cargo test -p weft --lib --profile loom --target-dir target/loom --no-run -q)
   else
-    viable=(cargo build -p weft --tests -q)
+    viable=(cargo test -p weft --no-run -q ${test_targets[@]+"${test_targets[@]}"})
   fi
   if ! "${viable[@]}" >/dev/null 2>&1; then
     verdict=unviable
-  elif [ "$judge" != loom ] && ! timeout 180 cargo test -p weft -q >/dev/null 2>&1; then
+  elif [ "$judge" != loom ] && ! timeout 180 cargo test -p weft -q ${test_targets[@]+"${test_targets[@]}"} >/dev/null 2>&1; then
     verdict=caught
   elif ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
     ${MUTANTS_MODELS:+"$MUTANTS_MODELS"} >/dev/null 2>&1; then
@@ -115,7 +127,7 @@ PY
     unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
     survived)
       survived=$((survived + 1))
-      { echo "== $name  [judge $judge, loom bound $loom_bound${MUTANTS_MODELS:+, models $MUTANTS_MODELS}]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
+      { echo "== $name  [judge $judge${MUTANTS_TESTS:+, tests $MUTANTS_TESTS}, loom bound $loom_bound${MUTANTS_MODELS:+, models $MUTANTS_MODELS}]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
   esac
   echo "[$((i + 1))/$count] $verdict: $name"
 done
@@ -123,5 +135,5 @@ caught=$(wc -l <"$out/caught.txt"); unviable=$(wc -l <"$out/unviable.txt")
 survived=$(grep -c '^== ' "$out/survivors.txt")
 total=$((caught + survived))
 score=$(python3 -c "print(f'{100*$caught/max($total,1):.0f}%')")
-summary="mutation score ${score}: ${caught} caught, ${survived} survived, ${unviable} unviable (judge: ${judge}; files: ${files[*]}${MUTANTS_RE:+; names matching ${MUTANTS_RE}}${MUTANTS_MODELS:+; loom models matching ${MUTANTS_MODELS}})"
+summary="mutation score ${score}: ${caught} caught, ${survived} survived, ${unviable} unviable (judge: ${judge}${MUTANTS_TESTS:+, tests ${MUTANTS_TESTS} only}; files: ${files[*]}${MUTANTS_RE:+; names matching ${MUTANTS_RE}}${MUTANTS_MODELS:+; loom models matching ${MUTANTS_MODELS}})"
 echo "$summary" | tee "$out/summary.txt"
