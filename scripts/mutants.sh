@@ -41,7 +41,10 @@
 # (`lib` the unit tests, a name a file of weft/tests/): the same kind of
 # weaker judge, for a first pass over many mutants (a build of every test
 # binary per mutant is most of a verdict's time); confirm its survivors
-# with the whole suite.
+# with the whole suite. MUTANTS_TIMEOUT=SECONDS bounds a test run (180;
+# a subset that passes in 20 s can take less). While the file
+# target/mutants/pause exists, no new mutant starts (a quiet machine for a
+# benchmark meanwhile, without a test run timed across the pause).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,6 +90,7 @@ if [ "$from" -le 1 ]; then
 fi
 caught=0; survived=0; unviable=0
 for i in $(seq $((from - 1)) $((count - 1))); do
+  while [ -e "$out/pause" ]; do sleep 2; done
   python3 - "$out/mutants.json" "$i" "$out/current" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))[int(sys.argv[2])]
@@ -111,7 +115,7 @@ PY
   fi
   if ! "${viable[@]}" >/dev/null 2>&1; then
     verdict=unviable
-  elif [ "$judge" != loom ] && ! timeout 180 cargo test -p weft -q ${test_targets[@]+"${test_targets[@]}"} >/dev/null 2>&1; then
+  elif [ "$judge" != loom ] && ! timeout "${MUTANTS_TIMEOUT:-180}" cargo test -p weft -q ${test_targets[@]+"${test_targets[@]}"} >/dev/null 2>&1; then
     verdict=caught
   elif ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
     ${MUTANTS_MODELS:+"$MUTANTS_MODELS"} >/dev/null 2>&1; then
