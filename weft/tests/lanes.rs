@@ -544,6 +544,41 @@ fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
     );
 }
 
+/// A demoted worker's core gets a thread of its own even while the thread
+/// of the only spare slot is stuck too: spare threads may number the spare
+/// slots plus the workers, as each worker's core can lose its thread.
+#[test]
+fn a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_threads(2)
+        .build()
+        .unwrap();
+    let handle = rt.handle();
+    // The worker stuck in `first`; `second`, queued behind it, goes to the
+    // one spare slot's thread and holds it; the worker's thread is lowered.
+    let (first, second) = (Stuck::new(), Stuck::new());
+    let first_task = rt.spawn(first.task());
+    first.wait_until_inside();
+    let second_task = rt.spawn(second.task());
+    second.wait_until_inside();
+    wait_for("the worker's thread was never demoted", || {
+        handle.metrics().threads_demoted >= 1
+    });
+    // The lowered thread leaves its poll and gives the worker's core back;
+    // a new spare thread takes it and runs the short task.
+    first.release();
+    rt.block_on(first_task).unwrap();
+    let ran = spawn_short(handle, &second).recv_timeout(Duration::from_secs(10));
+    second.release();
+    rt.block_on(second_task).unwrap();
+    assert_eq!(
+        ran,
+        Ok(true),
+        "the worker's core waited for the stuck spare slot's thread"
+    );
+}
+
 /// While a poll is stalled, the inject queue is drained one task at a
 /// time: a batch moved into a ring could wait behind that thread's next
 /// long poll. With the only worker stuck, 64 tasks spawned from outside

@@ -514,6 +514,9 @@ impl Monitor {
         state: &mut MutexGuard<'_, State>,
         count: usize,
     ) -> usize {
+        // A thread per spare slot, and one per worker, whose core comes
+        // back without a thread when its thread is demoted (lanes.rs's
+        // `a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck`).
         let limit = state.held.len() + shared.config.num_workers;
         let mut asked = 0;
         while asked < count && self.spare_threads.load(Ordering::Relaxed) < limit {
