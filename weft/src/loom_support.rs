@@ -56,6 +56,15 @@ pub(crate) fn shared_with_monitor(num_workers: usize) -> (Arc<Shared>, Vec<Local
     build_shared(num_workers, 0, true)
 }
 
+/// As [`shared_with_spares`], with the stall monitor enabled; its spare
+/// slots are still to be given to it (`Monitor::add_spare_slots`).
+pub(crate) fn shared_with_monitor_and_spares(
+    num_workers: usize,
+    spare_slots: usize,
+) -> (Arc<Shared>, Vec<Local<Task>>) {
+    build_shared(num_workers, spare_slots, true)
+}
+
 fn build_shared(
     num_workers: usize,
     spare_slots: usize,

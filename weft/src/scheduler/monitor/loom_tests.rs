@@ -62,6 +62,11 @@
 //! against the drain. The same fence pattern in `schedule_remote` against
 //! shutdown is checked on a lock-free replica of the queue
 //! (`scheduler::loom_tests::shutdown_handshake_with_a_lock_free_queue`).
+//!
+//! Last, one thread and no interleaving: a spare thread that cannot be
+//! started is taken back from every count (`start_spares`' and
+//! `hand_off`'s failure paths; each rollback's `-=` made `+=` or `/=`
+//! passed every model and test, mutation run of 2026-11-25).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -72,7 +77,10 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use crate::loom_support::{Count, DropProbe, Raise, Signal, spawn_on};
-use crate::loom_support::{realign_registry_round_robin, shared_with_monitor, shared_with_spares};
+use crate::loom_support::{
+    realign_registry_round_robin, shared_with_monitor, shared_with_monitor_and_spares,
+    shared_with_spares,
+};
 use crate::scheduler::monitor::HandBack;
 use crate::scheduler::worker::Core;
 use crate::task::{JoinHandle, SpawnOptions, new_task};
@@ -335,5 +343,44 @@ fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
         assert_eq!(drops.get(), 1, "a task dropped twice");
         drop(shared);
         realign_registry_round_robin(1);
+    });
+}
+
+/// A spare thread that cannot be started leaves nothing counted as on its
+/// way. Under loom every thread start fails (`loom_support`), as one can
+/// on a real machine (`EAGAIN`): the spawner's own start fails, the
+/// threads asked of it are taken back, and a lent slot goes back to the
+/// free list. A count left behind would make the monitor wait for threads
+/// that never come (`find_threads` counts starting threads as found) or
+/// refuse later ones (`spare_threads` against the limit). One thread, no
+/// interleaving: the failure path run under the models' build. Asks for
+/// two at once (an orphaned core each), so a count divided by the number
+/// asked, rather than reduced by it, is seen too.
+#[test]
+fn a_spare_that_cannot_start_is_not_counted_as_on_its_way() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor_and_spares(2, 1);
+        let monitor = &shared.monitor;
+        monitor.add_spare_slots(2, locals.split_off(2));
+        for attempt in 0..2 {
+            let mut state = monitor.lock();
+            assert_eq!(monitor.start_spares(&shared, &mut state, 2), 0);
+            assert!(
+                !monitor.hand_off(&shared, &mut state),
+                "attempt {attempt}: a slot lent with no thread to run it"
+            );
+            assert_eq!(state.free.len(), 1, "attempt {attempt}: the slot not freed");
+            assert!(state.lent.is_empty(), "attempt {attempt}");
+            assert!(!state.held.contains(&true), "attempt {attempt}");
+            assert_eq!(
+                (state.starting, state.to_start, state.spawner),
+                (0, 0, false),
+                "attempt {attempt}: threads counted as on their way"
+            );
+            drop(state);
+            assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
+        }
+        drop(locals);
+        drop(shared);
     });
 }
