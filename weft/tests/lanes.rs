@@ -579,6 +579,65 @@ fn a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck() {
     );
 }
 
+/// A spare slot lent while a worker's core waits for its new thread gets a
+/// thread of its own: the one on its way is the core's.
+#[test]
+fn a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread() {
+    // While `gate` is down, new threads wait in their start hook: a thread
+    // asked for stays on its way until the test lets it start.
+    let gate = Arc::new(AtomicBool::new(true));
+    let rt = {
+        let gate = gate.clone();
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_threads(3)
+            .on_thread_start(move || {
+                while !gate.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    let handle = rt.handle();
+    // The worker stuck in `first`; `second`, queued behind it, goes to the
+    // first spare slot's thread and holds it; the worker's thread is
+    // lowered.
+    let (first, second) = (Stuck::new(), Stuck::new());
+    let first_task = rt.spawn(first.task());
+    first.wait_until_inside();
+    let second_task = rt.spawn(second.task());
+    second.wait_until_inside();
+    wait_for("the worker's thread was never demoted", || {
+        handle.metrics().threads_demoted >= 1
+    });
+    // The lowered thread gives the worker's core back; the thread asked
+    // for it waits at the gate.
+    gate.store(false, Ordering::SeqCst);
+    first.release();
+    rt.block_on(first_task).unwrap();
+    wait_for("no thread was asked for the worker's core", || {
+        handle.metrics().spare_threads >= 2
+    });
+    // Work waits behind the stuck spare: the monitor lends the second
+    // slot, and asks for a thread for it too.
+    let ran = spawn_short(handle, &second);
+    let start = Instant::now();
+    while handle.metrics().spare_threads < 3 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let metrics = handle.metrics();
+    gate.store(true, Ordering::SeqCst);
+    let ran = ran.recv_timeout(Duration::from_secs(30));
+    second.release();
+    rt.block_on(second_task).unwrap();
+    assert_eq!(
+        metrics.spare_threads, 3,
+        "the lent slot counted the core's thread as its own: {metrics:?}"
+    );
+    assert_eq!(ran, Ok(true), "the short task waited for the stuck spare");
+}
+
 /// While a poll is stalled, the inject queue is drained one task at a
 /// time: a batch moved into a ring could wait behind that thread's next
 /// long poll. With the only worker stuck, 64 tasks spawned from outside
