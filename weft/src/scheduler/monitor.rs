@@ -565,7 +565,10 @@ impl Monitor {
         // `idle * starting` passes too: it asks for one thread more than
         // waits when some are idle and some starting, within the limit;
         // made `idle - starting` it fails lanes.rs's
-        // `a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread`.)
+        // `a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread`.
+        // `start_spares(..) > 0` made `< 0`, never true, passes as well: the
+        // slot goes back although its thread comes, and the next sample
+        // lends it to that thread, one sample period late.)
         let waiting = state.lent.len() + state.orphans.len();
         if state.idle_spares >= waiting {
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
