@@ -15,7 +15,8 @@
 # A mutant is caught when either fails (or times out); it survives when
 # both pass. MUTANTS_JUDGE=loom skips step 1: the loom models alone judge
 # (the question for protocol code is whether a model sees the bug, not
-# whether some test trips over it). cargo-mutants' own runner cannot run
+# whether some test trips over it); MUTANTS_JUDGE=tests skips step 2 (for
+# code no model runs: policy, metrics). cargo-mutants' own runner cannot run
 # the loom models (they need RUSTFLAGS="--cfg loom" and another profile),
 # so this script runs each mutant itself; the mutants are exactly
 # cargo-mutants' list.
@@ -72,8 +73,8 @@ if [ -n "${MUTANTS_TESTS:-}" ]; then
   done
 fi
 case $judge in
-  tests+loom | loom) ;;
-  *) echo "mutants.sh: MUTANTS_JUDGE must be 'loom' or 'tests+loom', not '$judge'" >&2; exit 2 ;;
+  tests+loom | loom | tests) ;;
+  *) echo "mutants.sh: MUTANTS_JUDGE must be 'loom', 'tests' or 'tests+loom', not '$judge'" >&2; exit 2 ;;
 esac
 
 cargo mutants -p weft --list --json --diff "${file_args[@]}" \
@@ -117,7 +118,7 @@ PY
     verdict=unviable
   elif [ "$judge" != loom ] && ! timeout "${MUTANTS_TIMEOUT:-180}" cargo test -p weft -q ${test_targets[@]+"${test_targets[@]}"} >/dev/null 2>&1; then
     verdict=caught
-  elif ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
+  elif [ "$judge" != tests ] && ! LOOM_FAIL_FAST=1 LOOM_MAX_PREEMPTIONS="$loom_bound" timeout 1800 bash scripts/loom.sh \
     ${MUTANTS_MODELS:+"$MUTANTS_MODELS"} >/dev/null 2>&1; then
     verdict=caught
   fi
