@@ -300,6 +300,34 @@ fn paused_time_jumps_to_the_next_timer_when_everyone_is_idle() {
     });
 }
 
+/// A paused clock jumps only while nothing polls: a `block_on` busy inside
+/// its poll (here blocked in a real sleep) holds it, although every worker
+/// sleeps and a timer is pending. (`Shared::block_on_polling` made a no-op
+/// let it jump the hour at once.)
+#[test]
+fn a_paused_clock_does_not_jump_while_block_on_is_busy() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        pause();
+        let start = Instant::now();
+        let sleeper = weft::spawn(sleep(Duration::from_secs(3600)));
+        // (A clock that jumps fires the timer at once: stop waiting then.)
+        while weft::runtime::Handle::current().metrics().timers_pending < 1
+            && !sleeper.is_finished()
+        {
+            weft::task::yield_now().await;
+        }
+        // The worker goes to sleep with the timer armed; this poll goes on.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "the clock jumped while block_on polled"
+        );
+        assert!(!sleeper.is_finished());
+    });
+}
+
 #[test]
 fn advance_fires_what_is_due_and_no_more() {
     let rt = rt(2, true);

@@ -223,6 +223,11 @@ impl Remote {
 }
 
 impl Drop for Remote {
+    /// Frees a task still in the LIFO slot. None is there by then in a
+    /// runtime (`shutdown_drain` takes every LIFO task, after every worker
+    /// has stopped), so made a no-op it passes every test (mutation run,
+    /// 2026-11-25); kept for a `Shared` dropped any other way (a model that
+    /// stops short of the drain), which would otherwise leak the task.
     fn drop(&mut self) {
         drop(self.take_lifo());
     }
@@ -423,7 +428,8 @@ impl Shared {
     /// Only the test clock cares: it may jump ahead only while nobody polls.
     /// (`test-util` only, which the loom build does not enable: no model
     /// judges these orderings; the paused-clock tests of `tests/time.rs`
-    /// exercise the count.)
+    /// exercise the count, `a_paused_clock_does_not_jump_while_block_on_is_busy`
+    /// fails with it never counted.)
     #[inline]
     pub(crate) fn block_on_polling(&self, polling: bool) {
         #[cfg(feature = "test-util")]

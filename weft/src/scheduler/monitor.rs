@@ -640,7 +640,9 @@ struct Seen {
 
 /// What the monitor does when it finds `slot` stalled, as far as the
 /// threads that take its work see it: the slot's flag and the runtime-wide
-/// hint. (The loom model of the handoff drives this directly.)
+/// hint. (The loom model of the handoff drives this directly. Made a no-op
+/// it passes every model, 2026-11-25: the flag only orders a spare's picks,
+/// `Core::rescue_stalled`, and `steal_work` reaches the same tasks.)
 #[cfg(all(test, loom))]
 pub(crate) fn mark_stalled(shared: &Shared, slot: usize) {
     shared.remotes[slot].watch.set_stalled(true);
