@@ -677,9 +677,12 @@ fn while_a_poll_is_stalled_outside_work_is_taken_one_task_at_a_time() {
 
 #[test]
 fn idle_spares_retire_after_their_timeout() {
-    // Without demotion, so no spare takes over the worker for good.
+    // Without demotion, so no spare takes over the worker for good; one
+    // spare slot, so the second stall is rescued only if the first spare
+    // gave its slot back.
     let rt = Builder::new_multi_thread()
         .worker_threads(1)
+        .max_threads(2)
         .demote_slow_tasks(false)
         .spare_idle_timeout(Duration::from_millis(20))
         .build()

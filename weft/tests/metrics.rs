@@ -26,6 +26,10 @@ fn snapshot_totals_match_the_tasks_run() {
     let delta = after.total.delta(&before.total);
     assert_eq!(delta.spawned_local, TASKS / 2);
     assert_eq!(after.live_tasks, 0, "every task finished");
+    // Each task ended on a worker, counted there, not as a finish off the
+    // workers.
+    assert_eq!(delta.tasks_finished, TASKS + 1);
+    assert_eq!(after.finished_remote, before.finished_remote);
     // Each empty task completes in one poll; the spawning task polls at
     // least twice (it waits on its joins).
     assert!(

@@ -66,7 +66,10 @@
 //! Last, one thread and no interleaving: a spare thread that cannot be
 //! started is taken back from every count (`start_spares`' and
 //! `hand_off`'s failure paths; each rollback's `-=` made `+=` or `/=`
-//! passed every model and test, mutation run of 2026-11-25).
+//! passed every model and test, mutation run of 2026-11-25). And the
+//! spawner thread's side (`run_spawner`) against shutdown: every thread
+//! asked of it and never started, its start failed or shutdown came
+//! first, is taken back, whatever the order.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -81,7 +84,7 @@ use crate::loom_support::{
     realign_registry_round_robin, shared_with_monitor, shared_with_monitor_and_spares,
     shared_with_spares,
 };
-use crate::scheduler::monitor::HandBack;
+use crate::scheduler::monitor::{HandBack, run_spawner};
 use crate::scheduler::worker::Core;
 use crate::task::{JoinHandle, SpawnOptions, new_task};
 
@@ -382,5 +385,39 @@ fn a_spare_that_cannot_start_is_not_counted_as_on_its_way() {
         }
         drop(locals);
         drop(shared);
+    });
+}
+
+/// The spawner thread (`run_spawner`) with two spare threads asked of it,
+/// as `start_spares` leaves the counts, while shutdown begins. Under loom
+/// every start fails, so each thread it tries is taken back at once, and
+/// those it has not tried when it sees shutdown are taken back as it ends:
+/// in every order, nothing is left counted as on its way.
+#[test]
+fn the_spawner_takes_back_every_thread_it_does_not_start() {
+    loom::model(|| {
+        let (shared, _locals) = shared_with_monitor(1);
+        let monitor = &shared.monitor;
+        {
+            let mut state = monitor.lock();
+            state.spawner = true;
+            state.starting = 2;
+            state.to_start = 2;
+        }
+        monitor.spare_threads.store(2, Ordering::Relaxed);
+        let spawner = {
+            let shared = shared.clone();
+            thread::spawn(move || run_spawner(&shared))
+        };
+        shared.monitor.begin_shutdown();
+        spawner.join().unwrap();
+        let state = monitor.lock();
+        assert_eq!(
+            (state.starting, state.to_start),
+            (0, 0),
+            "threads counted as on their way after the spawner ended"
+        );
+        drop(state);
+        assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
     });
 }
