@@ -714,6 +714,52 @@ fn idle_spares_retire_after_their_timeout() {
     assert_eq!(ran, Ok(true), "no thread came for the second stall");
 }
 
+/// A warm spare is used before a new thread is started: the spare that
+/// rescued one stall and went idle takes the next one's slot.
+#[test]
+fn a_warm_spare_takes_the_next_stall_before_a_new_thread_starts() {
+    // Without demotion, so the worker keeps its thread; spares stay warm
+    // for longer than the test takes. One spare slot: the spare gives it
+    // back and goes idle in one step under the monitor's lock, so the next
+    // handoff always finds it idle.
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_threads(2)
+        .demote_slow_tasks(false)
+        .spare_idle_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let handle = rt.handle();
+    let first = Stuck::new();
+    let long = rt.spawn(first.task());
+    first.wait_until_inside();
+    let ran = spawn_short(handle, &first).recv_timeout(Duration::from_secs(30));
+    first.release();
+    rt.block_on(long).unwrap();
+    assert_eq!(ran, Ok(true), "no spare came for the first stall");
+    wait_for("the spare never went idle with its slot back", || {
+        let metrics = handle.metrics();
+        metrics.spare_threads == 1 && metrics.spares_started == 1
+    });
+    let second = Stuck::new();
+    let long = rt.spawn(second.task());
+    second.wait_until_inside();
+    let ran = spawn_short(handle, &second).recv_timeout(Duration::from_secs(10));
+    second.release();
+    rt.block_on(long).unwrap();
+    let metrics = handle.metrics();
+    assert_eq!(
+        ran,
+        Ok(true),
+        "the warm spare did not take the second stall"
+    );
+    assert_eq!(
+        metrics.spares_started, 1,
+        "a new thread started: {metrics:?}"
+    );
+    assert!(metrics.spares_woken >= 1, "{metrics:?}");
+}
+
 #[test]
 fn a_spare_slow_to_start_is_waited_for_not_started_again() {
     // Spare threads take 200 ms to start (their start hook sleeps), so the
