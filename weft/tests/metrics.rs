@@ -237,3 +237,24 @@ fn the_lifo_slot_setting_decides_whether_woken_tasks_run_from_it() {
         }
     }
 }
+
+/// Tasks dropped at shutdown, off the workers, are counted as finished
+/// there, and none is left counted as live: a handle kept past the
+/// runtime reads the same totals.
+#[test]
+fn tasks_dropped_at_shutdown_are_not_left_live() {
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    let pending: Vec<_> = (0..10)
+        .map(|_| rt.spawn(std::future::pending::<()>()))
+        .collect();
+    drop(rt);
+    drop(pending);
+    let metrics = handle.metrics();
+    assert!(metrics.finished_remote > 0, "{metrics:?}");
+    assert_eq!(
+        metrics.total.tasks_finished + metrics.finished_remote,
+        metrics.spawned_remote
+    );
+    assert_eq!(metrics.live_tasks, 0, "{metrics:?}");
+}
