@@ -593,6 +593,12 @@ impl Shared {
 
 /// Drops a task without running it (cancelling it), containing a panic
 /// from its future's destructor.
+///
+/// A second guard: `TaskFuture`'s own `Drop` contains that panic too, so
+/// made a no-op (the task still dropped on return) this passes every
+/// test, `faults.rs`'s panicking destructors at shutdown included
+/// (mutation run, 2026-11-25; not run against the loom models, where it
+/// would also skip the publication check).
 pub(crate) fn drop_task(task: Task) {
     // Dropping touches the task's memory as a poll does (loom only).
     task.metadata().check_published();
