@@ -31,7 +31,8 @@
 # MUTANTS_RE=REGEX keeps only the mutants whose name matches (cargo-mutants'
 # --re), e.g. MUTANTS_RE='Core::(park|search|stop_searching)' for the
 # worker's sleep protocol. MUTANTS_FROM=N resumes at the N-th mutant
-# (1-based), appending to the output files. A mutant that makes the tests
+# (1-based), appending to the output files; MUTANTS_TO=N stops after the
+# N-th (two trees can then share a list). A mutant that makes the tests
 # hang is caught by a timeout (the suite takes under a minute; 180 s is
 # the limit). MUTANTS_MODELS=SUBSTRING runs only the loom models whose
 # name contains it (scripts/loom.sh's filter), e.g. MUTANTS_MODELS=io:: for
@@ -90,7 +91,8 @@ if [ "$from" -le 1 ]; then
   : >"$out/survivors.txt"; : >"$out/caught.txt"; : >"$out/unviable.txt"
 fi
 caught=0; survived=0; unviable=0
-for i in $(seq $((from - 1)) $((count - 1))); do
+last=${MUTANTS_TO:-$count}
+for i in $(seq $((from - 1)) $((last - 1))); do
   while [ -e "$out/pause" ]; do sleep 2; done
   python3 - "$out/mutants.json" "$i" "$out/current" <<'PY'
 import json, sys
