@@ -248,10 +248,18 @@ fn tasks_dropped_at_shutdown_are_not_left_live() {
     let pending: Vec<_> = (0..10)
         .map(|_| rt.spawn(std::future::pending::<()>()))
         .collect();
+    // Each polled once and waiting, so none is in a worker's queue (a
+    // worker closing its queue at shutdown drops those itself): all are
+    // dropped by the shutdown's drain, off the workers.
+    let start = std::time::Instant::now();
+    while handle.metrics().total.polls < 10 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     drop(rt);
     drop(pending);
     let metrics = handle.metrics();
-    assert!(metrics.finished_remote > 0, "{metrics:?}");
+    assert_eq!(metrics.finished_remote, 10, "{metrics:?}");
     assert_eq!(
         metrics.total.tasks_finished + metrics.finished_remote,
         metrics.spawned_remote
