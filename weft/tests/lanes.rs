@@ -246,6 +246,24 @@ fn a_default_task_with_a_slow_poll_moves_to_the_batch_lane() {
     }
 }
 
+/// Only a poll past `slow_poll_threshold` demotes its task: one that the
+/// monitor sees across many samples (20 ms, samples every 250 us at the
+/// default stall threshold: a stall) but under the threshold (1 s) does
+/// not.
+#[test]
+fn a_poll_under_the_slow_threshold_does_not_demote_however_many_samples_see_it() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .slow_poll_threshold(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    rt.block_on(rt.spawn(slow_then_yielding(Duration::from_millis(20))))
+        .unwrap();
+    let metrics = rt.handle().metrics();
+    assert!(metrics.stalls >= 1, "the monitor saw the poll: {metrics:?}");
+    assert_eq!(metrics.total.demotions, 0, "{metrics:?}");
+}
+
 #[test]
 fn fast_tasks_are_never_demoted() {
     let rt = common::rt(2, true);
