@@ -653,6 +653,11 @@ pub(crate) fn mark_stalled(shared: &Shared, slot: usize) {
 pub(crate) fn run_monitor(shared: &Arc<Shared>) {
     let monitor = &shared.monitor;
     let num_workers = shared.config.num_workers;
+    // The policy mutants of this loop (2026-11-25, 77 with
+    // `normal_threads_wanted`): those that pass every test are timing or
+    // thread-count rules, each said where it is. Here: `/ 4` made `* 4`
+    // samples 16 times as far apart, so a stall is seen after 4-5 ms
+    // rather than 1.25 (only the mixed lane's latencies show it).
     let base_period = (monitor.config.stall_threshold / 4).max(Duration::from_micros(50));
     let mut period = base_period;
     let mut seen = vec![Seen::default(); shared.remotes.len()];
@@ -665,6 +670,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         if !state.orphans.is_empty() {
             monitor.find_threads(shared, &mut state);
         }
+        // (The held-slot test's `!` deleted passes every test: the monitor
+        // then sleeps only while a slot is held, and samples an idle
+        // runtime every `MAX_PERIOD`, 100 wake-ups a second that
+        // `idle_cpu.rs`'s CPU bound cannot see.)
         let nobody_busy = shared.idle.counts().unparked == 0 && !state.held.contains(&true);
         if nobody_busy {
             state = monitor.sleep_until_a_worker_wakes(shared, state);
@@ -705,7 +714,10 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                     // no thread: it moves nothing. (Performance only: counted
                     // as free, it only delays a handoff until its thread
                     // arrives and runs what waits; no test can tell the two
-                    // apart without timing them.)
+                    // apart without timing them. The `is_parked` test turned
+                    // around or its `&&` made `||` pass every test too: a
+                    // parked worker counted free only stops the backstop
+                    // below, and the wake rules have woken it already.)
                     !shared.idle.is_parked(slot)
                         && !state.orphans.iter().any(|core| core.index == slot)
                 } else {
@@ -713,7 +725,11 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 };
             let seq = watch.seq();
             // Inside its poll: a slot given back keeps its flag until its
-            // next thread attaches, with no thread of its own.
+            // next thread attaches, with no thread of its own. (This
+            // count's five mutants pass every test: it only raises
+            // `normal_threads_wanted` above one, from 7 demoted threads on
+            // 2 workers, which no test reaches and the mixed lane's
+            // 128 + 8 load does, measured there.)
             demoted_threads += usize::from(watch.is_thread_demoted() && seq % 2 == 1);
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
@@ -728,6 +744,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             }
             if seq % 2 == 0 {
                 // Not inside a poll (searching, parked, or between polls).
+                // (Not counted, `+=` made `*=`, it passes every test: a
+                // spare is lent though this thread would take the work,
+                // one thread more, no task lost.)
                 watch.set_stalled(false);
                 free_threads += usize::from(awake);
                 continue;
@@ -738,6 +757,8 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 last.slow_marked = true;
                 watch.slow_seq.store(seq, Ordering::Relaxed);
             }
+            // (`<` made `<=`: equivalent, two readings of the clock one
+            // sample apart are never equal to the nanosecond.)
             if stuck_for < monitor.config.stall_threshold {
                 free_threads += 1; // a short poll: that thread is moving
                 continue;
@@ -783,12 +804,20 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         if waiting && free_threads < wanted {
             if shared.idle.counts().unparked < num_workers {
                 // A worker sleeps while work waits behind a stuck one: the
-                // wake rules should have woken it; wake it now (backstop).
+                // wake rules should have woken it; wake it now (backstop;
+                // `<` made `>`, never, passes every test: a spare is lent
+                // instead, and the wake rules wake the worker anyway).
                 shared.notify_parked(None);
             } else {
                 monitor.hand_off(shared, &mut state);
             }
         }
+        // The back-off is timing only (its three mutants pass every test,
+        // 2026-11-25): `||` made `&&` or the orphans test turned around
+        // back off while a poll may be stalling, so a stall is seen up to
+        // `MAX_PERIOD` late; `* 2` made `/ 2` shrinks the period to nothing
+        // while workers run without stalls, a monitor spinning on a core:
+        // the cost the scheduler lanes' CPU column would show.
         period = if suspicious || !state.orphans.is_empty() {
             base_period
         } else {
