@@ -566,8 +566,11 @@ impl Core {
     /// short max 18-32 -> 29-349 ms and p99.9 9-11 -> 8-274 ms (two runs
     /// of four with a task trapped for 80-350 ms), while p99 at 128 + 8
     /// fell 32-37 -> 21-32 ms and the open loop stayed within its spread.
-    /// Kept for the trapped-task tail; the 128 + 8 gain is a lead for
-    /// rescuing less eagerly, not tried.
+    /// Kept for the trapped-task tail. Rescuing less eagerly, only when the
+    /// ring is dry (not at the periodic check), was tried (2026-11-25, 4
+    /// alternated pairs): 32 + 2 p99 8.0-8.9 -> 7.1-7.8 ms, but 128 + 8
+    /// p99 25.9-28.0 -> 28.1-43.8 ms and its max up, the open loop within
+    /// its spread: not kept.
     fn rescue_stalled(&self) -> Option<Task> {
         let remotes = &self.shared.remotes;
         for (victim, remote) in remotes.iter().enumerate() {
