@@ -134,7 +134,9 @@ PY
     unviable) unviable=$((unviable + 1)); echo "$name" >>"$out/unviable.txt" ;;
     survived)
       survived=$((survived + 1))
-      { echo "== $name  [judge $judge${MUTANTS_TESTS:+, tests $MUTANTS_TESTS}, loom bound $loom_bound${MUTANTS_MODELS:+, models $MUTANTS_MODELS}]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
+      loom_note=", loom bound $loom_bound${MUTANTS_MODELS:+, models $MUTANTS_MODELS}"
+      [ "$judge" = tests ] && loom_note=""
+      { echo "== $name  [judge $judge${MUTANTS_TESTS:+, tests $MUTANTS_TESTS}$loom_note]"; cat "$out/current.diff"; } >>"$out/survivors.txt" ;;
   esac
   echo "[$((i + 1))/$count] $verdict: $name"
 done
