@@ -79,6 +79,20 @@ fn spawn_short(handle: &Handle, stuck: &Stuck) -> mpsc::Receiver<bool> {
     rx
 }
 
+/// A stall with work behind it: a task stuck in one poll and, spawned
+/// from outside beside it, a short task; the stuck one is released once
+/// the short one ran or `wait` passed. `Ok(true)`: the short task ran
+/// while the stuck poll went on.
+fn short_task_beside_a_stall(rt: &Runtime, wait: Duration) -> Result<bool, mpsc::RecvTimeoutError> {
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &stuck).recv_timeout(wait);
+    stuck.release();
+    rt.block_on(long).unwrap();
+    ran
+}
+
 #[test]
 fn a_short_task_runs_while_the_only_worker_is_stuck_in_a_long_poll() {
     let rt = one_worker(true);
@@ -547,14 +561,9 @@ fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
     // it over (after the monitor took back the slot, given back first).
     first.release();
     rt.block_on(first_task).unwrap();
-    let third = Stuck::new();
-    let third_task = rt.spawn(third.task());
-    third.wait_until_inside();
     // A new stall with work behind it is rescued: the slot given back is
     // free again, and nothing counts a thread on it any more.
-    let ran = spawn_short(handle, &third).recv_timeout(Duration::from_secs(30));
-    third.release();
-    rt.block_on(third_task).unwrap();
+    let ran = short_task_beside_a_stall(&rt, Duration::from_secs(30));
     assert_eq!(
         ran,
         Ok(true),
@@ -723,12 +732,7 @@ fn idle_spares_retire_after_their_timeout() {
     assert!(rt.handle().metrics().spares_retired >= 1);
     // With no spare left, the next stall gets a new thread (the monitor
     // must not count a thread as on its way that has long arrived).
-    let again = Stuck::new();
-    let long = rt.spawn(again.task());
-    again.wait_until_inside();
-    let ran = spawn_short(rt.handle(), &again).recv_timeout(Duration::from_secs(10));
-    again.release();
-    rt.block_on(long).unwrap();
+    let ran = short_task_beside_a_stall(&rt, Duration::from_secs(10));
     assert_eq!(ran, Ok(true), "no thread came for the second stall");
 }
 
@@ -748,23 +752,13 @@ fn a_warm_spare_takes_the_next_stall_before_a_new_thread_starts() {
         .build()
         .unwrap();
     let handle = rt.handle();
-    let first = Stuck::new();
-    let long = rt.spawn(first.task());
-    first.wait_until_inside();
-    let ran = spawn_short(handle, &first).recv_timeout(Duration::from_secs(30));
-    first.release();
-    rt.block_on(long).unwrap();
+    let ran = short_task_beside_a_stall(&rt, Duration::from_secs(30));
     assert_eq!(ran, Ok(true), "no spare came for the first stall");
     wait_for("the spare never went idle with its slot back", || {
         let metrics = handle.metrics();
         metrics.spare_threads == 1 && metrics.spares_started == 1
     });
-    let second = Stuck::new();
-    let long = rt.spawn(second.task());
-    second.wait_until_inside();
-    let ran = spawn_short(handle, &second).recv_timeout(Duration::from_secs(10));
-    second.release();
-    rt.block_on(long).unwrap();
+    let ran = short_task_beside_a_stall(&rt, Duration::from_secs(10));
     let metrics = handle.metrics();
     assert_eq!(
         ran,
@@ -829,12 +823,7 @@ fn a_spare_slow_to_start_is_waited_for_not_started_again() {
     // killed the monitor, or, wrapping, left the lent slot without a
     // thread: counted as a free thread, it stops every later handoff.)
     slow_starts.store(false, Ordering::SeqCst);
-    let again = Stuck::new();
-    let long = rt.spawn(again.task());
-    again.wait_until_inside();
-    let ran = spawn_short(rt.handle(), &again).recv_timeout(Duration::from_secs(10));
-    again.release();
-    rt.block_on(long).unwrap();
+    let ran = short_task_beside_a_stall(&rt, Duration::from_secs(10));
     assert_eq!(
         ran,
         Ok(true),
