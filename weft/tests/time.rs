@@ -211,6 +211,35 @@ fn a_stuck_workers_timer_fires_while_other_work_arrives() {
     }
 }
 
+/// A timer armed on a worker's own wheel fires while that worker is stuck
+/// in the very poll that armed it: the idle worker that keeps time fires
+/// it. The stall monitor is off, so no spare can be what fires it.
+#[test]
+fn a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker() {
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .stall_monitor(false)
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let fired_while_stuck = rt.block_on(rt.spawn(async {
+            // Armed from inside this task's poll: on this worker's wheel.
+            let mut nap = Box::pin(sleep(5 * MS));
+            assert!(poll_once(&mut nap).await, "a 5 ms sleep ended at once");
+            // Now stuck in one poll until the timer fires (at most 3 s).
+            let start = std::time::Instant::now();
+            while !nap.is_elapsed() && start.elapsed() < Duration::from_secs(3) {
+                std::hint::spin_loop();
+            }
+            nap.is_elapsed()
+        }));
+        assert!(
+            fired_while_stuck.unwrap(),
+            "the timer waited for the poll of the worker whose wheel it is on"
+        );
+    }
+}
+
 #[test]
 fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);

@@ -20,12 +20,19 @@
 //! or park) and `fire_timers`' answer made never true (the park's
 //! re-check finds the fired tasks); equivalent: the own-wheel test's `&&`
 //! made `||` (a wheel with nothing due fires nothing) and the keeper's
-//! `wake_at > now` made `>=` (a zero-length sleep). Not explained away,
-//! left to a test: `wheels == Wheels::All` turned around passes every
-//! test, so no test has a timer due on the wheel of a worker stuck in a
-//! poll, which the other workers must fire (with the mutant they wait for
-//! the stuck poll); and the paused clock's "no jump while I/O delivers"
-//! (`woken > 0` made never true, `test-util` only).
+//! `wake_at > now` made `>=` (a zero-length sleep). `wheels ==
+//! Wheels::All` turned around is a cost too: the keeper woken for a
+//! timer on a stuck worker's wheel no longer fires it at the park, finds
+//! it still due and goes round its loop until its periodic check
+//! (`next_task`, which then fires every wheel) comes; `tests/time.rs`'s
+//! `a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker`
+//! (stall monitor off) passes, the keeper waking 30-250 times a timer
+//! instead of 2-4. That count is not asserted: without the mutant the
+//! test saw 38 wakes once in 5 runs beside two CPU hogs (likely a keeper
+//! going round while the wheel's owner, preempted, held its lock:
+//! `fire_due`'s `try_lock` skips it). Left to
+//! a test: the paused clock's "no jump while I/O delivers" (`woken > 0`
+//! made never true, `test-util` only).
 
 use std::time::Duration;
 
