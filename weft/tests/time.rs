@@ -357,6 +357,40 @@ fn a_paused_clock_does_not_jump_while_block_on_is_busy() {
     });
 }
 
+/// A paused clock does not jump while I/O is ready: readiness waiting in
+/// the reactor when the last worker goes to sleep is work, delivered
+/// before the clock may move (tokio's auto-advance waits for it too). One
+/// worker, so the keeper that finds the readiness is the worker going to
+/// sleep, not a poller woken while someone still polls.
+#[test]
+fn a_paused_clock_does_not_jump_past_ready_io() {
+    let rt = rt(1, true);
+    rt.block_on(rt.spawn(async {
+        pause();
+        let (reader, mut writer) = std::os::unix::net::UnixStream::pair().unwrap();
+        reader.set_nonblocking(true).unwrap();
+        let reader = weft::net::UnixStream::from_std(reader).unwrap();
+        let start = Instant::now();
+        let waiting =
+            weft::spawn(async move { timeout(Duration::from_secs(3600), reader.readable()).await });
+        // Let the reader register its interest and wait (it ran first:
+        // it was in this worker's LIFO slot).
+        weft::task::yield_now().await;
+        assert!(!waiting.is_finished(), "nothing was written yet");
+        // Ready now, but nobody has looked: the worker is in this poll.
+        std::io::Write::write_all(&mut writer, b"x").unwrap();
+        let readable = waiting.await.unwrap();
+        assert!(readable.is_ok(), "the timeout fired before ready I/O");
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "the clock jumped while I/O was ready"
+        );
+        resume();
+    }))
+    .unwrap();
+}
+
 #[test]
 fn advance_fires_what_is_due_and_no_more() {
     let rt = rt(2, true);

@@ -30,9 +30,10 @@
 //! instead of 2-4. That count is not asserted: without the mutant the
 //! test saw 38 wakes once in 5 runs beside two CPU hogs (likely a keeper
 //! going round while the wheel's owner, preempted, held its lock:
-//! `fire_due`'s `try_lock` skips it). Left to
-//! a test: the paused clock's "no jump while I/O delivers" (`woken > 0`
-//! made never true, `test-util` only).
+//! `fire_due`'s `try_lock` skips it). The paused clock's "no jump while
+//! I/O delivers" (`woken > 0` made never true, `test-util` only) is
+//! killed by `tests/time.rs`'s `a_paused_clock_does_not_jump_past_ready_io`
+//! (5 of 5 runs: the clock jumped the hour).
 
 use std::time::Duration;
 
