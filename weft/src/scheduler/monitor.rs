@@ -744,11 +744,13 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             }
             if seq % 2 == 0 {
                 // Not inside a poll (searching, parked, or between polls).
-                // (Not counted, `+=` made `*=`, it passes every test but
-                // `metrics.rs`'s snapshot 1 run in 3, 2026-11-25: a poll
-                // preempted past the stall threshold on a worker while the
-                // others sit between polls makes the monitor lend a spare,
-                // which then runs tasks: one thread more, no task lost.)
+                // (Not counted, `+=` made `*=`, it passes every test: a
+                // poll preempted past the stall threshold on a worker while
+                // the others sit between polls makes the monitor lend a
+                // spare, which then runs tasks: one thread more, no task
+                // lost. `metrics.rs`'s snapshot failed on it 1 run in 3,
+                // 2026-11-25, only because it summed the workers' polls
+                // without the spare slots'; it counts both since.)
                 watch.set_stalled(false);
                 free_threads += usize::from(awake);
                 continue;
