@@ -457,6 +457,43 @@ fn a_fired_timer_reads_as_elapsed_before_its_sleep_is_polled_again() {
     });
 }
 
+/// Counts its wakes.
+#[derive(Default)]
+struct WakeCount(AtomicUsize);
+
+impl std::task::Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A sleep polled again with another waker (moved to another task, or a
+/// `select!` polled from a new one) wakes that waker when it fires, not
+/// the first (`Wheel::update_waker`; kept the old waker, the new poller
+/// would never be woken).
+#[test]
+fn a_sleep_polled_with_a_new_waker_wakes_that_one() {
+    let rt = rt(2, true);
+    rt.block_on(async {
+        let first = Arc::new(WakeCount::default());
+        let second = Arc::new(WakeCount::default());
+        let mut nap = Box::pin(sleep(5 * MS));
+        for waker in [&first, &second] {
+            let waker = std::task::Waker::from(waker.clone());
+            let mut cx = std::task::Context::from_waker(&waker);
+            assert!(nap.as_mut().poll(&mut cx).is_pending());
+        }
+        // This poll goes on; the keeper fires the timer meanwhile.
+        let start = std::time::Instant::now();
+        while second.0.load(Ordering::SeqCst) == 0 && start.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(MS);
+        }
+        assert!(nap.is_elapsed(), "the timer did not fire in 3 s");
+        assert_eq!(second.0.load(Ordering::SeqCst), 1, "the last waker");
+        assert_eq!(first.0.load(Ordering::SeqCst), 0, "a replaced waker");
+    });
+}
+
 #[test]
 fn a_dropped_or_reset_sleep_leaves_no_timer_behind() {
     let rt = rt(1, true);

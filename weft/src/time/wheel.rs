@@ -135,6 +135,9 @@ impl Wheel {
             return false;
         }
         let slot = &mut self.records[key.index as usize].waker;
+        // The `will_wake` test only saves a clone (made `false`, every
+        // test passes); made `true` the new poller is never woken
+        // (`tests/time.rs`'s `a_sleep_polled_with_a_new_waker_wakes_that_one`).
         match slot {
             Some(current) if current.will_wake(waker) => {}
             _ => *slot = Some(waker.clone()),
