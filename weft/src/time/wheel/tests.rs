@@ -121,6 +121,44 @@ fn removed_timers_never_fire_and_stale_keys_are_inert() {
     assert_eq!(wheel.len(), 0);
 }
 
+/// Removal at every level, list heads included (the record's `place` must
+/// name its level as well as its slot, or unlinking a head above level 0
+/// rewrites a level-0 list): exactly the timers left fire.
+#[test]
+fn removing_timers_at_every_level_leaves_exactly_the_rest() {
+    let fired = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut wheel = Wheel::new();
+    let mut keys = Vec::new();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for id in 0..2_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let exponent = 14 + (x % 38);
+        let deadline = 1 + (x >> 8) % (1u64 << exponent);
+        keys.push(wheel.insert(deadline, tagged(id, &fired)));
+    }
+    // Newest first, so many removals take a slot's head.
+    let removed = |id: usize| id % 3 != 0;
+    for id in (0..keys.len()).rev().filter(|&id| removed(id)) {
+        assert!(wheel.remove(keys[id]).is_some(), "timer {id} was pending");
+    }
+    let left = keys.len() - (0..keys.len()).filter(|&id| removed(id)).count();
+    assert_eq!(wheel.len(), left);
+    // Far past every deadline: a few calls (each cascade is a call).
+    for _ in 0..64 {
+        fire(&mut wheel, u64::MAX >> 1);
+    }
+    assert_eq!(wheel.len(), 0, "every timer left has fired");
+    let mut order = fired.lock().unwrap().clone();
+    order.sort_unstable();
+    let expected: Vec<usize> = (0..keys.len()).filter(|&id| !removed(id)).collect();
+    assert_eq!(
+        order, expected,
+        "the timers left fire, once each, and no other"
+    );
+}
+
 #[test]
 fn a_budget_leaves_the_rest_due_for_the_next_call() {
     let count = Arc::new(AtomicUsize::new(0));
