@@ -268,3 +268,49 @@ fn tasks_dropped_at_shutdown_are_not_left_live() {
     );
     assert_eq!(metrics.live_tasks, 0, "{metrics:?}");
 }
+
+/// Tasks queued behind a worker stuck in a poll are stolen by the other
+/// worker, and counted: `steals` once per steal, `stolen_tasks` for every
+/// task moved (all the children but perhaps the LIFO slot's: the spawner's
+/// worker runs none while it is stuck). The stall monitor is off, so no
+/// spare takes them instead.
+#[test]
+fn steals_and_stolen_tasks_are_counted() {
+    const CHILDREN: usize = 64;
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .stall_monitor(false)
+        .build()
+        .unwrap();
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let spawner = rt.spawn({
+        let ran = ran.clone();
+        async move {
+            for _ in 0..CHILDREN {
+                let ran = ran.clone();
+                weft::spawn(async move {
+                    ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            }
+            // Stuck here until the other worker has run them all (3 s
+            // at most): every child but the LIFO slot's is stolen.
+            let start = std::time::Instant::now();
+            while ran.load(std::sync::atomic::Ordering::SeqCst) < CHILDREN - 1
+                && start.elapsed() < std::time::Duration::from_secs(3)
+            {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    rt.block_on(spawner).unwrap();
+    let handle = rt.handle().clone();
+    drop(rt);
+    let metrics = handle.metrics();
+    assert!(ran.load(std::sync::atomic::Ordering::SeqCst) >= CHILDREN - 1);
+    let total = metrics.total;
+    assert!(total.steals >= 1, "{total:?}");
+    assert!(
+        total.stolen_tasks >= CHILDREN as u64 - 1,
+        "every task the stuck worker queued was stolen: {total:?}"
+    );
+}
