@@ -113,7 +113,10 @@ const SPIN_ROUNDS: u32 = if cfg!(loom) { 1 } else { 3 };
 
 /// Cap of a batch taken while the worker has no local work of its own
 /// waiting (ring empty, or the running task yielded): half the ring, so the
-/// LIFO chatter that follows still fits without overflowing.
+/// LIFO chatter that follows still fits without overflowing. A performance
+/// rule (step 1 of the module doc has the measurements): made `% 2` (0, so
+/// `inject_batch_cap` alone) or `* 2` (a full ring, capped by its free
+/// room) every test passes.
 const DRY_BATCH_CAP: usize = super::queue::CAPACITY / 2;
 
 /// Most time the `Batch` lane may bank while it has nothing to run, so a
@@ -268,6 +271,12 @@ impl Core {
 
     /// The timer wheel tasks running here arm their timers on: the worker's
     /// own, or for a spare slot the outside wheel.
+    ///
+    /// Own wheels are for cost, not correctness: with every timer on the
+    /// outside wheel (`is_spare` made always true, 2026-11-25) every test
+    /// passes, since every worker fires the outside wheel at its periodic
+    /// check and before it sleeps; all arming would then contend on that
+    /// wheel's one lock.
     pub(crate) fn own_wheel(&self) -> usize {
         if self.is_spare() {
             self.shared.time.outside_wheel()
