@@ -771,6 +771,50 @@ fn a_raised_signal_reaches_its_listener() {
     });
 }
 
+/// While the worker stays busy (a task that yields: it never runs dry and
+/// parks, so it never waits in the poller), readiness still reaches a
+/// waiting task: a busy worker looks at the reactor at its periodic check
+/// (`poll_io_now`). One worker: with two, one ran dry now and then and
+/// took the readiness while it slept. The busy task stops once the read is
+/// done, or after 3 s.
+#[test]
+fn readiness_reaches_a_task_while_the_worker_stays_busy() {
+    let rt = runtime(1);
+    let (reader, mut writer) = std::os::unix::net::UnixStream::pair().unwrap();
+    reader.set_nonblocking(true).unwrap();
+    let read_done = Arc::new(AtomicBool::new(false));
+    let reader = rt.spawn({
+        let read_done = read_done.clone();
+        async move {
+            let mut reader = UnixStream::from_std(reader).unwrap();
+            let mut byte = [0u8];
+            reader.read_exact(&mut byte).await.unwrap();
+            read_done.store(true, Ordering::SeqCst);
+        }
+    });
+    let busy = rt.spawn({
+        let read_done = read_done.clone();
+        async move {
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_secs(3) {
+                if read_done.load(Ordering::SeqCst) {
+                    return true;
+                }
+                weft::task::yield_now().await;
+            }
+            false
+        }
+    });
+    // Written once the worker is busy with the yielding task.
+    std::thread::sleep(Duration::from_millis(50));
+    writer.write_all(b"x").unwrap();
+    assert!(
+        rt.block_on(busy).unwrap(),
+        "the read waited for the worker to go idle"
+    );
+    rt.block_on(reader).unwrap();
+}
+
 /// A reactor of two epoll instances (`Builder::io_shards`; the default is
 /// one per 8 workers, so these 2-worker runtimes would have one): sources
 /// opened on both workers and from outside land on both shards, and the

@@ -814,6 +814,11 @@ impl Core {
     /// registered or the keeper holds the poller).
     #[inline]
     fn poll_io_now(&self) {
+        // Made a no-op, `tests/net.rs`'s
+        // `readiness_reaches_a_task_while_the_worker_stays_busy` fails;
+        // the helper test below is a cost rule (made `==`, `<` or `>=`
+        // every test passes: the woken tasks wait for this worker or a
+        // thief).
         if self.deliver_io_now() > 1 {
             // More than this worker should start alone: let one help.
             self.shared.notify_parked(Some(self.index));
