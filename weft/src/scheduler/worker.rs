@@ -681,6 +681,17 @@ impl Core {
         Some(task)
     }
 
+    /// Sets how many ticks until the next periodic check, from the mean
+    /// tick length, so checks come about every `global_check_target_ns`;
+    /// and pays the `Batch` lane its share of the time since the last one.
+    ///
+    /// Both are policy, clamped, never a path to a task: of the mutants of
+    /// the arithmetic (2026-11-25), `inject_batches.rs` catches three (a
+    /// mean far off makes the checks, and so the dry worker's batches, too
+    /// frequent); the other seven shift the interval within its clamp and
+    /// pass every test. The share's `elapsed * batch_share` made `+` or `/`
+    /// pays the lane more than its share (at most `MAX_BATCH_CREDIT_NS`
+    /// banked): no test bounds the share from above, only from below.
     fn tune_global_interval(&self) {
         let now = Instant::now();
         self.account_busy_time(now);
@@ -705,7 +716,10 @@ impl Core {
     }
 
     fn next_random(&self, bound: usize) -> usize {
-        // xorshift64*: cheap and good enough to pick a victim.
+        // xorshift64*: cheap and good enough to pick a victim. Only where a
+        // search starts: every victim is tried from there, so a poor or
+        // constant answer (cargo-mutants' 14 mutants, every test passes)
+        // costs contention among thieves, never a missed task.
         let mut x = self.rng.get();
         x ^= x >> 12;
         x ^= x << 25;
