@@ -687,8 +687,9 @@ impl Core {
     ///
     /// Both are policy, clamped, never a path to a task: of the mutants of
     /// the arithmetic (2026-11-25), `inject_batches.rs` catches three (a
-    /// mean far off makes the checks, and so the dry worker's batches, too
-    /// frequent); the other seven shift the interval within its clamp and
+    /// mean far off brings a check at nearly every tick, so a dry worker
+    /// takes the check's small batches); the other seven shift the
+    /// interval within its clamp and
     /// pass every test. The share's `elapsed * batch_share` made `+` or `/`
     /// pays the lane more than its share (at most `MAX_BATCH_CREDIT_NS`
     /// banked): no test bounds the share from above, only from below.
