@@ -1108,3 +1108,76 @@ fn runtime_threads_ask_for_the_shortest_slice_without_privilege() {
     .join()
     .unwrap();
 }
+
+/// Many short polls of `Latency` and `Batch` tasks are not one long poll
+/// to the monitor: each lane poll ends its watch's number and the next
+/// takes a new one (`run_task`'s lane path), so with work always waiting
+/// and the only worker never stuck, no stall is seen.
+#[test]
+fn short_lane_polls_in_a_row_are_not_seen_as_a_stall() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .stall_threshold(Duration::from_millis(2))
+        .build()
+        .unwrap();
+    let yielding = |lane| {
+        task::Builder::new()
+            .lane(lane)
+            .spawn_on(
+                async {
+                    let start = Instant::now();
+                    while start.elapsed() < Duration::from_millis(200) {
+                        task::yield_now().await;
+                    }
+                },
+                rt.handle(),
+            )
+            .unwrap()
+    };
+    let tasks = [
+        yielding(Lane::Latency),
+        yielding(Lane::Batch),
+        yielding(Lane::Latency),
+    ];
+    rt.block_on(async {
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    let metrics = rt.handle().metrics();
+    assert_eq!(metrics.stalls, 0, "{metrics:?}");
+    assert!(metrics.total.latency_polls > 100, "{metrics:?}");
+}
+
+/// A lane task stuck in the poll right after a short poll of its own (it
+/// yielded once) is seen as stuck, and the task waiting behind it runs:
+/// after a lane poll the next poll takes a new odd number. (Left on the
+/// lane poll's own number, the next poll's was even, "not in a poll", and
+/// the monitor never saw the stall.)
+#[test]
+fn a_lane_task_stuck_right_after_a_short_poll_of_its_own_is_seen() {
+    for lane in [Lane::Latency, Lane::Batch] {
+        let rt = one_worker(true);
+        let stuck = Stuck::new();
+        let blocking = stuck.task();
+        let long = task::Builder::new()
+            .lane(lane)
+            .spawn_on(
+                async move {
+                    task::yield_now().await;
+                    blocking.await;
+                },
+                rt.handle(),
+            )
+            .unwrap();
+        stuck.wait_until_inside();
+        let ran = spawn_short(rt.handle(), &stuck).recv_timeout(Duration::from_secs(10));
+        stuck.release();
+        rt.block_on(long).unwrap();
+        assert_eq!(
+            ran,
+            Ok(true),
+            "{lane:?}: the short task waited for the stuck poll"
+        );
+    }
+}

@@ -449,12 +449,25 @@ impl Core {
             if lane == Lane::Batch {
                 counters.batch_polls.incr();
                 counters.batch_busy_ns.add(took_ns);
+                // The lane's share from above (charged `+` or `/`, or the
+                // debt floor's sign deleted, every test passes: the lane
+                // takes more than its share; no test bounds it from above,
+                // `tune_global_interval` says so too).
                 let credit = self.batch_credit_ns.get() - took_ns.min(i64::MAX as u64) as i64;
                 self.batch_credit_ns.set(credit.max(-MAX_BATCH_DEBT_NS));
             } else {
                 counters.latency_polls.incr();
                 counters.latency_busy_ns.add(took_ns);
             }
+            // Mutants (2026-11-25): `poll_seq` left odd (`seq * 1`) or
+            // set back (`seq - 1`) makes the next poll's number even or a
+            // repeat, so a stall goes unseen or short polls in a row look
+            // like one (`lanes.rs`'s `a_lane_task_stuck_right_after_a_short_poll_of_its_own_is_seen`,
+            // `short_lane_polls_in_a_row_are_not_seen_as_a_stall`). The
+            // watch's `end(seq - 1)` stores the even number it held before
+            // (equivalent); `end(seq * 1)` leaves it odd until the next
+            // poll begins, so the gap between polls may read as a poll:
+            // every test passes.
             self.poll_seq.set(seq + 1);
             watch.end(seq + 1);
             return;
