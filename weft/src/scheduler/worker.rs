@@ -273,10 +273,12 @@ impl Core {
     /// own, or for a spare slot the outside wheel.
     ///
     /// Own wheels are for cost, not correctness: with every timer on the
-    /// outside wheel (`is_spare` made always true, 2026-11-25) every test
-    /// passes, since every worker fires the outside wheel at its periodic
-    /// check and before it sleeps; all arming would then contend on that
-    /// wheel's one lock.
+    /// outside wheel (`is_spare` made always true, 2026-11-25) or on wheel
+    /// 0 or 1 (this function made `0` or `1`) every test passes, since a
+    /// worker about to sleep fires every wheel and a busy one the outside
+    /// wheel and its own; all arming would then contend on one lock, and a
+    /// timer on a busy worker's wheel other than its own waits for that
+    /// wheel's worker or a sleeper.
     pub(crate) fn own_wheel(&self) -> usize {
         if self.is_spare() {
             self.shared.time.outside_wheel()
