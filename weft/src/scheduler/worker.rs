@@ -709,10 +709,10 @@ impl Core {
     /// the arithmetic (2026-11-25), `inject_batches.rs` catches three (a
     /// mean far off brings a check at nearly every tick, so a dry worker
     /// takes the check's small batches); the other seven shift the
-    /// interval within its clamp and
-    /// pass every test. The share's `elapsed * batch_share` made `+` or `/`
-    /// pays the lane more than its share (at most `MAX_BATCH_CREDIT_NS`
-    /// banked): no test bounds the share from above, only from below.
+    /// interval within its clamp and pass every test. The share's
+    /// `elapsed * batch_share` made `+` or `/` pays the lane more than its
+    /// share (at most `MAX_BATCH_CREDIT_NS` banked): no test bounds the
+    /// share from above, only from below.
     fn tune_global_interval(&self) {
         let now = Instant::now();
         self.account_busy_time(now);

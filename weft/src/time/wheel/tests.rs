@@ -34,20 +34,27 @@ fn fire(wheel: &mut Wheel, now: u64) -> usize {
     n
 }
 
+/// `count` deadlines spread over every level, pseudo-random from `seed`
+/// (xorshift): 16 µs .. 2^51 ns (~26 days).
+fn spread_deadlines(count: usize, seed: u64) -> Vec<u64> {
+    let mut x = seed;
+    (0..count)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let exponent = 14 + (x % 38);
+            1 + (x >> 8) % (1u64 << exponent)
+        })
+        .collect()
+}
+
 #[test]
 fn fires_each_timer_once_at_or_after_its_deadline_at_every_level() {
     let fired = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut wheel = Wheel::new();
-    // Deadlines spread over every level: 10 µs .. ~30 days, pseudo-random.
-    let mut deadlines = Vec::new();
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for id in 0..3_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let exponent = 14 + (x % 38); // 16 µs .. 2^51 ns
-        let deadline = 1 + (x >> 8) % (1u64 << exponent);
-        deadlines.push(deadline);
+    let deadlines = spread_deadlines(3_000, 0x2545_F491_4F6C_DD1D);
+    for (id, &deadline) in deadlines.iter().enumerate() {
         wheel.insert(deadline, tagged(id, &fired));
     }
     let mut now = 0;
@@ -128,16 +135,11 @@ fn removed_timers_never_fire_and_stale_keys_are_inert() {
 fn removing_timers_at_every_level_leaves_exactly_the_rest() {
     let fired = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut wheel = Wheel::new();
-    let mut keys = Vec::new();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for id in 0..2_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let exponent = 14 + (x % 38);
-        let deadline = 1 + (x >> 8) % (1u64 << exponent);
-        keys.push(wheel.insert(deadline, tagged(id, &fired)));
-    }
+    let keys: Vec<_> = spread_deadlines(2_000, 0x9E37_79B9_7F4A_7C15)
+        .into_iter()
+        .enumerate()
+        .map(|(id, deadline)| wheel.insert(deadline, tagged(id, &fired)))
+        .collect();
     // Newest first, so many removals take a slot's head.
     let removed = |id: usize| id % 3 != 0;
     for id in (0..keys.len()).rev().filter(|&id| removed(id)) {
