@@ -291,8 +291,8 @@ fn steals_and_stolen_tasks_are_counted() {
                     ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 });
             }
-            // Stuck here until the other worker has run them all (3 s
-            // at most): every child but the LIFO slot's is stolen.
+            // Stuck here until the other worker has run all but perhaps
+            // one (the LIFO slot's), 3 s at most: it ran only what it stole.
             let start = std::time::Instant::now();
             while ran.load(std::sync::atomic::Ordering::SeqCst) < CHILDREN - 1
                 && start.elapsed() < std::time::Duration::from_secs(3)
