@@ -1109,46 +1109,6 @@ fn runtime_threads_ask_for_the_shortest_slice_without_privilege() {
     .unwrap();
 }
 
-/// Many short polls in a row are not one long poll to the monitor, in
-/// every lane: each poll ends its watch's number and the next takes a new
-/// one (`run_task`'s two paths), so with work always waiting and the only
-/// worker never stuck, no stall is seen. (The threshold is far above an
-/// OS preemption, which a busy machine may give the worker and the
-/// monitor would rightly see.)
-#[test]
-fn short_polls_in_a_row_are_not_seen_as_a_stall() {
-    for lane in [Lane::Latency, Lane::Batch, Lane::Default] {
-        let rt = Builder::new_multi_thread()
-            .worker_threads(1)
-            .stall_threshold(Duration::from_millis(50))
-            .build()
-            .unwrap();
-        let yielding = || {
-            task::Builder::new()
-                .lane(lane)
-                .spawn_on(
-                    async {
-                        let start = Instant::now();
-                        while start.elapsed() < Duration::from_millis(200) {
-                            task::yield_now().await;
-                        }
-                    },
-                    rt.handle(),
-                )
-                .unwrap()
-        };
-        let tasks = [yielding(), yielding()];
-        rt.block_on(async {
-            for task in tasks {
-                task.await.unwrap();
-            }
-        });
-        let metrics = rt.handle().metrics();
-        assert_eq!(metrics.stalls, 0, "{lane:?}: {metrics:?}");
-        assert!(metrics.total.polls > 100, "{lane:?}: {metrics:?}");
-    }
-}
-
 /// A lane task stuck in the poll right after a short poll of its own (it
 /// yielded once) is seen as stuck, and the task waiting behind it runs:
 /// after a lane poll the next poll takes a new odd number. (Left on the

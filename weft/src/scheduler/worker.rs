@@ -465,7 +465,7 @@ impl Core {
             // set back (`seq - 1`) makes the next poll's number even or a
             // repeat, so a stall goes unseen or short polls in a row look
             // like one (`lanes.rs`'s `a_lane_task_stuck_right_after_a_short_poll_of_its_own_is_seen`,
-            // `short_polls_in_a_row_are_not_seen_as_a_stall`). The
+            // `poll_numbering.rs`). The
             // watch's `end(seq - 1)` stores the even number it held before
             // (equivalent); `end(seq * 1)` leaves it odd until the next
             // poll begins, so the gap between polls may read as a poll:
@@ -487,11 +487,9 @@ impl Core {
             poll(task);
             counters.poll_times.record(start.elapsed());
         }
-        // `poll_seq` set back (`seq - 1`) here passes every test, although
-        // the same mutant of the lane path above fails `lanes.rs`'s
-        // `short_polls_in_a_row_are_not_seen_as_a_stall` (2026-11-25; not
-        // yet understood: left to a test). `end(seq - 1)` is equivalent,
-        // as above.
+        // `poll_seq` set back (`seq - 1`) here makes a run of short polls
+        // read as one: the monitor marks it slow and the task is demoted
+        // (`poll_numbering.rs`). `end(seq - 1)` is equivalent, as above.
         self.poll_seq.set(seq + 1);
         watch.end(seq + 1);
     }
