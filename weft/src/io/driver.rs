@@ -446,3 +446,28 @@ impl Driver {
         self.registrations.count()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Driver;
+
+    /// A deregistered source leaves its shard's set of registered sources
+    /// (`forget`): nothing the driver holds outlives its socket, except
+    /// until the next turn's release. (`forget` made a no-op kept every
+    /// socket's `ScheduledIo` for the runtime's life and passed every
+    /// other test: no test counted the set.)
+    #[test]
+    fn a_deregistered_source_leaves_its_shard() {
+        let driver = Driver::new(1).unwrap();
+        let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
+        let registered_a = driver.register(&mut a).unwrap();
+        let registered_b = driver.register(&mut b).unwrap();
+        let in_set = || driver.shards[0].sources.lock().unwrap().registered.len();
+        assert_eq!(in_set(), 2);
+        driver.deregister(&mut a, &registered_a);
+        assert_eq!(in_set(), 1, "the deregistered source stayed registered");
+        driver.deregister(&mut b, &registered_b);
+        assert_eq!(in_set(), 0);
+        assert_eq!(driver.num_registered(), 0);
+    }
+}
