@@ -287,9 +287,9 @@ fn steals_and_stolen_tasks_are_counted() {
         async move {
             for _ in 0..CHILDREN {
                 let ran = ran.clone();
-                weft::spawn(async move {
+                drop(weft::spawn(async move {
                     ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                });
+                }));
             }
             // Stuck here until the other worker has run all but perhaps
             // one (the LIFO slot's), 3 s at most: it ran only what it stole.
