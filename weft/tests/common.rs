@@ -26,6 +26,17 @@ pub fn rt(workers: usize, lifo: bool) -> Runtime {
         .expect("runtime builds")
 }
 
+/// `workers` workers and no stall monitor: no spare thread can take a
+/// stuck worker's tasks or fire its timers, so a test sees what the other
+/// workers do.
+pub fn rt_without_stall_monitor(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .stall_monitor(false)
+        .build()
+        .expect("runtime builds")
+}
+
 /// Runs `body` once per runtime shape, naming the shape on failure.
 pub fn on_every_shape(body: impl Fn(&Runtime)) {
     for (name, rt) in shapes() {

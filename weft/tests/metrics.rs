@@ -182,11 +182,7 @@ fn local_queue_depth_counts_the_ring_and_the_lifo_slot() {
     const QUEUED: usize = 5;
     // One worker and no stall monitor: no thread can take the queued
     // tasks while their spawner holds the worker.
-    let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .stall_monitor(false)
-        .build()
-        .unwrap();
+    let rt = common::rt_without_stall_monitor(1);
     let (holding, held) = std::sync::mpsc::channel();
     let (release, released) = std::sync::mpsc::channel::<()>();
     let spawner = rt.spawn(async move {
@@ -276,11 +272,7 @@ fn tasks_dropped_at_shutdown_are_not_left_live() {
 #[test]
 fn steals_and_stolen_tasks_are_counted() {
     const CHILDREN: usize = 64;
-    let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .stall_monitor(false)
-        .build()
-        .unwrap();
+    let rt = common::rt_without_stall_monitor(2);
     let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let spawner = rt.spawn({
         let ran = ran.clone();

@@ -216,11 +216,7 @@ fn a_stuck_workers_timer_fires_while_other_work_arrives() {
 /// it. The stall monitor is off, so no spare can be what fires it.
 #[test]
 fn a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker() {
-    let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .stall_monitor(false)
-        .build()
-        .unwrap();
+    let rt = common::rt_without_stall_monitor(2);
     for _ in 0..3 {
         let fired_while_stuck = rt.block_on(rt.spawn(async {
             // Armed from inside this task's poll: on this worker's wheel.
