@@ -399,6 +399,37 @@ fn a_latency_task_woken_from_outside_runs_before_queued_default_work() {
     assert_eq!(order[0], -1, "the woken latency task ran first: {order:?}");
 }
 
+/// Spawns `count` tasks on `lane` that each spin `spin` per poll and yield,
+/// until `stop`: a lane whose queue is never empty.
+fn flood(
+    rt: &Runtime,
+    lane: Lane,
+    count: usize,
+    spin: Duration,
+    stop: &Arc<AtomicBool>,
+) -> Vec<task::JoinHandle<()>> {
+    (0..count)
+        .map(|_| {
+            let stop = stop.clone();
+            task::Builder::new()
+                .lane(lane)
+                .spawn_on(
+                    async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            let start = Instant::now();
+                            while start.elapsed() < spin {
+                                std::hint::spin_loop();
+                            }
+                            task::yield_now().await;
+                        }
+                    },
+                    rt.handle(),
+                )
+                .unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn batch_work_keeps_its_share_under_a_latency_flood() {
     let rt = Builder::new_multi_thread()
@@ -407,24 +438,9 @@ fn batch_work_keeps_its_share_under_a_latency_flood() {
         .build()
         .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    // A latency flood on every worker: tasks that yield forever, so the
-    // latency queue is never empty.
-    let flood: Vec<_> = (0..4)
-        .map(|_| {
-            let stop = stop.clone();
-            task::Builder::new()
-                .lane(Lane::Latency)
-                .spawn_on(
-                    async move {
-                        while !stop.load(Ordering::Relaxed) {
-                            task::yield_now().await;
-                        }
-                    },
-                    rt.handle(),
-                )
-                .unwrap()
-        })
-        .collect();
+    // A latency flood on every worker: tasks that yield until stopped, so
+    // the latency queue is never empty.
+    let latency = flood(&rt, Lane::Latency, 4, Duration::ZERO, &stop);
     let batch_polls = Arc::new(AtomicU64::new(0));
     let batch = {
         let (stop, polls) = (stop.clone(), batch_polls.clone());
@@ -448,7 +464,7 @@ fn batch_work_keeps_its_share_under_a_latency_flood() {
     std::thread::sleep(Duration::from_secs(1));
     stop.store(true, Ordering::Relaxed);
     rt.block_on(async {
-        for task in flood {
+        for task in latency {
             task.await.unwrap();
         }
         batch.await.unwrap();
@@ -468,6 +484,43 @@ fn batch_work_keeps_its_share_under_a_latency_flood() {
         total.polls
     );
     assert!(total.default_lane_busy_ns() <= total.busy_ns);
+}
+
+#[test]
+fn batch_work_takes_no_more_than_its_share_under_a_latency_flood() {
+    // The other side of the share: with batch work waiting on every
+    // worker too, the lane gets its 25% of the time, not the whole of it.
+    // Without the charge (credit never spent, or a debt floor that holds
+    // it above zero) every periodic check takes a batch poll: 200 µs
+    // against a check every ~10-127 one-microsecond latency polls, most of
+    // the time. The bound is twice the share: a preempted poll's time
+    // counts, and a loaded machine preempts.
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .batch_share(0.25)
+        .build()
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let latency = flood(&rt, Lane::Latency, 4, Duration::ZERO, &stop);
+    let batch = flood(&rt, Lane::Batch, 4, Duration::from_micros(200), &stop);
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    rt.block_on(async {
+        for task in latency.into_iter().chain(batch) {
+            task.await.unwrap();
+        }
+    });
+    // Polls are counted after they return: read once the workers stopped.
+    let handle = rt.handle().clone();
+    drop(rt);
+    let total = handle.metrics().total;
+    let share = total.batch_busy_ns as f64 / total.busy_ns as f64;
+    assert!(total.batch_polls > 0, "the batch lane never ran");
+    assert!(
+        share < 0.5,
+        "the batch lane took {:.0}% of the busy time, its share is 25%",
+        share * 100.0
+    );
 }
 
 #[test]
