@@ -470,7 +470,11 @@ impl Driver {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Driver;
+    use std::task::{Context, Waker};
+    use std::time::Duration;
+
+    use super::{Driver, EVENTS_PER_TURN};
+    use crate::io::scheduled_io::Direction;
 
     /// A deregistered source leaves its shard's set of registered sources
     /// (`forget`): nothing the driver holds outlives its socket, except
@@ -490,5 +494,66 @@ mod tests {
         driver.deregister(&mut b, &registered_b);
         assert_eq!(in_set(), 0);
         assert_eq!(driver.num_registered(), 0);
+    }
+
+    /// Raises this process's open-file soft limit to at least `needed`
+    /// (up to the hard limit, which an unprivileged process may do).
+    fn allow_open_files(needed: u64) {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `limit` is a valid, writable `rlimit` for the call.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
+        if limit.rlim_cur >= needed {
+            return;
+        }
+        assert!(
+            limit.rlim_max >= needed,
+            "this test opens {needed} sockets; the hard limit on open files is {}",
+            limit.rlim_max
+        );
+        limit.rlim_cur = needed;
+        // SAFETY: `limit` is a valid `rlimit`, read above and raised within
+        // its own hard limit.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    }
+
+    /// A shard other than the top with more sources ready than one wait
+    /// takes (`EVENTS_PER_TURN`) is drained to the end when the top names
+    /// it: the shard's fd is edge-triggered in the top poller, so what one
+    /// turn leaves behind would wait for that shard's next event. (The
+    /// turn count broken, `count += 1` made `*=`, stopped after one turn
+    /// and passed every other test: none had that many sources ready.)
+    #[test]
+    fn a_shard_with_more_ready_sources_than_one_turn_takes_is_drained() {
+        let on_shard_1 = EVENTS_PER_TURN + 16;
+        allow_open_files(2 * on_shard_1 as u64 + 64);
+        let driver = Driver::new(2).unwrap();
+        // From outside a runtime, sources go to the shards in turn: 0, 1, ...
+        let mut sockets = Vec::new();
+        for _ in 0..2 * on_shard_1 {
+            let mut socket = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let registered = driver.register(&mut socket).unwrap();
+            sockets.push((socket, registered));
+        }
+        let shard_1: Vec<_> = sockets.iter().filter(|(_, r)| r.shard == 1).collect();
+        assert_eq!(shard_1.len(), on_shard_1);
+        // On loopback a datagram is queued at its receiver when `send_to`
+        // returns: every one of them is readable before the wait below.
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for (socket, _) in &shard_1 {
+            sender.send_to(b"x", socket.local_addr().unwrap()).unwrap();
+        }
+        driver.wait(Some(Duration::ZERO), || false);
+        let mut cx = Context::from_waker(Waker::noop());
+        let unread = shard_1
+            .iter()
+            .filter(|(_, r)| r.io.poll_ready(&mut cx, Direction::Read).is_pending())
+            .count();
+        assert_eq!(unread, 0, "{unread} of {on_shard_1} readable sources on shard 1 were not delivered");
+        for (mut socket, registered) in sockets {
+            driver.deregister(&mut socket, &registered);
+        }
     }
 }
