@@ -26,7 +26,11 @@
 //!
 //! 2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,net,http,time`, 54
 //! mutants, two trees: 34 caught, 3 unviable, 17 survived. `forget` made
-//! a no-op is killed by the unit test below. The rest, each a cost or a
+//! a no-op, and `count += 1` made `*=` in `poll_and_deliver` (which
+//! stopped `drain_shard_into` after one turn, so a shard other than the
+//! top with more than `EVENTS_PER_TURN` sources ready at once kept the
+//! rest until its next event), are killed by the unit tests below. The
+//! other 15, each a cost or a
 //! path no test reaches: the shard a source goes to (`shard_for_caller`,
 //! 5: any shard is served, the keeper waits on all through the top
 //! poller); the counts of tasks woken that `poll_ready_now` and
@@ -37,11 +41,7 @@
 //! the EINTR test (a 1 ms nap on a signal instead of on a real error);
 //! a token equal to `FIRST_SOURCE_TOKEN` read as a shard (`<` made `<=`:
 //! no source lives at that address); `num_registered` made `1` (the keeper
-//! always sleeps in the poller: the cost measured above). One is a real
-//! gap: `count += 1` made `*=` in `poll_and_deliver` stops
-//! `drain_shard_into` after one turn, so a shard other than the top with
-//! more than `EVENTS_PER_TURN` (1,024) sources ready at once leaves the
-//! rest until that shard's next event; no test opens that many.
+//! always sleeps in the poller: the cost measured above).
 //!
 //! # Sources
 //!
@@ -504,7 +504,10 @@ mod tests {
             rlim_max: 0,
         };
         // SAFETY: `limit` is a valid, writable `rlimit` for the call.
-        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
+        assert_eq!(
+            unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
+            0
+        );
         if limit.rlim_cur >= needed {
             return;
         }
@@ -551,7 +554,10 @@ mod tests {
             .iter()
             .filter(|(_, r)| r.io.poll_ready(&mut cx, Direction::Read).is_pending())
             .count();
-        assert_eq!(unread, 0, "{unread} of {on_shard_1} readable sources on shard 1 were not delivered");
+        assert_eq!(
+            unread, 0,
+            "{unread} of {on_shard_1} readable sources on shard 1 were not delivered"
+        );
         for (mut socket, registered) in sockets {
             driver.deregister(&mut socket, &registered);
         }
