@@ -4,10 +4,13 @@
 
 #![cfg(not(loom))]
 
+use std::future::poll_fn;
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
-use std::sync::Arc;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
@@ -116,6 +119,97 @@ fn connecting_to_a_closed_port_is_refused() {
 }
 
 #[test]
+fn a_connected_udp_socket_reports_a_refused_datagram() {
+    // The port's ICMP "unreachable" comes back as an error on the socket:
+    // `recv` returns it (as tokio's does), it is not taken for a spurious
+    // wake-up and swallowed into waiting for a datagram that never comes.
+    let rt = runtime(1);
+    rt.block_on(async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.connect(closed.local_addr().unwrap()).await.unwrap();
+        drop(closed);
+        socket.send(b"anyone?").await.unwrap();
+        let mut buf = [0; 16];
+        let received = weft::time::timeout(Duration::from_secs(10), socket.recv(&mut buf)).await;
+        let error = received.expect("recv kept waiting").unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+    });
+}
+
+#[test]
+fn accepting_on_a_shut_down_listener_returns_the_error() {
+    // shutdown(2) on a listening socket: epoll reports a hang-up and every
+    // accept fails with EINVAL from then on. Taking that error for a
+    // spurious wake-up would retry it forever inside one poll, so the
+    // test waits on a channel, not on the runtime.
+    for poll_form in [false, true] {
+        let rt = runtime(1);
+        let (sender, results) = mpsc::channel();
+        drop(rt.spawn(async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            // SAFETY: the listener's fd stays open for the call.
+            let rc = unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR) };
+            assert_eq!(rc, 0);
+            let accepted = if poll_form {
+                poll_fn(|cx| listener.poll_accept(cx)).await
+            } else {
+                listener.accept().await
+            };
+            sender
+                .send(accepted.map(drop).map_err(|error| error.kind()))
+                .unwrap();
+        }));
+        match results.recv_timeout(Duration::from_secs(10)) {
+            Ok(accepted) => assert_eq!(
+                accepted,
+                Err(ErrorKind::InvalidInput),
+                "poll form: {poll_form}"
+            ),
+            Err(_) => {
+                // A worker spinning inside a poll would hang the drop.
+                std::mem::forget(rt);
+                panic!(
+                    "accept on a shut-down listener did not return in 10 s (poll form: {poll_form})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn poll_accept_after_the_connection_was_taken_is_pending_not_would_block() {
+    // `accept` leaves the listener's readiness set (it did not see
+    // `WouldBlock`), so the next `poll_accept` tries the syscall and gets
+    // `WouldBlock`: that must clear the readiness and wait, not be
+    // returned; the next connection then wakes it.
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _first = std::net::TcpStream::connect(addr).unwrap();
+        listener.accept().await.unwrap();
+        let mut cx = Context::from_waker(Waker::noop());
+        match listener.poll_accept(&mut cx) {
+            Poll::Pending => {}
+            Poll::Ready(accepted) => panic!(
+                "no connection waits, yet poll_accept gave {:?}",
+                accepted.map(drop)
+            ),
+        }
+        let _second = std::net::TcpStream::connect(addr).unwrap();
+        let accepted = weft::time::timeout(
+            Duration::from_secs(10),
+            poll_fn(|cx| listener.poll_accept(cx)),
+        )
+        .await;
+        accepted
+            .expect("the second connection was not accepted")
+            .unwrap();
+    });
+}
+
+#[test]
 fn binding_a_taken_address_says_address_in_use() {
     let rt = runtime(1);
     rt.block_on(async {
@@ -161,7 +255,6 @@ fn end_of_stream_is_ok_zero_and_close_shuts_the_write_side() {
 
 /// Closes `stream` with an RST (`SO_LINGER` 0) instead of a FIN.
 fn reset_on_close(stream: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
