@@ -91,11 +91,17 @@ impl Direction {
     }
 
     /// The bits a `WouldBlock` in this direction clears: never a closed
-    /// bit (once the peer closed, it stays closed) nor `ERROR`.
+    /// bit (once the peer closed, it stays closed), but `ERROR` too, as
+    /// tokio does. A socket's pending error is returned (and cleared) by
+    /// the next syscall on it, so a `WouldBlock` means none is pending any
+    /// more; a new one is a new edge. Kept set, it made every later wait
+    /// ready at once: a UDP socket that once got a refused datagram spun
+    /// inside one poll at its next `recv` (`net.rs`,
+    /// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`).
     fn clear_mask(self) -> u64 {
         match self {
-            Direction::Read => READABLE,
-            Direction::Write => WRITABLE,
+            Direction::Read => READABLE | ERROR,
+            Direction::Write => WRITABLE | ERROR,
         }
     }
 }
