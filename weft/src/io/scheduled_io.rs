@@ -55,12 +55,15 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const READABLE: u64 = 1;
 pub(crate) const WRITABLE: u64 = 1 << 1;
 pub(crate) const READ_CLOSED: u64 = 1 << 2;
-// `WRITE_CLOSED` and `ERROR` are belt and braces on Linux: epoll reports a
-// closed or failed socket as writable (and readable) too, so a task waiting
-// in either direction is woken and its syscall returns the error even
-// without these bits. The mutation run (each set to 0, or dropped from
-// `Direction::Write`'s mask) found no test that tells; they are kept for
-// pollers that report a hang-up or an error alone.
+// `WRITE_CLOSED` is belt and braces on Linux: epoll reports a closed
+// socket as writable too, so a writer is woken and its syscall returns the
+// error even without it (the mutation run, the bit set to 0 or dropped
+// from `Direction::Write`'s mask, found no test that tells); kept for
+// pollers that report a hang-up alone. `ERROR` is not: a connected UDP
+// socket's refused datagram (an ICMP "unreachable") comes as `EPOLLERR`
+// alone, and without the bit its reader is never woken (`net.rs`,
+// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`,
+// checked 2026-11-25 with `ERROR` set to 0).
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
 pub(crate) const ERROR: u64 = 1 << 4;
 // The bits and fields of the word are disjoint, so every `|` that joins
