@@ -168,6 +168,67 @@ fn a_connected_udp_socket_reports_a_refused_datagram_then_waits_again() {
 }
 
 #[test]
+fn try_recv_forgets_readiness_on_would_block_and_only_then() {
+    within_10_s(runtime(1), "try_recv and readable", async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let peer_addr = peer.local_addr().unwrap();
+        socket.connect(peer_addr).await.unwrap();
+        peer.send_to(b"one", socket.local_addr().unwrap()).unwrap();
+        let mut buf = [0; 16];
+        assert_eq!(socket.recv(&mut buf).await.unwrap(), 3);
+        // The readiness `recv` found is still recorded (it saw no
+        // `WouldBlock`): `try_recv` tries the syscall, gets `WouldBlock`,
+        // and forgets it, so `readable` waits.
+        let error = socket.try_recv(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::WouldBlock);
+        let early = weft::time::timeout(Duration::from_millis(50), socket.readable()).await;
+        assert!(early.is_err(), "readable returned with nothing to read");
+        // Another error keeps the readiness: a datagram queued behind a
+        // refused one is received without a new edge.
+        peer.send_to(b"two", socket.local_addr().unwrap()).unwrap();
+        drop(peer);
+        socket.send(b"anyone?").await.unwrap();
+        // Time for the refusal and the datagram to arrive and be delivered.
+        weft::time::sleep(Duration::from_millis(10)).await;
+        let error = socket.try_recv(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+        let n = socket
+            .try_recv(&mut buf)
+            .expect("the datagram queued behind the refusal");
+        assert_eq!(&buf[..n], b"two");
+    });
+}
+
+#[test]
+fn small_writes_into_a_full_send_buffer_wait_for_room() {
+    // 100-byte writes fill the socket's buffers while the peer does not
+    // read: a write then finds its readiness stale and gets `WouldBlock`
+    // from the kernel, which must clear the readiness and wait, never
+    // reach the caller.
+    const TOTAL: usize = 8 << 20;
+    let rt = runtime(2);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut stream = std::net::TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            let mut received = Vec::new();
+            stream.read_to_end(&mut received).unwrap();
+            received.len()
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let chunk = [5u8; 100];
+        for _ in 0..TOTAL / chunk.len() {
+            stream.write_all(&chunk).await.unwrap();
+        }
+        drop(stream);
+        assert_eq!(reader.join().unwrap(), TOTAL / chunk.len() * chunk.len());
+    });
+}
+
+#[test]
 fn accepting_on_a_shut_down_listener_returns_the_error() {
     // shutdown(2) on a listening socket: epoll reports a hang-up and every
     // accept fails with EINVAL from then on. Taking that error for a
