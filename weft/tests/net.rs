@@ -132,7 +132,10 @@ fn within_10_s<T: Send + 'static>(
     drop(rt.spawn(async move { sender.send(future.await).unwrap() }));
     match result.recv_timeout(Duration::from_secs(10)) {
         Ok(output) => output,
-        Err(_) => {
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("{what}: the task panicked (its message is above)")
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             std::mem::forget(rt);
             panic!("{what} did not finish in 10 s");
         }
@@ -202,29 +205,28 @@ fn try_recv_forgets_readiness_on_would_block_and_only_then() {
 
 #[test]
 fn small_writes_into_a_full_send_buffer_wait_for_room() {
-    // 100-byte writes fill the socket's buffers while the peer does not
-    // read: a write then finds its readiness stale and gets `WouldBlock`
-    // from the kernel, which must clear the readiness and wait, never
-    // reach the caller.
-    const TOTAL: usize = 8 << 20;
+    // 100-byte writes on a Unix stream (one buffer per write, so a full
+    // socket refuses a write whole rather than taking part of it) while
+    // the peer does not read: a write finds its readiness stale and gets
+    // `WouldBlock` from the kernel, which must clear the readiness and
+    // wait, never reach the caller.
+    const WRITES: usize = 20_000;
     let rt = runtime(2);
     rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (mut ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
         let reader = std::thread::spawn(move || {
-            let mut stream = std::net::TcpStream::connect(addr).unwrap();
             std::thread::sleep(Duration::from_millis(200));
             let mut received = Vec::new();
-            stream.read_to_end(&mut received).unwrap();
+            ours.read_to_end(&mut received).unwrap();
             received.len()
         });
-        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut stream = UnixStream::from_std(theirs).unwrap();
         let chunk = [5u8; 100];
-        for _ in 0..TOTAL / chunk.len() {
+        for _ in 0..WRITES {
             stream.write_all(&chunk).await.unwrap();
         }
         drop(stream);
-        assert_eq!(reader.join().unwrap(), TOTAL / chunk.len() * chunk.len());
+        assert_eq!(reader.join().unwrap(), WRITES * chunk.len());
     });
 }
 
