@@ -96,3 +96,57 @@ pub(crate) fn poll_with_budget<T>(
 pub async fn consume_budget() {
     std::future::poll_fn(|cx| poll_with_budget(cx, |_| Poll::Ready(()))).await
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::{BUDGET, consume_budget};
+
+    /// Runs `work` on a new thread; fails if it has not returned in 10 s
+    /// (a budget spent and never reset makes `consume_budget` return
+    /// `Pending` forever, and a plain executor polls it again forever).
+    fn within_10_s(what: &str, work: impl FnOnce() + Send + 'static) {
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            work();
+            done.send(()).unwrap();
+        });
+        match finished.recv_timeout(Duration::from_secs(10)) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked (above)"),
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still stuck after 10 s"),
+        }
+    }
+
+    /// A thread no weft runtime polls on counts nothing: more operations
+    /// than the counter's range (a spend that counted them would leave it
+    /// at zero after 65,535 and stuck there).
+    #[test]
+    fn a_thread_outside_any_runtime_is_never_constrained() {
+        within_10_s("70,000 operations on a plain thread", || {
+            futures_lite::future::block_on(async {
+                for _ in 0..70_000 {
+                    consume_budget().await;
+                }
+            });
+        });
+    }
+
+    /// `block_on` gives its future a budget and puts the thread's back
+    /// after: a future that spent it all leaves the thread unconstrained
+    /// (a budget not put back would stay at zero on that thread).
+    #[test]
+    fn a_thread_is_unconstrained_again_after_block_on() {
+        within_10_s("an operation after block_on spent the budget", || {
+            let rt = crate::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                for _ in 0..BUDGET {
+                    consume_budget().await;
+                }
+            });
+            futures_lite::future::block_on(consume_budget());
+        });
+    }
+}
