@@ -149,4 +149,37 @@ mod tests {
             futures_lite::future::block_on(consume_budget());
         });
     }
+
+    /// A loop that only calls `consume_budget` yields every `BUDGET`
+    /// rounds, so a task queued behind it on the one worker runs (the
+    /// stall monitor off: it would rescue that task otherwise).
+    #[test]
+    fn consume_budget_lets_a_task_behind_the_loop_run() {
+        within_10_s("a task behind a consume_budget loop", || {
+            let rt = crate::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .stall_monitor(false)
+                .build()
+                .unwrap();
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let looping = rt.spawn({
+                let stop = stop.clone();
+                async move {
+                    let mut rounds = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        consume_budget().await;
+                        rounds += 1;
+                    }
+                    rounds
+                }
+            });
+            let stopper =
+                rt.spawn(async move { stop.store(true, std::sync::atomic::Ordering::Relaxed) });
+            rt.block_on(async {
+                stopper.await.unwrap();
+                // It ran first (queued first) and yielded only when its budget was spent.
+                assert!(looping.await.unwrap() >= u64::from(BUDGET));
+            });
+        });
+    }
 }
