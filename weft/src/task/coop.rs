@@ -10,6 +10,13 @@
 //! sets it (a foreign executor polling weft's types) is unconstrained.
 //!
 //! 128 is tokio's budget, the anchor the networking issue names.
+//!
+//! Mutation run (2026-11-25, `MUTANTS_JUDGE=tests
+//! MUTANTS_TESTS=lib,net,time,spawn,join_abort`, 21 mutants): 8 caught, 7
+//! unviable, 6 survived. Five are killed by the unit tests below and by
+//! `net.rs`'s always-ready-socket test, which ran with the stall monitor on
+//! and passed with a budget that never ran out (the monitor rescued the
+//! starved task); the sixth is equivalent (at `spend`).
 
 use std::cell::Cell;
 use std::task::{Context, Poll};
@@ -58,6 +65,9 @@ pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 pub(crate) fn spend() {
     REMAINING.with(|remaining| {
         let left = remaining.get();
+        // `left > 0` only guards the subtraction: every caller spends
+        // after `poll_budget` found the budget not spent, with nothing
+        // spending in between (so `>= 0`, always true, is equivalent).
         if left != UNCONSTRAINED && left > 0 {
             remaining.set(left - 1);
         }
