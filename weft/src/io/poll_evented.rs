@@ -269,3 +269,48 @@ impl<E: Source> Drop for Readiness<'_, E> {
         self.evented.registered.io.forget_waiter(self.id);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Waker};
+
+    use super::{PollEvented, current_runtime};
+    use crate::io::scheduled_io::Direction;
+
+    fn udp_socket() -> mio::net::UdpSocket {
+        mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap()
+    }
+
+    /// Dropping a source deregisters it: the reactor forgets it (kept, its
+    /// state lived as long as the runtime and the keeper never left the
+    /// poller for its condvar).
+    #[test]
+    fn a_dropped_source_leaves_the_reactor() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let shared = current_runtime("test");
+        let evented = PollEvented::new(udp_socket(), "test").unwrap();
+        assert_eq!(shared.io.num_registered(), 1);
+        drop(evented);
+        assert_eq!(shared.io.num_registered(), 0);
+    }
+
+    /// A readiness future dropped while it waits leaves the source's list
+    /// of waiters (kept, every wait cancelled by a timeout would grow the
+    /// list of a long-lived socket, and its stale waker be woken).
+    #[test]
+    fn a_cancelled_wait_leaves_the_waiter_list() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let evented = PollEvented::new(udp_socket(), "test").unwrap();
+        {
+            let mut waiting = pin!(evented.ready(Direction::Read));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(waiting.as_mut().poll(&mut cx).is_pending(), "nothing was sent");
+            assert_eq!(evented.registered.io.listed_waiters(), 1);
+        }
+        assert_eq!(evented.registered.io.listed_waiters(), 0);
+    }
+}

@@ -208,6 +208,12 @@ impl ScheduledIo {
         self.waiters.lock().unwrap().take_ready(READY_MASK, out);
     }
 
+    /// How many `readiness` futures are listed as waiting.
+    #[cfg(test)]
+    pub(crate) fn listed_waiters(&self) -> usize {
+        self.waiters.lock().unwrap().list.len()
+    }
+
     /// Moves every waiter's waker into `out` (the source is being
     /// deregistered: nobody will deliver to it again).
     pub(crate) fn take_waiters(&self, out: &mut Vec<Waker>) {
