@@ -5,6 +5,21 @@
 //!
 //! The source is deregistered when this is dropped, or by `into_inner`,
 //! which gives the source back (for `into_std`).
+//!
+//! # Mutation testing
+//!
+//! 2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,net,http`, 80
+//! mutants, two trees: 22 caught, 38 unviable, 20 survived. Eleven are
+//! killed by new tests: the `WouldBlock` guards of `poll_io`, `async_io`,
+//! `try_io` and `poll_write` (`net.rs`: an accept on a shut-down listener
+//! and a refused UDP datagram return their errors, `poll_accept` after
+//! the connection was taken is `Pending`, `try_recv` forgets readiness on
+//! `WouldBlock` only, small writes into a full Unix stream wait), and both
+//! `Drop`s (the unit tests below). Their run also found a real bug: the
+//! error bit was never cleared, so a UDP socket that once got a refused
+//! datagram spun inside one poll at its next `recv` (`scheduled_io.rs`,
+//! `Direction::clear_mask`). The other nine are the short-read and
+//! short-write clears (at `poll_read`): a cost, never a lost wake-up.
 
 use std::future::Future;
 use std::io;
@@ -191,6 +206,12 @@ where
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     self.clear_readiness(event, Direction::Read);
                 }
+                // A cost rule: without it (the guard made `false`, or
+                // `n > 0` / `n < buf.len()` turned so it never holds; nine
+                // mutants here and in `poll_write`, every test passes)
+                // the next call makes the syscall that says `WouldBlock`
+                // and clears then. Clearing on a full read would lose
+                // data still buffered (`<` made `<=`: caught).
                 Ok(n) if n > 0 && n < buf.len() => {
                     self.clear_readiness(event, Direction::Read);
                     return Poll::Ready(Ok(n));
