@@ -96,6 +96,68 @@ fn interval_ticks_at_once_then_every_period() {
     });
 }
 
+/// The three missed-tick behaviours on the paused clock, exactly as
+/// `MissedTickBehavior`'s doc says: ticks due every 10 ms from 0, the task
+/// back only at 25 ms. Each tick's (scheduled instant, completion time).
+#[test]
+fn missed_ticks_burst_delay_or_skip_as_documented() {
+    let cases = [
+        (MissedTickBehavior::Burst, [(10, 25), (20, 25), (30, 30)]),
+        (MissedTickBehavior::Delay, [(10, 25), (35, 35), (45, 45)]),
+        (MissedTickBehavior::Skip, [(10, 25), (30, 30), (40, 40)]),
+    ];
+    for (behavior, expected) in cases {
+        let rt = rt(1, true);
+        let seen = rt.block_on(async {
+            pause();
+            let start = Instant::now();
+            let mut ticks = interval(10 * MS);
+            ticks.set_missed_tick_behavior(behavior);
+            assert_eq!(ticks.missed_tick_behavior(), behavior);
+            assert_eq!(ticks.tick().await, start);
+            advance(25 * MS).await;
+            let mut seen = Vec::new();
+            for _ in 0..3 {
+                let scheduled = ticks.tick().await;
+                let at = |instant: Instant| (instant - start).as_millis();
+                seen.push((at(scheduled), at(Instant::now())));
+            }
+            seen
+        });
+        assert_eq!(seen, expected, "{behavior:?}");
+    }
+}
+
+/// Each reset moves the next tick, on the paused clock: `reset` one period
+/// from now, `reset_after` and `reset_at` where they say,
+/// `reset_immediately` to now.
+#[test]
+fn interval_resets_move_the_next_tick() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        pause();
+        let start = Instant::now();
+        let since_start = || (Instant::now() - start).as_millis();
+        let mut ticks = interval(10 * MS);
+        ticks.tick().await;
+        advance(3 * MS).await;
+        ticks.reset();
+        ticks.tick().await;
+        assert_eq!(since_start(), 13, "reset: one period from 3 ms");
+        ticks.reset_after(4 * MS);
+        ticks.tick().await;
+        assert_eq!(since_start(), 17, "reset_after(4 ms) at 13 ms");
+        ticks.reset_at(start + 50 * MS);
+        ticks.tick().await;
+        assert_eq!(since_start(), 50, "reset_at(50 ms)");
+        ticks.reset_immediately();
+        ticks.tick().await;
+        assert_eq!(since_start(), 50, "reset_immediately: no wait");
+        ticks.tick().await;
+        assert_eq!(since_start(), 60, "then one period on");
+    });
+}
+
 #[test]
 #[should_panic(expected = "`period` must be non-zero")]
 fn a_zero_interval_panics_naming_the_argument() {

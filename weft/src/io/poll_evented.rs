@@ -329,7 +329,10 @@ mod tests {
         {
             let mut waiting = pin!(evented.ready(Direction::Read));
             let mut cx = Context::from_waker(Waker::noop());
-            assert!(waiting.as_mut().poll(&mut cx).is_pending(), "nothing was sent");
+            assert!(
+                waiting.as_mut().poll(&mut cx).is_pending(),
+                "nothing was sent"
+            );
             assert_eq!(evented.registered.io.listed_waiters(), 1);
         }
         assert_eq!(evented.registered.io.listed_waiters(), 0);
