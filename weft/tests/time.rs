@@ -126,6 +126,19 @@ fn missed_ticks_burst_delay_or_skip_as_documented() {
         });
         assert_eq!(seen, expected, "{behavior:?}");
     }
+    // A tick up to 5 ms late is not missed (tokio's leeway): `Delay` keeps
+    // the schedule.
+    let rt = rt(1, true);
+    rt.block_on(async {
+        pause();
+        let start = Instant::now();
+        let mut ticks = interval(10 * MS);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        ticks.tick().await;
+        advance(15 * MS).await;
+        assert_eq!(ticks.tick().await - start, 10 * MS);
+        assert_eq!(ticks.tick().await - start, 20 * MS, "5 ms late is on time");
+    });
 }
 
 /// Each reset moves the next tick, on the paused clock: `reset` one period
