@@ -44,6 +44,8 @@ pub fn sleep(duration: Duration) -> Sleep {
     let handle = current_handle("sleep");
     let now = Instant::now();
     let mut sleep = Sleep::new(handle, now.saturating_add(duration));
+    // A cost rule: without the reading (the `!` deleted, every test
+    // passes) the first poll reads the clock itself.
     if !duration.is_zero() {
         sleep.future_at_ns = sleep.handle.shared.time.clock.to_ns(now.into_std());
     }
