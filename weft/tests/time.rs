@@ -515,6 +515,25 @@ async fn poll_once<F: std::future::Future + Unpin>(fut: &mut F) -> bool {
     .await
 }
 
+/// A sleep whose deadline has passed (or is now) completes at its first
+/// poll, without a trip through the wheel (as tokio's does): only a sleep
+/// known to have been ahead at its creation arms without reading the clock.
+#[test]
+fn a_deadline_already_past_completes_at_the_first_poll() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        let mut past = Box::pin(sleep_until(Instant::now() - MS));
+        assert!(
+            !poll_once(&mut past).await,
+            "sleep_until a past instant waited"
+        );
+        let mut zero = Box::pin(sleep(Duration::ZERO));
+        assert!(!poll_once(&mut zero).await, "sleep(0) waited");
+        let mut now = Box::pin(sleep_until(Instant::now()));
+        assert!(!poll_once(&mut now).await, "sleep_until(now) waited");
+    });
+}
+
 #[test]
 fn a_fired_timer_reads_as_elapsed_before_its_sleep_is_polled_again() {
     let rt = rt(2, true);
