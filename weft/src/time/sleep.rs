@@ -184,6 +184,9 @@ impl Sleep {
             return Poll::Ready(());
         }
         let deadline = time.clock.to_ns(self.deadline.into_std());
+        // `deadline > future_at_ns` made `<` or `==` only costs a clock
+        // read (never true for a sleep that saved one); `>=` is
+        // equivalent (a saved reading is of a nonzero duration's start).
         let known_ahead = self.future_at_ns != 0 && deadline > self.future_at_ns;
         if !known_ahead && deadline <= time.clock.now_ns() {
             self.elapsed = true;
