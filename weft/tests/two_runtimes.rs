@@ -69,3 +69,37 @@ fn a_task_woken_from_the_other_runtimes_worker_runs_on_its_own() {
     .unwrap();
     assert_eq!(b.block_on(waiting).unwrap(), "rt-b");
 }
+
+#[test]
+fn a_sleep_of_one_runtime_polled_on_the_others_workers_fires() {
+    // A sleep arms on its own runtime's timer wheels: a worker of another
+    // runtime polling it uses A's outside wheel, not a wheel numbered by
+    // its own index (B has more workers than A has wheels; arming on "my
+    // own" wheel there indexed past A's).
+    let a = one_worker_named("rt-a");
+    let b = Builder::new_multi_thread()
+        .worker_threads(8)
+        .build()
+        .unwrap();
+    let sleeps: Vec<_> = {
+        let _in_a = a.enter();
+        (0..32)
+            .map(|_| weft::time::sleep(Duration::from_millis(2)))
+            .collect()
+    };
+    let tasks: Vec<_> = sleeps
+        .into_iter()
+        .map(|nap| {
+            b.spawn(async move {
+                // Long enough that the batch spreads over B's workers.
+                std::thread::sleep(Duration::from_millis(1));
+                nap.await;
+            })
+        })
+        .collect();
+    b.block_on(async {
+        for task in tasks {
+            task.await.expect("a sleep of A polled on B's worker");
+        }
+    });
+}
