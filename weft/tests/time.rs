@@ -462,6 +462,41 @@ fn a_paused_clock_does_not_jump_past_ready_io() {
     .unwrap();
 }
 
+/// `resume` lets the clock run again from where it stood: ahead of the
+/// real clock by what `advance` added, then following real time (a busy
+/// `block_on` keeps a paused clock still, so only a running one moves).
+#[test]
+fn after_resume_the_clock_runs_on_from_where_it_stood() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        pause();
+        let paused_at = Instant::now();
+        advance(Duration::from_secs(3600)).await;
+        resume();
+        let resumed_at = Instant::now();
+        assert!(resumed_at - paused_at >= Duration::from_secs(3600));
+        std::thread::sleep(5 * MS);
+        assert!(
+            Instant::now() - resumed_at >= 5 * MS,
+            "the clock did not run after resume"
+        );
+    });
+}
+
+/// `Debug` says what a sleep and an instant are.
+#[test]
+fn sleeps_and_instants_print_their_deadline() {
+    let rt = rt(1, true);
+    rt.block_on(async {
+        let now = Instant::now();
+        assert_eq!(format!("{now:?}"), format!("{:?}", now.into_std()));
+        let nap = sleep_until(now + MS);
+        let printed = format!("{nap:?}");
+        assert!(printed.starts_with("Sleep { deadline: "), "{printed}");
+        assert!(printed.contains("elapsed: false"), "{printed}");
+    });
+}
+
 #[test]
 fn advance_fires_what_is_due_and_no_more() {
     let rt = rt(2, true);

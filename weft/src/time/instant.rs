@@ -160,3 +160,67 @@ impl fmt::Debug for Instant {
         self.std.fmt(f)
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::{FAR_FUTURE, Instant};
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Every operation agrees with `std::time::Instant`'s.
+    #[test]
+    fn arithmetic_is_std_arithmetic() {
+        let std_now = std::time::Instant::now();
+        let now = Instant::from_std(std_now);
+        let later = now + 5 * MS;
+        assert_eq!(later.duration_since(now), 5 * MS);
+        assert_eq!(now.duration_since(later), Duration::ZERO, "saturates");
+        assert_eq!(later.checked_duration_since(now), Some(5 * MS));
+        assert_eq!(now.checked_duration_since(later), None);
+        assert_eq!(later.saturating_duration_since(now), 5 * MS);
+        assert_eq!(later - now, 5 * MS);
+        assert_eq!((later - 2 * MS).into_std(), std_now + 3 * MS);
+        assert_eq!(
+            later.checked_sub(2 * MS).map(Instant::into_std),
+            Some(std_now + 3 * MS)
+        );
+        assert_eq!(
+            later.checked_add(2 * MS).map(Instant::into_std),
+            Some(std_now + 7 * MS)
+        );
+        let mut moved = now;
+        moved += 4 * MS;
+        assert_eq!(moved.into_std(), std_now + 4 * MS);
+        moved -= MS;
+        assert_eq!(moved.into_std(), std_now + 3 * MS);
+    }
+
+    /// The latest instant `std` can represent from `start` (to the second).
+    fn last_representable(start: std::time::Instant) -> std::time::Instant {
+        let (mut fits, mut overflows) = (0u64, u64::MAX);
+        while overflows - fits > 1 {
+            let middle = fits + (overflows - fits) / 2;
+            if start.checked_add(Duration::from_secs(middle)).is_some() {
+                fits = middle;
+            } else {
+                overflows = middle;
+            }
+        }
+        start + Duration::from_secs(fits)
+    }
+
+    /// Near the end of the clock's range, where `FAR_FUTURE` no longer
+    /// fits, a deadline still lands ahead (half of it), not at `self`
+    /// (which would make a `sleep(Duration::MAX)` there end at once).
+    #[test]
+    fn saturating_add_near_the_end_of_the_clock_still_lands_ahead() {
+        let end = last_representable(std::time::Instant::now());
+        let late = Instant::from_std(end - FAR_FUTURE * 3 / 4);
+        assert!(late.checked_add(FAR_FUTURE).is_none());
+        assert_eq!(late.saturating_add(Duration::MAX), late + FAR_FUTURE / 2);
+        let now = Instant::now();
+        assert_eq!(now.saturating_add(Duration::MAX), now + FAR_FUTURE);
+    }
+}

@@ -192,6 +192,10 @@ impl Sleep {
             self.elapsed = true;
             return Poll::Ready(());
         }
+        // Another runtime's worker arms on this runtime's outside wheel
+        // (its index numbers another runtime's wheels: `two_runtimes.rs`).
+        // The guard made `false` sends every sleep there: a cost
+        // (contention on one lock), every test passes.
         let home = context::with_core(|core| match core {
             Some(core) if std::ptr::eq(&*core.shared, &**shared) => core.own_wheel(),
             _ => time.outside_wheel(),
