@@ -805,6 +805,52 @@ fn async_fd_waits_for_a_pipe() {
     });
 }
 
+#[test]
+fn async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered() {
+    use std::os::fd::AsRawFd;
+    use weft::io::unix::AsyncFd;
+    within_10_s(runtime(1), "AsyncFd's guard", async {
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let raw = a.as_raw_fd();
+        let fd = AsyncFd::new(a).unwrap();
+        assert_eq!(fd.as_raw_fd(), raw);
+        b.write_all(b"x").unwrap();
+        let mut buf = [0; 4];
+        let mut guard = fd.readable().await.unwrap();
+        // `try_io` passes on a result that is not `WouldBlock`, an error
+        // too, and keeps the readiness.
+        let read = guard.try_io(|inner| inner.get_ref().read(&mut buf));
+        assert_eq!(read.expect("not WouldBlock").unwrap(), 1);
+        let failed = guard.try_io(|_| Err::<(), _>(std::io::Error::other("not a would-block")));
+        assert_eq!(
+            failed.expect("not WouldBlock").unwrap_err().to_string(),
+            "not a would-block"
+        );
+        // `WouldBlock` clears it, so the next wait sleeps.
+        let drained = guard.try_io(|inner| inner.get_ref().read(&mut buf));
+        assert!(drained.is_err(), "WouldBlock read as a result: {drained:?}");
+        drop(guard);
+        let early = weft::time::timeout(Duration::from_millis(50), fd.readable()).await;
+        assert!(
+            early.is_err(),
+            "readable returned after try_io saw WouldBlock"
+        );
+        // So does `clear_ready`, called by hand.
+        b.write_all(b"y").unwrap();
+        let mut guard = fd.readable().await.unwrap();
+        assert_eq!(guard.get_inner().read(&mut buf).unwrap(), 1);
+        guard.clear_ready();
+        drop(guard);
+        let early = weft::time::timeout(Duration::from_millis(50), fd.readable()).await;
+        assert!(early.is_err(), "readable returned after clear_ready");
+        // `into_inner` deregisters: the same fd registers again.
+        let a = fd.into_inner();
+        let again = AsyncFd::new(a).expect("the fd was left registered");
+        drop(again);
+    });
+}
+
 /// With `tokio-io`, tokio's traits work on weft's streams (what tokio-util
 /// codecs and TLS crates need).
 #[test]
