@@ -103,3 +103,29 @@ impl Label {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::panic::Location;
+
+    use super::{Label, TAG_BITS};
+
+    /// A word with no label (0, what a worker publishes between polls)
+    /// decodes to none; a label's word decodes to it, whatever the tag
+    /// bits its owner added.
+    #[test]
+    fn words_decode_to_their_label_or_none() {
+        assert!(Label::from_bits(0).is_none());
+        assert!(Label::from_bits(TAG_BITS & !1).is_none(), "tag bits alone");
+        let here = Location::caller();
+        for label in [Label::unnamed(here), Label::named("a handler", here)] {
+            for tags in [0, 0b010, 0b100, 0b110] {
+                let decoded = Label::from_bits(label.bits() | tags).expect("a label");
+                assert!(decoded == label);
+                assert_eq!(decoded.spawned_at(), here);
+            }
+        }
+        assert_eq!(Label::named("a handler", here).name(), Some("a handler"));
+        assert_eq!(Label::unnamed(here).name(), None);
+    }
+}

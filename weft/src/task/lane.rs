@@ -101,3 +101,32 @@ impl LaneAndLabel {
             .is_ok()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::panic::Location;
+
+    use super::{Lane, LaneAndLabel};
+    use crate::task::label::Label;
+
+    /// Only a `Default` task moves to `Batch`, once; the label is kept.
+    #[test]
+    fn only_a_default_task_is_demoted() {
+        let here = Location::caller();
+        for label in [Label::unnamed(here), Label::named("a handler", here)] {
+            for lane in [Lane::Latency, Lane::Default, Lane::Batch] {
+                let word = LaneAndLabel::new(lane, label);
+                assert_eq!(word.lane(), lane);
+                assert_eq!(word.demote(), lane == Lane::Default, "{lane:?}");
+                let after = if lane == Lane::Default {
+                    Lane::Batch
+                } else {
+                    lane
+                };
+                assert_eq!(word.lane(), after, "{lane:?}");
+                assert!(!word.demote(), "{lane:?} demoted twice");
+                assert!(word.label() == label, "the label changed");
+            }
+        }
+    }
+}
