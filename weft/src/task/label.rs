@@ -17,6 +17,13 @@
 //! (spawn_many_local 1.7 → 3.0 ms per iteration with a 32-byte header
 //! record instead of 8; checked by turning fast bins off on the old build:
 //! the same 2.9 ms).
+//!
+//! Mutation run of this file, `lane.rs`, `builder.rs` and `yield_now.rs`
+//! (2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,lanes,spawn,metrics`,
+//! 72 mutants): 46 caught, 18 unviable, 8 survived; five are killed by
+//! the unit tests of this file and `lane.rs` (an empty word decoding to a
+//! label; a `Latency` or `Batch` task demoted), three are equivalent
+//! (`|` and `^` on bits known clear, said at the code).
 
 use std::collections::HashMap;
 use std::panic::Location;
@@ -63,6 +70,8 @@ impl Label {
         });
         let bits = std::ptr::from_ref(label) as usize;
         debug_assert_eq!(bits & TAG_BITS, 0, "`NamedLabel` is 8-byte aligned");
+        // The pointer's tag bits are clear: `|` here, and in `from_bits`
+        // `TAG_BITS & !NAMED`, equal their `^` mutants (equivalent).
         Label(bits | NAMED)
     }
 

@@ -95,6 +95,7 @@ impl LaneAndLabel {
         self.0
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
                 let lane = Lane::from_u8(((bits & LANE_MASK) >> LANE_SHIFT) as u8);
+                // The lane bits were cleared: `|` equals `^` (equivalent).
                 (lane == Lane::Default)
                     .then_some((bits & !LANE_MASK) | ((Lane::Batch as usize) << LANE_SHIFT))
             })
