@@ -817,20 +817,21 @@ fn async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered(
         assert_eq!(fd.as_raw_fd(), raw);
         b.write_all(b"x").unwrap();
         let mut buf = [0; 4];
-        let mut guard = fd.readable().await.unwrap();
-        // `try_io` passes on a result that is not `WouldBlock`, an error
-        // too, and keeps the readiness.
-        let read = guard.try_io(|inner| inner.get_ref().read(&mut buf));
-        assert_eq!(read.expect("not WouldBlock").unwrap(), 1);
-        let failed = guard.try_io(|_| Err::<(), _>(std::io::Error::other("not a would-block")));
-        assert_eq!(
-            failed.expect("not WouldBlock").unwrap_err().to_string(),
-            "not a would-block"
-        );
-        // `WouldBlock` clears it, so the next wait sleeps.
-        let drained = guard.try_io(|inner| inner.get_ref().read(&mut buf));
-        assert!(drained.is_err(), "WouldBlock read as a result: {drained:?}");
-        drop(guard);
+        {
+            let mut guard = fd.readable().await.unwrap();
+            // `try_io` passes on a result that is not `WouldBlock`, an
+            // error too, and keeps the readiness.
+            let read = guard.try_io(|inner| inner.get_ref().read(&mut buf));
+            assert_eq!(read.expect("not WouldBlock").unwrap(), 1);
+            let failed = guard.try_io(|_| Err::<(), _>(std::io::Error::other("not a would-block")));
+            assert_eq!(
+                failed.expect("not WouldBlock").unwrap_err().to_string(),
+                "not a would-block"
+            );
+            // `WouldBlock` clears it, so the next wait sleeps.
+            let drained = guard.try_io(|inner| inner.get_ref().read(&mut buf));
+            assert!(drained.is_err(), "WouldBlock read as a result: {drained:?}");
+        }
         let early = weft::time::timeout(Duration::from_millis(50), fd.readable()).await;
         assert!(
             early.is_err(),
@@ -838,10 +839,11 @@ fn async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered(
         );
         // So does `clear_ready`, called by hand.
         b.write_all(b"y").unwrap();
-        let mut guard = fd.readable().await.unwrap();
-        assert_eq!(guard.get_inner().read(&mut buf).unwrap(), 1);
-        guard.clear_ready();
-        drop(guard);
+        {
+            let mut guard = fd.readable().await.unwrap();
+            assert_eq!(guard.get_inner().read(&mut buf).unwrap(), 1);
+            guard.clear_ready();
+        }
         let early = weft::time::timeout(Duration::from_millis(50), fd.readable()).await;
         assert!(early.is_err(), "readable returned after clear_ready");
         // `into_inner` deregisters: the same fd registers again.

@@ -504,10 +504,8 @@ mod tests {
             rlim_max: 0,
         };
         // SAFETY: `limit` is a valid, writable `rlimit` for the call.
-        assert_eq!(
-            unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
-            0
-        );
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+        assert_eq!(read, 0);
         if limit.rlim_cur >= needed {
             return;
         }
