@@ -17,6 +17,8 @@ use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 use weft::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream};
 use weft::runtime::{Builder, Runtime};
 
+const MS: Duration = Duration::from_millis(1);
+
 fn runtime(workers: usize) -> Runtime {
     Builder::new_multi_thread()
         .worker_threads(workers)
@@ -461,6 +463,20 @@ fn peek_leaves_the_data_for_the_next_read() {
         let mut again = [0; 8];
         stream.read_exact(&mut again).await.unwrap();
         assert_eq!(&again, b"peekaboo");
+        // The owned read half peeks too.
+        stream.write_all(b"halves").await.unwrap();
+        let (mut read, _write) = stream.into_split();
+        let mut buf = [0; 6];
+        let mut peeks = 0;
+        while read.peek(&mut buf).await.unwrap() < 6 {
+            peeks += 1;
+            assert!(peeks < 1000, "the echo never came back whole");
+            weft::time::sleep(MS).await;
+        }
+        assert_eq!(&buf, b"halves");
+        let mut again = [0; 6];
+        read.read_exact(&mut again).await.unwrap();
+        assert_eq!(&again, b"halves");
     });
 }
 
