@@ -171,7 +171,10 @@ impl TcpStream {
             return Err(error);
         }
         // Writable without an error can still be a connect in progress on
-        // some systems; `peer_addr` tells (ENOTCONN while it is).
+        // some systems; `peer_addr` tells (ENOTCONN while it is). Not on
+        // Linux: there writable means connected or failed (the error taken
+        // above), so this arm's guard made `true`, `false` or `!=` passes
+        // every test here; kept for the systems mio documents it for.
         match self.io.get_ref().peer_addr() {
             Ok(_) => Ok(()),
             Err(error) if error.kind() == io::ErrorKind::NotConnected => {
