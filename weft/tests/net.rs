@@ -480,6 +480,56 @@ fn peek_leaves_the_data_for_the_next_read() {
     });
 }
 
+/// Options read back what was set (they reach the socket), and `Debug`
+/// names the type and its addresses.
+#[test]
+fn socket_options_read_back_and_debug_names_the_socket() {
+    let rt = runtime(1);
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        listener.set_ttl(42).unwrap();
+        assert_eq!(listener.ttl().unwrap(), 42);
+        let printed = format!("{listener:?}");
+        assert!(
+            printed.starts_with("TcpListener") && printed.contains(&addr.to_string()),
+            "{printed}"
+        );
+
+        let stream = TcpStream::connect(addr).await.unwrap();
+        stream.set_ttl(43).unwrap();
+        assert_eq!(stream.ttl().unwrap(), 43);
+        for nodelay in [true, false] {
+            stream.set_nodelay(nodelay).unwrap();
+            assert_eq!(stream.nodelay().unwrap(), nodelay);
+        }
+        let printed = format!("{stream:?}");
+        assert!(
+            printed.starts_with("TcpStream") && printed.contains(&addr.to_string()),
+            "{printed}"
+        );
+
+        let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        udp.set_ttl(44).unwrap();
+        assert_eq!(udp.ttl().unwrap(), 44);
+        for broadcast in [true, false] {
+            udp.set_broadcast(broadcast).unwrap();
+            assert_eq!(udp.broadcast().unwrap(), broadcast);
+        }
+        assert!(udp.take_error().unwrap().is_none());
+        let printed = format!("{udp:?}");
+        let udp_addr = udp.local_addr().unwrap().to_string();
+        assert!(
+            printed.starts_with("UdpSocket") && printed.contains(&udp_addr),
+            "{printed}"
+        );
+
+        let (unix, _other) = UnixStream::pair().unwrap();
+        let printed = format!("{unix:?}");
+        assert!(printed.starts_with("UnixStream"), "{printed}");
+    });
+}
+
 #[test]
 fn from_std_and_into_std_round_trip() {
     let rt = runtime(1);
