@@ -536,6 +536,73 @@ fn socket_options_read_back_and_debug_names_the_socket() {
     });
 }
 
+/// tokio's readiness API on a connected pair: `try_read` says `WouldBlock`
+/// with nothing to read and `readable` waits for data; `try_write` fills
+/// the socket until `WouldBlock` and `writable` then waits for room.
+macro_rules! readiness_api_on {
+    ($ours:expr, $theirs:expr) => {{
+        let (ours, theirs) = ($ours, $theirs);
+        let mut buf = [0u8; 16];
+        let kind = |result: std::io::Result<usize>| result.unwrap_err().kind();
+        assert_eq!(kind(ours.try_read(&mut buf)), ErrorKind::WouldBlock);
+        let early = weft::time::timeout(Duration::from_millis(50), ours.readable()).await;
+        assert!(early.is_err(), "readable with nothing to read");
+        theirs.writable().await.unwrap();
+        assert_eq!(theirs.try_write(b"hello").unwrap(), 5);
+        let n = loop {
+            ours.readable().await.unwrap();
+            match ours.try_read(&mut buf) {
+                Ok(n) => break n,
+                Err(error) => assert_eq!(error.kind(), ErrorKind::WouldBlock),
+            }
+        };
+        assert_eq!(&buf[..n], b"hello");
+        // Fill the socket, then `writable` waits until the peer reads.
+        let chunk = vec![7u8; 65536];
+        let mut written = 0;
+        loop {
+            match ours.try_write(&chunk) {
+                Ok(n) => written += n,
+                Err(error) => {
+                    assert_eq!(error.kind(), ErrorKind::WouldBlock);
+                    break;
+                }
+            }
+        }
+        let early = weft::time::timeout(Duration::from_millis(50), ours.writable()).await;
+        assert!(early.is_err(), "writable with the socket full");
+        let mut drained = 0;
+        let mut sink = vec![0u8; 65536];
+        while drained < written {
+            theirs.readable().await.unwrap();
+            match theirs.try_read(&mut sink) {
+                Ok(n) => drained += n,
+                Err(error) => assert_eq!(error.kind(), ErrorKind::WouldBlock),
+            }
+        }
+        weft::time::timeout(Duration::from_secs(10), ours.writable())
+            .await
+            .expect("writable after the peer read everything")
+            .unwrap();
+    }};
+}
+
+#[test]
+fn try_read_try_write_readable_and_writable_behave_as_tokios() {
+    within_10_s(runtime(1), "the readiness API", async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let std_fd = client.as_raw_fd();
+        assert!(std_fd > 2 && std_fd != server.as_raw_fd());
+        readiness_api_on!(&client, &server);
+        let (a, b) = UnixStream::pair().unwrap();
+        readiness_api_on!(&a, &b);
+    });
+}
+
 #[test]
 fn from_std_and_into_std_round_trip() {
     let rt = runtime(1);
