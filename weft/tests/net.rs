@@ -233,6 +233,34 @@ fn small_writes_into_a_full_send_buffer_wait_for_room() {
 }
 
 #[test]
+fn udp_try_send_and_take_error() {
+    within_10_s(runtime(1), "UDP try_send and take_error", async {
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        assert!(a.as_raw_fd() > 2 && a.as_raw_fd() != b.as_raw_fd());
+        let b_addr = b.local_addr().unwrap();
+        let mut buf = [0; 8];
+        a.writable().await.unwrap();
+        assert_eq!(a.try_send_to(b"to", b_addr).unwrap(), 2);
+        let (n, _) = b.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"to");
+        a.connect(b_addr).await.unwrap();
+        assert_eq!(a.try_send(b"one").unwrap(), 3);
+        let n = b.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"one");
+        // A refused datagram leaves an error on the socket for
+        // `take_error`, once.
+        assert!(a.take_error().unwrap().is_none());
+        drop(b);
+        a.send(b"anyone?").await.unwrap();
+        weft::time::sleep(Duration::from_millis(10)).await;
+        let error = a.take_error().unwrap().expect("the refusal");
+        assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+        assert!(a.take_error().unwrap().is_none());
+    });
+}
+
+#[test]
 fn accepting_on_a_shut_down_listener_returns_the_error() {
     // shutdown(2) on a listening socket: epoll reports a hang-up and every
     // accept fails with EINVAL from then on. Taking that error for a
