@@ -763,6 +763,23 @@ fn unix_streams_listeners_and_datagrams() {
         let mut buf = [0; 8];
         let n = y.recv(&mut buf).await.unwrap();
         assert_eq!(&buf[..n], b"dgram");
+        // Bound to a path, sent to by path, then connected.
+        let dgram_path = dir.join("dgram.sock");
+        let _ = std::fs::remove_file(&dgram_path);
+        let server = UnixDatagram::bind(&dgram_path).unwrap();
+        let client = UnixDatagram::unbound().unwrap();
+        client.send_to(b"by path", &dgram_path).await.unwrap();
+        let mut buf = [0; 16];
+        let (n, _) = server.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"by path");
+        client.connect(&dgram_path).unwrap();
+        assert_eq!(
+            client.peer_addr().unwrap().as_pathname(),
+            Some(dgram_path.as_path())
+        );
+        client.send(b"connected").await.unwrap();
+        let n = server.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"connected");
 
         let error = UnixStream::connect(dir.join("nobody-listens.sock"))
             .await
