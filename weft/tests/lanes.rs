@@ -1022,6 +1022,51 @@ fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
     .unwrap();
 }
 
+/// Only the stalled poll's thread is lowered: the other worker's, busy
+/// with the work waiting meanwhile, and any spare's keep normal priority
+/// (every thread lowered at a stall would leave no normal one).
+#[cfg(target_os = "linux")]
+#[test]
+fn only_the_stalled_polls_thread_is_lowered() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let (_, normal_nice) = this_thread();
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    // Short tasks, more than the free worker runs at once, so work waits
+    // beside the stall: each says at what priority it ran.
+    let shorts: Vec<_> = (0..100)
+        .map(|_| {
+            rt.spawn(async {
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_millis(1) {
+                    std::hint::spin_loop();
+                }
+                this_thread().1
+            })
+        })
+        .collect();
+    let nices: Vec<i32> = rt.block_on(async {
+        let mut nices = Vec::new();
+        for short in shorts {
+            nices.push(short.await.unwrap());
+        }
+        nices
+    });
+    stuck.release();
+    rt.block_on(long).unwrap();
+    let metrics = rt.handle().metrics();
+    assert!(
+        metrics.threads_demoted >= 1,
+        "the stall was not seen: {metrics:?}"
+    );
+    let lowered = nices.iter().filter(|&&nice| nice != normal_nice).count();
+    assert_eq!(lowered, 0, "{lowered} short tasks ran on a lowered thread");
+}
+
 #[test]
 fn without_demotion_no_thread_is_lowered() {
     let rt = Builder::new_multi_thread()
