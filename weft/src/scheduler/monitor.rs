@@ -215,7 +215,9 @@ impl PollWatch {
         self.thread_demoted.load(Ordering::Relaxed)
     }
 
-    /// Whether the monitor last saw this slot stalled.
+    /// Whether the monitor last saw this slot stalled. (Made `true`, every
+    /// thread was lowered at the first stall: `lanes.rs`'s
+    /// `only_the_stalled_polls_thread_is_lowered`.)
     #[inline]
     pub(crate) fn is_stalled(&self) -> bool {
         self.stalled.load(Ordering::Relaxed)
