@@ -150,6 +150,10 @@ impl BlockingPool {
     }
 
     fn start_thread(&self, shared: &Arc<Shared>) -> std::io::Result<()> {
+        #[cfg(test)]
+        if tests::REFUSED_STARTS.with(|left| left.replace(left.get().saturating_sub(1)) > 0) {
+            return Err(std::io::Error::other("thread start refused by a test"));
+        }
         let name = catch_unwind(AssertUnwindSafe(|| (self.config.thread_name)()))
             .unwrap_or_else(|_| "weft-blocking".to_owned());
         let mut builder = thread::Builder::new().name(name.replace('\0', ""));
@@ -320,4 +324,60 @@ where
         .spawn(move |_| BlockingFuture(Some(f)), schedule_blocking);
     runnable.schedule();
     JoinHandle::new(task)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    thread_local! {
+        /// How many thread starts of pushes made on this thread are
+        /// refused, as the OS may refuse them (a thread-local, so the other
+        /// tests of the binary are not touched).
+        pub(super) static REFUSED_STARTS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn runtime() -> crate::runtime::Runtime {
+        crate::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(2)
+            .build()
+            .unwrap()
+    }
+
+    /// A closure whose thread the OS refuses, with no other pool thread
+    /// to run it, is cancelled: its handle says so at once instead of
+    /// waiting for ever, and the pool still starts threads afterwards.
+    #[test]
+    fn a_closure_whose_thread_cannot_start_is_cancelled_not_lost() {
+        let rt = runtime();
+        REFUSED_STARTS.with(|left| left.set(1));
+        let refused = rt.handle().spawn_blocking(|| 1);
+        let error = rt.block_on(refused).expect_err("no thread could run it");
+        assert!(error.is_cancelled(), "{error}");
+        assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 2)).unwrap(), 2);
+    }
+
+    /// Refused beside a running pool thread, the closure waits for that
+    /// thread and runs after its closure; the count of threads stays
+    /// right, so a later closure gets a thread of its own.
+    #[test]
+    fn a_closure_whose_thread_cannot_start_waits_for_a_running_one() {
+        let rt = runtime();
+        let (release, released) = mpsc::channel::<()>();
+        let (started, running) = mpsc::channel();
+        let busy = rt.handle().spawn_blocking(move || {
+            started.send(()).unwrap();
+            released.recv().unwrap();
+        });
+        running.recv_timeout(Duration::from_secs(10)).unwrap();
+        REFUSED_STARTS.with(|left| left.set(1));
+        let queued = rt.handle().spawn_blocking(|| 3);
+        assert_eq!(rt.handle().metrics().blocking_threads, 1);
+        release.send(()).unwrap();
+        rt.block_on(busy).unwrap();
+        assert_eq!(rt.block_on(queued).unwrap(), 3);
+    }
 }
