@@ -355,7 +355,10 @@ mod tests {
         let rt = runtime();
         REFUSED_STARTS.with(|left| left.set(1));
         let refused = rt.handle().spawn_blocking(|| 1);
-        let error = rt.block_on(refused).expect_err("no thread could run it");
+        let resolved = rt.block_on(crate::time::timeout(Duration::from_secs(10), refused));
+        let error = resolved
+            .expect("the handle of a closure no thread can run never resolved")
+            .expect_err("no thread could run it");
         assert!(error.is_cancelled(), "{error}");
         assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 2)).unwrap(), 2);
     }
@@ -378,6 +381,7 @@ mod tests {
         assert_eq!(rt.handle().metrics().blocking_threads, 1);
         release.send(()).unwrap();
         rt.block_on(busy).unwrap();
-        assert_eq!(rt.block_on(queued).unwrap(), 3);
+        let resolved = rt.block_on(crate::time::timeout(Duration::from_secs(10), queued));
+        assert_eq!(resolved.expect("the queued closure never ran").unwrap(), 3);
     }
 }
