@@ -355,7 +355,8 @@ mod tests {
         let rt = runtime();
         REFUSED_STARTS.with(|left| left.set(1));
         let refused = rt.handle().spawn_blocking(|| 1);
-        let resolved = rt.block_on(crate::time::timeout(Duration::from_secs(10), refused));
+        let resolved =
+            rt.block_on(async { crate::time::timeout(Duration::from_secs(10), refused).await });
         let error = resolved
             .expect("the handle of a closure no thread can run never resolved")
             .expect_err("no thread could run it");
@@ -381,7 +382,8 @@ mod tests {
         assert_eq!(rt.handle().metrics().blocking_threads, 1);
         release.send(()).unwrap();
         rt.block_on(busy).unwrap();
-        let resolved = rt.block_on(crate::time::timeout(Duration::from_secs(10), queued));
+        let resolved =
+            rt.block_on(async { crate::time::timeout(Duration::from_secs(10), queued).await });
         assert_eq!(resolved.expect("the queued closure never ran").unwrap(), 3);
     }
 }
