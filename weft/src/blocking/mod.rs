@@ -332,11 +332,29 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
+    use crate::task::{JoinError, JoinHandle};
+
     thread_local! {
         /// How many thread starts of pushes made on this thread are
         /// refused, as the OS may refuse them (a thread-local, so the other
         /// tests of the binary are not touched).
         pub(super) static REFUSED_STARTS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Awaits `handle` for up to 10 s; on failure leaks the runtime (its
+    /// drop would wait for pool threads the broken count says exist).
+    fn within_10_s<T>(
+        rt: crate::runtime::Runtime,
+        what: &str,
+        handle: JoinHandle<T>,
+    ) -> (crate::runtime::Runtime, Result<T, JoinError>) {
+        match rt.block_on(async { crate::time::timeout(Duration::from_secs(10), handle).await }) {
+            Ok(result) => (rt, result),
+            Err(_) => {
+                std::mem::forget(rt);
+                panic!("{what} never resolved");
+            }
+        }
     }
 
     fn runtime() -> crate::runtime::Runtime {
@@ -355,11 +373,8 @@ mod tests {
         let rt = runtime();
         REFUSED_STARTS.with(|left| left.set(1));
         let refused = rt.handle().spawn_blocking(|| 1);
-        let resolved =
-            rt.block_on(async { crate::time::timeout(Duration::from_secs(10), refused).await });
-        let error = resolved
-            .expect("the handle of a closure no thread can run never resolved")
-            .expect_err("no thread could run it");
+        let (rt, resolved) = within_10_s(rt, "the handle of a closure no thread can run", refused);
+        let error = resolved.expect_err("no thread could run it");
         assert!(error.is_cancelled(), "{error}");
         assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 2)).unwrap(), 2);
     }
@@ -382,8 +397,7 @@ mod tests {
         assert_eq!(rt.handle().metrics().blocking_threads, 1);
         release.send(()).unwrap();
         rt.block_on(busy).unwrap();
-        let resolved =
-            rt.block_on(async { crate::time::timeout(Duration::from_secs(10), queued).await });
-        assert_eq!(resolved.expect("the queued closure never ran").unwrap(), 3);
+        let (_rt, resolved) = within_10_s(rt, "the queued closure", queued);
+        assert_eq!(resolved.unwrap(), 3);
     }
 }
