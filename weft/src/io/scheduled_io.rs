@@ -209,7 +209,7 @@ impl ScheduledIo {
     }
 
     /// How many `readiness` futures are listed as waiting.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn listed_waiters(&self) -> usize {
         self.waiters.lock().unwrap().list.len()
     }
