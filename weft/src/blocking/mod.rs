@@ -198,6 +198,10 @@ impl BlockingPool {
                     .0;
             };
             state.idle -= 1;
+            // `&&` made `||` (the mutation run, every test passes) also
+            // retires a woken thread that found its task taken by a thread
+            // back from its closure: a thread started again later, never a
+            // task left (a push wakes or starts a thread for each task).
             if retire && state.queue.is_empty() {
                 break;
             }
