@@ -130,6 +130,35 @@ fn enter_makes_spawn_work_outside_block_on() {
     assert_eq!(rt.block_on(join).unwrap(), 11);
 }
 
+/// Nested guards, dropped in order, each restore the runtime before them;
+/// `Debug` names the handle and the guard.
+#[test]
+fn nested_enter_guards_restore_the_runtime_before_them() {
+    // Told apart by their worker counts, which `Debug` shows.
+    let (first, second) = (common::rt(1, true), common::rt(2, true));
+    let current = || Handle::try_current().map(|handle| format!("{handle:?}"));
+    let outer = first.enter();
+    let in_first = current().unwrap();
+    assert!(in_first.starts_with("Handle"), "{in_first}");
+    assert!(format!("{outer:?}").starts_with("EnterGuard"), "{outer:?}");
+    {
+        let _inner = second.enter();
+        assert_ne!(current().unwrap(), in_first);
+        let _innermost = first.enter();
+        assert_eq!(current().unwrap(), in_first);
+    }
+    assert_eq!(
+        current().unwrap(),
+        in_first,
+        "the outer runtime is current again"
+    );
+    {
+        let _inner = second.enter();
+    }
+    drop(outer);
+    assert!(current().is_err());
+}
+
 #[test]
 fn default_runtime_uses_available_parallelism() {
     let rt = weft::runtime::Runtime::new().unwrap();
