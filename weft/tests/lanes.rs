@@ -211,6 +211,48 @@ fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
     assert_eq!(rt.handle().metrics().stalls, 1);
 }
 
+/// Each report names the worker slot the stall is on.
+#[test]
+fn stall_reports_name_the_stuck_worker() {
+    let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
+    let rt = {
+        let reports = reports.clone();
+        Builder::new_multi_thread()
+            .worker_threads(2)
+            .stall_threshold(Duration::from_millis(5))
+            .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
+            .build()
+            .unwrap()
+    };
+    let stuck = [Stuck::new(), Stuck::new()];
+    let long: Vec<_> = stuck.iter().map(|stuck| rt.spawn(stuck.task())).collect();
+    stuck.iter().for_each(Stuck::wait_until_inside);
+    let start = Instant::now();
+    while reports.lock().unwrap().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no two stalls reported"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    stuck.iter().for_each(Stuck::release);
+    for long in long {
+        rt.block_on(long).unwrap();
+    }
+    let mut workers: Vec<usize> = reports
+        .lock()
+        .unwrap()
+        .iter()
+        .map(StallInfo::worker)
+        .collect();
+    workers.sort_unstable();
+    assert_eq!(
+        workers,
+        [0, 1],
+        "one report per stuck worker, each naming its own"
+    );
+}
+
 #[test]
 fn plain_spawns_report_their_call_site() {
     let (rt, reports) = one_worker_reporting_stalls();
