@@ -216,7 +216,8 @@ impl PollWatch {
     }
 
     /// Whether the monitor last saw this slot stalled. (Made `true`, every
-    /// thread was lowered at the first stall: `lanes.rs`'s
+    /// thread was lowered at the first stall, a healthy worker's in the
+    /// middle of 200 us polls, and ran on lowered: `lanes.rs`'s
     /// `only_the_stalled_polls_thread_is_lowered`.)
     #[inline]
     pub(crate) fn is_stalled(&self) -> bool {
