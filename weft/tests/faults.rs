@@ -365,6 +365,42 @@ fn a_detached_tasks_output_that_panics_on_drop_does_not_abort_the_process() {
     }
 }
 
+/// A queued blocking closure cancelled at shutdown is dropped unrun; a
+/// capture whose destructor panics must not take the process down
+/// (async-task aborts on a panic while it drops a future: the closure's
+/// future catches it).
+#[test]
+fn a_cancelled_blocking_closure_whose_capture_panics_on_drop_does_not_abort_the_process() {
+    let child = in_child_process(
+        "a_cancelled_blocking_closure_whose_capture_panics_on_drop_does_not_abort_the_process",
+        || {
+            let rt = Builder::new_multi_thread()
+                .worker_threads(1)
+                .max_blocking_threads(1)
+                .build()
+                .unwrap();
+            let (release, released) = mpsc::channel::<()>();
+            let (started, running) = mpsc::channel();
+            drop(rt.handle().spawn_blocking(move || {
+                started.send(()).unwrap();
+                let _ = released.recv();
+            }));
+            running.recv().unwrap();
+            let bomb = PanicOnDrop;
+            let queued = rt.handle().spawn_blocking(move || drop(bomb));
+            // The only pool thread is busy: the second closure is still
+            // queued when shutdown cancels it.
+            rt.shutdown_timeout(Duration::from_millis(100));
+            release.send(()).unwrap();
+            let other = common::rt(1, true);
+            assert!(other.block_on(queued).unwrap_err().is_cancelled());
+        },
+    );
+    if let Some((success, stderr)) = child {
+        assert!(success, "the child process died:\n{stderr}");
+    }
+}
+
 /// Runs `build` on a thread and waits for it: a builder that panics or
 /// errors is fine, one that never returns is a hang.
 fn build_within(
