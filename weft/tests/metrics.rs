@@ -43,6 +43,17 @@ fn snapshot_totals_match_the_tasks_run() {
         "remote tasks come through the inject queue"
     );
     assert_eq!(after.workers.len(), 4);
+    assert_eq!(after.num_workers, 4);
+    assert_eq!(
+        after.spawned() - before.spawned(),
+        TASKS + 1,
+        "local and remote"
+    );
+    // Only `Default` tasks here: every poll and all the busy time are that
+    // lane's.
+    assert_eq!(delta.default_lane_polls(), delta.polls);
+    assert!(delta.busy_ns > 1);
+    assert_eq!(delta.default_lane_busy_ns(), delta.busy_ns);
     // `total` is the workers' slots and the spare slots: a worker thread
     // preempted long enough looks stuck, and a spare may then run tasks.
     let summed: u64 = after.workers.iter().map(|w| w.polls).sum();
