@@ -160,13 +160,13 @@ fn without_the_monitor_a_short_task_waits_for_the_long_poll() {
     assert_eq!(metrics.threads_demoted, 0, "{metrics:?}");
 }
 
-/// One worker, a 5 ms stall threshold, and every stall report kept.
-fn one_worker_reporting_stalls() -> (Runtime, Arc<Mutex<Vec<StallInfo>>>) {
+/// `workers` workers, a 5 ms stall threshold, and every stall report kept.
+fn reporting_stalls(workers: usize) -> (Runtime, Arc<Mutex<Vec<StallInfo>>>) {
     let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
     let rt = {
         let reports = reports.clone();
         Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(workers)
             .stall_threshold(Duration::from_millis(5))
             .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
             .build()
@@ -177,7 +177,7 @@ fn one_worker_reporting_stalls() -> (Runtime, Arc<Mutex<Vec<StallInfo>>>) {
 
 #[test]
 fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
-    let (rt, reports) = one_worker_reporting_stalls();
+    let (rt, reports) = reporting_stalls(1);
     let stuck = Stuck::new();
     let line = line!() + 3;
     let long = task::Builder::new()
@@ -214,16 +214,7 @@ fn the_stall_hook_names_the_task_and_where_it_was_spawned() {
 /// Each report names the worker slot the stall is on.
 #[test]
 fn stall_reports_name_the_stuck_worker() {
-    let reports: Arc<Mutex<Vec<StallInfo>>> = Arc::default();
-    let rt = {
-        let reports = reports.clone();
-        Builder::new_multi_thread()
-            .worker_threads(2)
-            .stall_threshold(Duration::from_millis(5))
-            .on_stall(move |info| reports.lock().unwrap().push(info.clone()))
-            .build()
-            .unwrap()
-    };
+    let (rt, reports) = reporting_stalls(2);
     let stuck = [Stuck::new(), Stuck::new()];
     let long: Vec<_> = stuck.iter().map(|stuck| rt.spawn(stuck.task())).collect();
     stuck.iter().for_each(Stuck::wait_until_inside);
@@ -255,7 +246,7 @@ fn stall_reports_name_the_stuck_worker() {
 
 #[test]
 fn plain_spawns_report_their_call_site() {
-    let (rt, reports) = one_worker_reporting_stalls();
+    let (rt, reports) = reporting_stalls(1);
     let stuck = Stuck::new();
     let line = line!() + 1;
     let long = rt.handle().spawn(stuck.task());

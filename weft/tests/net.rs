@@ -144,6 +144,14 @@ fn within_10_s<T: Send + 'static>(
     }
 }
 
+/// A UDP socket connected to a plain `std` one on loopback.
+async fn udp_connected_to_a_std_peer() -> (UdpSocket, std::net::UdpSocket) {
+    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.connect(peer.local_addr().unwrap()).await.unwrap();
+    (socket, peer)
+}
+
 #[test]
 fn a_connected_udp_socket_reports_a_refused_datagram_then_waits_again() {
     // The port's ICMP "unreachable" comes back as an error on the socket:
@@ -153,10 +161,8 @@ fn a_connected_udp_socket_reports_a_refused_datagram_then_waits_again() {
     // the retried syscall says `WouldBlock`; kept, every later wait spun
     // inside one poll) and gets the next one.
     within_10_s(runtime(1), "recv after a refused datagram", async {
-        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (socket, peer) = udp_connected_to_a_std_peer().await;
         let peer_addr = peer.local_addr().unwrap();
-        socket.connect(peer_addr).await.unwrap();
         drop(peer);
         socket.send(b"anyone?").await.unwrap();
         let mut buf = [0; 16];
@@ -175,10 +181,7 @@ fn a_connected_udp_socket_reports_a_refused_datagram_then_waits_again() {
 #[test]
 fn try_recv_forgets_readiness_on_would_block_and_only_then() {
     within_10_s(runtime(1), "try_recv and readable", async {
-        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let peer_addr = peer.local_addr().unwrap();
-        socket.connect(peer_addr).await.unwrap();
+        let (socket, peer) = udp_connected_to_a_std_peer().await;
         peer.send_to(b"one", socket.local_addr().unwrap()).unwrap();
         let mut buf = [0; 16];
         assert_eq!(socket.recv(&mut buf).await.unwrap(), 3);
