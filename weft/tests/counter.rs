@@ -78,6 +78,15 @@ fn rates_use_measured_time() {
         None,
         "time does not run backwards"
     );
+    let same_instant = weft::metrics::Sample {
+        count: first.count + 7,
+        at: first.at,
+    };
+    assert_eq!(
+        same_instant.rate_since(&first),
+        None,
+        "no time passed: no rate (not infinity)"
+    );
 }
 
 #[test]

@@ -5,7 +5,14 @@ mod common;
 #[test]
 fn snapshot_totals_match_the_tasks_run() {
     const TASKS: u64 = 20_000;
-    let rt = common::rt(4, true);
+    // The longest slow-poll threshold: a worker preempted inside a poll on
+    // a loaded machine must not demote the spawning task to `Batch` (seen:
+    // 77 of its polls counted there).
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .slow_poll_threshold(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap();
     let before = rt.handle().metrics();
     let remote: Vec<_> = (0..TASKS / 2).map(|_| rt.spawn(async {})).collect();
     rt.block_on(async move {
@@ -173,6 +180,12 @@ fn prometheus_text_has_every_family_and_consistent_histograms() {
     for (worker, w) in metrics.workers.iter().enumerate() {
         let line = format!("weft_polls_total{{worker=\"{worker}\"}} {}", w.polls);
         assert!(text.contains(&line), "{line} missing");
+        // Prometheus wants seconds: busy time is exposed as ns × 1e-9.
+        let busy = format!(
+            "weft_busy_seconds_total{{worker=\"{worker}\"}} {}\n",
+            w.busy_ns as f64 * 1e-9
+        );
+        assert!(text.contains(&busy), "{busy} missing:\n{text}");
         let count = format!(
             "weft_poll_time_seconds_count{{worker=\"{worker}\"}} {}",
             w.poll_time_histogram.count()
@@ -318,5 +331,39 @@ fn steals_and_stolen_tasks_are_counted() {
     assert_eq!(
         total.stolen_tasks, thief_polls,
         "every task the thief ran was counted as stolen: {total:?}"
+    );
+}
+
+/// `wake_requests()` is every wake-up asked for: those asked by workers
+/// (in `total`) and those asked from outside. Each round spawns from
+/// outside into a sleeping runtime (a wake from outside), and that task
+/// spawns children that spin while its worker is busy (wakes from a
+/// worker).
+#[test]
+fn wake_requests_count_the_workers_and_the_outsides() {
+    let rt = common::rt(2, true);
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        rt.block_on(rt.spawn(async {
+            let children: Vec<_> = (0..4)
+                .map(|_| {
+                    weft::spawn(async {
+                        let start = std::time::Instant::now();
+                        while start.elapsed() < std::time::Duration::from_micros(200) {}
+                    })
+                })
+                .collect();
+            for child in children {
+                child.await.unwrap();
+            }
+        }))
+        .unwrap();
+    }
+    let metrics = rt.handle().metrics();
+    assert!(metrics.remote_wake_requests > 0, "no wake from outside");
+    assert!(metrics.total.wake_requests > 0, "no wake from a worker");
+    assert_eq!(
+        metrics.wake_requests(),
+        metrics.total.wake_requests + metrics.remote_wake_requests
     );
 }

@@ -190,3 +190,60 @@ impl std::fmt::Debug for Counter {
         f.debug_struct("Counter").field("sum", &self.sum()).finish()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Slots are process-wide: the two tests that take them run one at a
+    /// time (other tests' workers may hold a few meanwhile).
+    static SLOT_TESTS: Mutex<()> = Mutex::new(());
+
+    /// The point of the design: a worker's adds land on its own line, none
+    /// on the shared one.
+    #[test]
+    fn a_workers_adds_land_on_its_own_line() {
+        let _serial = SLOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let counter = std::sync::Arc::new(Counter::new());
+        let rt = crate::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let on_worker = counter.clone();
+        rt.block_on(rt.spawn(async move { on_worker.add(3) }))
+            .unwrap();
+        assert_eq!(counter.sum(), 3);
+        assert_eq!(
+            counter.fallback.load(Ordering::Relaxed),
+            0,
+            "a worker's add went to the shared line"
+        );
+        assert_eq!(format!("{counter:?}"), "Counter { sum: 3 }");
+    }
+
+    /// Every slot handed out is in range and held by one owner; dropping a
+    /// slot takes it off the thread.
+    #[test]
+    fn slots_are_distinct_in_range_and_dropped_off_the_thread() {
+        let _serial = SLOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        std::thread::spawn(|| {
+            let taken: Vec<WorkerSlot> = std::iter::from_fn(WorkerSlot::acquire).collect();
+            let mut indices: Vec<usize> = taken.iter().map(|slot| slot.0).collect();
+            indices.sort_unstable();
+            indices.dedup();
+            assert_eq!(indices.len(), taken.len(), "a slot handed out twice");
+            assert!(
+                indices.iter().all(|&slot| slot < SLOTS),
+                "a slot out of range: {indices:?}"
+            );
+            assert_eq!(SLOT.with(Cell::get), taken.last().map(|slot| slot.0));
+            assert!(!taken.is_empty(), "no slot was free");
+            drop(taken);
+            // (Whether the freed slots are taken again cannot be asserted
+            // here: other tests' workers may take them first.)
+            assert_eq!(SLOT.with(Cell::get), None, "a dropped slot still set");
+        })
+        .join()
+        .unwrap();
+    }
+}
