@@ -1156,37 +1156,6 @@ fn an_idle_runtime_with_listening_sockets_does_not_wake() {
     recv.abort();
 }
 
-/// `weft::signal`: a signal raised by the process reaches a listener; one
-/// raised before `signal` was called does not; bursts are reported.
-#[test]
-fn a_raised_signal_reaches_its_listener() {
-    use weft::signal::unix::{SignalKind, signal};
-    let rt = runtime(1);
-    rt.block_on(async {
-        let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
-        // SAFETY: raising a signal this process handles (installed above).
-        assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
-        weft::time::timeout(Duration::from_secs(10), usr1.recv())
-            .await
-            .expect("SIGUSR1 delivered")
-            .unwrap();
-        // Nothing pending now: `recv` waits until the next one.
-        let waiting = weft::time::timeout(Duration::from_millis(50), usr1.recv()).await;
-        assert!(
-            waiting.is_err(),
-            "no delivery pending after the first was reported"
-        );
-        // SAFETY: as above.
-        assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
-        weft::time::timeout(Duration::from_secs(10), usr1.recv())
-            .await
-            .expect("the second SIGUSR1")
-            .unwrap();
-        let error = signal(SignalKind::from_raw(libc::SIGKILL)).unwrap_err();
-        assert_eq!(error.kind(), ErrorKind::InvalidInput);
-    });
-}
-
 /// While the worker stays busy (a task that yields: it never runs dry and
 /// parks, so it never waits in the poller), readiness still reaches a
 /// waiting task: a busy worker looks at the reactor at its periodic check
