@@ -481,3 +481,20 @@ impl fmt::Debug for Builder {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The largest worker count accepted, checked without starting 4,096
+    /// threads (tests/bad_input.rs builds runtimes at every other bound).
+    #[test]
+    fn the_documented_worker_maximum_is_accepted() {
+        let mut builder = Builder::new_multi_thread();
+        builder.worker_threads(4096);
+        builder.validate().expect("4096 workers are documented as accepted");
+        builder.worker_threads(4097);
+        let error = builder.validate().unwrap_err();
+        assert!(error.to_string().contains("`worker_threads`"), "{error}");
+    }
+}
