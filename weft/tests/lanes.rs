@@ -1284,3 +1284,90 @@ fn a_lane_task_stuck_right_after_a_short_poll_of_its_own_is_seen() {
         );
     }
 }
+
+/// Voluntary context switches of the calling thread so far (it blocked).
+#[cfg(target_os = "linux")]
+fn voluntary_switches() -> i64 {
+    // SAFETY: a zeroed `rusage` is a valid value for `getrusage` to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage`.
+    let result = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    assert_eq!(result, 0);
+    usage.ru_nvcsw
+}
+
+/// A demoted thread inside a stalled poll steps aside when the work it
+/// holds up makes no progress: the monitor signals it and it blocks
+/// briefly, which a poll that only computes never does (its thread's
+/// voluntary context switches count it). Every thread of the runtime
+/// shares one CPU, so the short tasks' thread waits behind the long poll;
+/// each short task also computes for 2 ms, so no thread begins or ends a
+/// poll for two samples while more wait. Off with `demote_slow_tasks`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_demoted_poll_steps_aside_for_the_work_it_holds_up() {
+    for demote in [true, false] {
+        let (step_asides, switches) = std::thread::spawn(move || {
+            // The runtime's threads inherit this thread's CPU mask.
+            // SAFETY: a zeroed `cpu_set_t` is an empty set; `CPU_SET` and
+            // `sched_setaffinity` read and write only `set`.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+                    0
+                );
+            }
+            let rt = Builder::new_multi_thread()
+                .worker_threads(1)
+                .demote_slow_tasks(demote)
+                .build()
+                .unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let long = rt.spawn({
+                let stop = stop.clone();
+                async move {
+                    let before = voluntary_switches();
+                    let start = Instant::now();
+                    while !stop.load(Ordering::Relaxed) && start.elapsed() < Duration::from_secs(30)
+                    {
+                        std::hint::spin_loop();
+                    }
+                    voluntary_switches() - before
+                }
+            });
+            let start = Instant::now();
+            // Without demotion: long enough for many samples to find the
+            // work stuck behind the poll.
+            let limit = Duration::from_millis(if demote { 10_000 } else { 300 });
+            while start.elapsed() < limit && (!demote || rt.handle().metrics().step_asides == 0) {
+                let shorts: Vec<_> = (0..4)
+                    .map(|_| {
+                        rt.spawn(async {
+                            let start = Instant::now();
+                            while start.elapsed() < Duration::from_millis(2) {
+                                std::hint::spin_loop();
+                            }
+                        })
+                    })
+                    .collect();
+                for short in shorts {
+                    rt.block_on(short).unwrap();
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            let switches = rt.block_on(long).unwrap();
+            (rt.handle().metrics().step_asides, switches)
+        })
+        .join()
+        .unwrap();
+        if demote {
+            assert!(step_asides > 0, "no step-aside in 10 s");
+            assert!(switches > 0, "the long poll's thread never blocked");
+        } else {
+            assert_eq!(step_asides, 0);
+            assert_eq!(switches, 0, "a poll that only computes blocked");
+        }
+    }
+}

@@ -70,7 +70,7 @@ fn a_waiting_listener_is_woken_by_the_next_delivery() {
     let rt = runtime();
     let mut winch = signal(SignalKind::window_change()).unwrap();
     let (done, finished) = std::sync::mpsc::channel();
-    rt.spawn(async move {
+    let waiter = rt.spawn(async move {
         winch.recv().await.unwrap();
         done.send(()).unwrap();
     });
@@ -79,6 +79,7 @@ fn a_waiting_listener_is_woken_by_the_next_delivery() {
     finished
         .recv_timeout(Duration::from_secs(10))
         .expect("the waiting listener was woken");
+    rt.block_on(waiter).unwrap();
 }
 
 /// `ctrl_c` completes at a `SIGINT` after the call, not before.

@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 20] = [
+        let runtime_wide: [(&str, &str, &str, u64); 21] = [
             (
                 "workers",
                 "gauge",
@@ -148,6 +148,12 @@ impl RuntimeMetrics {
                 "counter",
                 "Threads lowered in priority during a slow poll.",
                 self.threads_demoted,
+            ),
+            (
+                "step_asides_total",
+                "counter",
+                "Times a demoted thread in a stalled poll was asked to step aside briefly.",
+                self.step_asides,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

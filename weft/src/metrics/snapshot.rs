@@ -48,6 +48,10 @@ pub struct RuntimeMetrics {
     /// Threads whose priority the monitor lowered during a slow poll (each
     /// then gave its worker slot to a thread of normal priority).
     pub threads_demoted: u64,
+    /// Times a demoted thread inside a stalled poll was asked to step aside
+    /// for 30 µs (a signal), because the work it held up had waited two
+    /// samples with no thread running it.
+    pub step_asides: u64,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
     /// Threads of the blocking pool alive (running a `spawn_blocking`

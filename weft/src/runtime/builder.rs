@@ -254,7 +254,10 @@ impl Builder {
     /// Whether `Default`-lane tasks with a slow poll move to the `Batch`
     /// lane, and whether a thread stalled in a poll while work waits behind
     /// it is lowered in priority (nice 10, for good: it hands its worker to
-    /// a thread of normal priority after that poll). Default: on.
+    /// a thread of normal priority after that poll) and, while the work it
+    /// holds up makes no progress, asked to step aside for 30 µs (a
+    /// `SIGURG` whose handler sleeps; a non-restartable system call inside
+    /// that poll may then return `EINTR`). Default: on.
     pub fn demote_slow_tasks(&mut self, enabled: bool) -> &mut Self {
         self.demote_slow_tasks = enabled;
         self
@@ -492,7 +495,9 @@ mod tests {
     fn the_documented_worker_maximum_is_accepted() {
         let mut builder = Builder::new_multi_thread();
         builder.worker_threads(4096);
-        builder.validate().expect("4096 workers are documented as accepted");
+        builder
+            .validate()
+            .expect("4096 workers are documented as accepted");
         builder.worker_threads(4097);
         let error = builder.validate().unwrap_err();
         assert!(error.to_string().contains("`worker_threads`"), "{error}");

@@ -42,6 +42,12 @@
 //!   are started by a *spawner* thread, never by the monitor: creating a
 //!   thread takes C-library locks that an ending demoted thread may hold
 //!   for milliseconds (`Monitor::start_spares`).
+//! - Lowered is not enough to give way at once (`sys::install_step_aside`
+//!   says why): when work has waited for [`STEP_ASIDE_AFTER`] samples and
+//!   no thread of normal priority began or ended a poll meanwhile, the
+//!   monitor asks each demoted thread still inside its stalled poll to
+//!   *step aside*: a signal whose handler sleeps 30 µs, so the kernel runs
+//!   the waiting thread on that core at once rather than at its next tick.
 //!
 //! Tried and dropped (mixed lane, 2 workers, quiet machine): `SCHED_IDLE`
 //! instead of nice 10 (short p99 open loop 33 ms against 4.4: a thread
@@ -76,8 +82,19 @@
 //! 17-200 ms, the episodes stayed); demoting every stalled poll, not only
 //! one that holds up waiting work (3 pairs, 4.8-5.3 vs 4.3-4.7); `SIGURG`
 //! to the demoted thread with a handler calling `sched_yield` (one traced
-//! run: the episodes stayed); task-running threads one nice step below the
-//! monitor (5 pairs, 4.3-6.7 vs 4.4-5.9).
+//! run: the episodes stayed: under EEVDF a yield only moves the yielding
+//! thread's deadline, and a woken thread that is not eligible still waits);
+//! task-running threads one nice step below the monitor (5 pairs, 4.3-6.7
+//! vs 4.4-5.9). What did move it (2026-11-25): the same signal with a
+//! handler that *blocks* for 30 µs (stepping aside, above). 6 alternated
+//! pairs of `weft-bench mixed --runtimes weft --only open_2000`: short p99
+//! 4.3-15.1 ms (mean 8.1) -> 3.4-5.6 (one run 15.2; mean 6.0), lower in
+//! 5 of 6; p90 1.2-2.7 -> 0.85-0.96 ms (one 1.65); p99 from submission
+//! 3.6-8.4 -> 2.1-3.0 ms (one 6.2); long throughput 28.0-30.0 -> 28.7-30.0
+//! per s. Closed loop, 32 + 2 (3 pairs): long throughput 14.7-16.7 ->
+//! 18.0-19.3 per s, short p99 7.2-7.6 -> 7.1-9.0 ms; 128 + 8 (7 pairs):
+//! p99 25.9-34.2 (mean 31.1) -> 27.7-50.0 ms (mean 35.7), long 13.3-16.0
+//! -> 11.3-16.0 per s, within the spread of either.
 //!
 //! # Why the stuck worker keeps its queue
 //!
@@ -143,6 +160,15 @@ const MAX_PERIOD: Duration = Duration::from_millis(10);
 /// 10,000 timers ~0.05 ms of CPU per second in the timers lane, about as
 /// much as the whole runtime otherwise.)
 const IDLE_RECHECK: Duration = Duration::from_secs(10);
+/// Samples in a row in which work waited and no thread of normal priority
+/// moved (none began or ended a poll) before the demoted threads are asked
+/// to step aside (`sys::ask_to_step_aside`): two sample periods, 0.5 ms at
+/// the default threshold. Mixed lane, open loop, alternated pairs
+/// (2026-11-25): asking after one such sample cut the short p99 as much
+/// but asked ~1,300 times a second and cost the long polls 7% of their
+/// throughput; after two, ~250 times a second and no measurable long
+/// throughput; after three, ~100 and a p99 no lower than after two.
+const STEP_ASIDE_AFTER: u32 = 2;
 
 /// The poll a worker slot is in, published for the monitor.
 #[derive(Default)]
@@ -288,6 +314,7 @@ pub(crate) struct Monitor {
     spares_woken: AtomicU64,
     spares_retired: AtomicU64,
     threads_demoted: AtomicU64,
+    step_asides: AtomicU64,
     /// Spare threads alive (counted down without the lock: a demoted
     /// thread ends without taking it).
     spare_threads: AtomicUsize,
@@ -359,6 +386,7 @@ impl Monitor {
             spares_woken: AtomicU64::new(0),
             spares_retired: AtomicU64::new(0),
             threads_demoted: AtomicU64::new(0),
+            step_asides: AtomicU64::new(0),
             spare_threads: AtomicUsize::new(0),
             handed_back: Inject::new(),
             closed: crate::loom::sync::atomic::AtomicBool::new(false),
@@ -480,6 +508,7 @@ impl Monitor {
         metrics.spares_woken = self.spares_woken.load(Ordering::Relaxed);
         metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
         metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
+        metrics.step_asides = self.step_asides.load(Ordering::Relaxed);
         metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }
 
@@ -664,6 +693,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
     let base_period = (monitor.config.stall_threshold / 4).max(Duration::from_micros(50));
     let mut period = base_period;
     let mut seen = vec![Seen::default(); shared.remotes.len()];
+    let step_aside = monitor.config.demote_threads && crate::sys::install_step_aside();
+    // Samples in a row in which work waited and no normal thread moved.
+    let mut no_progress = 0u32;
     let mut state = monitor.lock();
     loop {
         if state.shutdown {
@@ -699,6 +731,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
         let mut free_threads = 0usize;
         let mut demoted_threads = 0usize;
         let mut stalled_slots = 0;
+        // Whether a thread of normal priority began or ended a poll since
+        // the last sample.
+        let mut progressed = false;
         for (slot, remote) in shared.remotes.iter().enumerate() {
             let watch = &remote.watch;
             // A demoted thread runs no task after its current poll (it
@@ -743,6 +778,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 };
                 watch.set_stalled(false);
                 free_threads += usize::from(awake);
+                progressed |= awake;
                 continue;
             }
             if seq % 2 == 0 {
@@ -800,6 +836,25 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             for remote in shared.remotes.iter() {
                 if remote.watch.is_stalled() {
                     monitor.demote_thread(&remote.watch);
+                }
+            }
+        }
+        no_progress = if waiting && !progressed {
+            no_progress.saturating_add(1)
+        } else {
+            0
+        };
+        if step_aside && no_progress >= STEP_ASIDE_AFTER {
+            // Work waits and the threads meant to run it have not run:
+            // they wait for a core behind a long poll (`sys::install_step_aside`
+            // says why lowering that poll's thread is not enough).
+            for remote in shared.remotes.iter() {
+                let watch = &remote.watch;
+                if watch.is_stalled() && watch.is_thread_demoted() {
+                    let tid = watch.thread_id.load(Ordering::Relaxed);
+                    if tid != 0 && crate::sys::ask_to_step_aside(tid) {
+                        monitor.step_asides.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
         }
