@@ -1371,3 +1371,31 @@ fn a_demoted_poll_steps_aside_for_the_work_it_holds_up() {
         }
     }
 }
+
+/// Stepping aside is for work that waits: once the work a demoted poll
+/// held up has run, that poll (still stalled) is left alone, however long
+/// it lasts.
+#[test]
+fn a_stalled_poll_is_not_asked_to_step_aside_while_nothing_waits() {
+    let rt = one_worker(true);
+    let stuck = Stuck::new();
+    let long = rt.spawn(stuck.task());
+    stuck.wait_until_inside();
+    let ran = spawn_short(rt.handle(), &stuck);
+    assert!(
+        ran.recv_timeout(Duration::from_secs(30))
+            .expect("the short task never ran"),
+        "the short task ran only after the long poll"
+    );
+    wait_for("the stuck thread demoted", || {
+        rt.handle().metrics().threads_demoted >= 1
+    });
+    let before = rt.handle().metrics().step_asides;
+    // Many samples (one per 0.25 ms) with the poll stalled and nothing
+    // waiting.
+    std::thread::sleep(Duration::from_millis(200));
+    let after = rt.handle().metrics().step_asides;
+    stuck.release();
+    rt.block_on(long).unwrap();
+    assert_eq!(after, before, "asked to step aside with nothing waiting");
+}

@@ -848,6 +848,15 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             // Work waits and the threads meant to run it have not run:
             // they wait for a core behind a long poll (`sys::install_step_aside`
             // says why lowering that poll's thread is not enough).
+            // (Performance rules, each passing every test, 2026-11-25:
+            // `progressed |= awake` made `&=` (never progress), or the
+            // stalled-and-demoted test made `||`, asks for more
+            // step-asides, each 30 us of a long poll; the `!` before
+            // `progressed` deleted asks only while normal threads *do*
+            // move, so a core lost behind a long poll is not won back
+            // sooner. Only the mixed lane's long throughput or short p99
+            // can tell; lanes.rs's two step-aside tests catch the rule
+            // never or always applied.)
             for remote in shared.remotes.iter() {
                 let watch = &remote.watch;
                 if watch.is_stalled() && watch.is_thread_demoted() {
