@@ -94,7 +94,12 @@
 //! per s. Closed loop, 32 + 2 (3 pairs): long throughput 14.7-16.7 ->
 //! 18.0-19.3 per s, short p99 7.2-7.6 -> 7.1-9.0 ms; 128 + 8 (7 pairs):
 //! p99 25.9-34.2 (mean 31.1) -> 27.7-50.0 ms (mean 35.7), long 13.3-16.0
-//! -> 11.3-16.0 per s, within the spread of either.
+//! -> 11.3-16.0 per s, within the spread of either. Tried beside it and
+//! dropped (open loop, alternated pairs): a 0.5 ms `stall_threshold` (4
+//! pairs: p99 3.6-11.2 against 3.6-31.2 ms, long throughput 2-4% lower);
+//! a demoted thread also asked to step aside at once when it is demoted,
+//! not only after two samples without progress (5 pairs: p99 4.3-4.5
+//! against 2.8-4.3 ms, one 13.2).
 //!
 //! # Why the stuck worker keeps its queue
 //!
