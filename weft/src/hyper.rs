@@ -112,6 +112,10 @@ impl<T: AsyncWrite + Unpin> hyper::rt::Write for Io<T> {
         Pin::new(&mut self.inner).poll_close(cx)
     }
 
+    // weft's streams write vectors with one `writev`; for any other stream,
+    // `futures_io`'s default writes the first buffer, a short write hyper
+    // handles. (Made `false`, every test passes: hyper then copies its
+    // headers and body into one buffer before writing, a cost only.)
     fn is_write_vectored(&self) -> bool {
         true
     }
@@ -183,5 +187,50 @@ impl hyper::rt::Timer for Timer {
         Box::pin(HyperSleep(crate::time::sleep_until(
             crate::time::Instant::from_std(deadline),
         )))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A writer that records which calls reached it.
+    #[derive(Default)]
+    struct Recorder {
+        flushes: usize,
+        closes: usize,
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            self.flushes += 1;
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_close(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            self.closes += 1;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// hyper's flush and shutdown reach the stream (a TLS stream, say,
+    /// writes its buffered records and its close notification there).
+    #[test]
+    fn flush_and_shutdown_reach_the_stream() {
+        use hyper::rt::Write;
+        let mut io = Io::new(Recorder::default());
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_ready());
+        assert_eq!((io.inner().flushes, io.inner().closes), (1, 0));
+        assert!(Pin::new(&mut io).poll_shutdown(&mut cx).is_ready());
+        assert_eq!((io.inner().flushes, io.inner().closes), (1, 1));
     }
 }

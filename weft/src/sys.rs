@@ -255,3 +255,57 @@ const DEMOTION_STEP: libc::c_int = 10;
 /// The lowest priority there is.
 #[cfg(target_os = "linux")]
 const MAX_NICE: libc::c_int = 19;
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Every worker thread keeps time with a 1 µs timer slack.
+    #[test]
+    fn worker_threads_have_a_fine_timer_slack() {
+        let rt = crate::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let slack = rt
+            .block_on(rt.spawn(async {
+                // SAFETY: `prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)` takes
+                // integers and returns the calling thread's slack.
+                unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }
+            }))
+            .unwrap();
+        assert_eq!(slack as libc::c_ulong, TIMER_SLACK_NS);
+    }
+
+    /// A nice value of -1 is a value, not the error `getpriority` also
+    /// reports as -1; a thread that does not exist is an error. (Setting
+    /// -1 needs the privilege to raise a priority: where the test runs
+    /// without it, that refusal is what it checks instead.)
+    #[test]
+    fn nice_values_read_back_and_a_missing_thread_is_an_error() {
+        std::thread::spawn(|| {
+            let tid = current_thread_id();
+            // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers
+            // and changes only this (test) thread's nice value.
+            let set =
+                |nice| unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+            if set(-1) == 0 {
+                assert_eq!(nice_of(tid).unwrap(), -1);
+                assert_eq!(nice_of(0).unwrap(), -1);
+            } else {
+                let error = std::io::Error::last_os_error();
+                assert!(
+                    matches!(error.raw_os_error(), Some(libc::EACCES | libc::EPERM)),
+                    "{error}"
+                );
+            }
+            assert_eq!(set(3), 0);
+            assert_eq!(nice_of(tid).unwrap(), 3);
+        })
+        .join()
+        .unwrap();
+        // Thread ids are below `pid_max` (at most 2^22).
+        let error = nice_of(i32::MAX).unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(libc::ESRCH), "{error}");
+    }
+}
