@@ -257,7 +257,8 @@ impl Builder {
     /// a thread of normal priority after that poll) and, while the work it
     /// holds up makes no progress, asked to step aside for 30 µs (a
     /// `SIGURG` whose handler sleeps; a non-restartable system call inside
-    /// that poll may then return `EINTR`). Default: on.
+    /// that poll may then return `EINTR`, and a `SIGURG` listener of the
+    /// program sees these signals too). Default: on.
     pub fn demote_slow_tasks(&mut self, enabled: bool) -> &mut Self {
         self.demote_slow_tasks = enabled;
         self
