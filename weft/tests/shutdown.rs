@@ -92,6 +92,29 @@ fn spawn_after_shutdown_is_cancelled_not_lost() {
     assert!(other.block_on(join).unwrap_err().is_cancelled());
 }
 
+/// `shutdown_background` does not wait: it returns while a blocking
+/// closure still runs (which only the test ends, after the return).
+#[test]
+fn shutdown_background_returns_while_a_blocking_closure_runs() {
+    let rt = common::rt(1, true);
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    drop(rt.spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = release_rx.recv_timeout(Duration::from_secs(60));
+    }));
+    started_rx.recv().unwrap();
+    let (returned_tx, returned_rx) = mpsc::channel::<()>();
+    let shutting_down = std::thread::spawn(move || {
+        rt.shutdown_background();
+        returned_tx.send(()).unwrap();
+    });
+    let returned = returned_rx.recv_timeout(Duration::from_secs(10));
+    release_tx.send(()).unwrap();
+    shutting_down.join().unwrap();
+    returned.expect("shutdown_background waited for the blocking closure");
+}
+
 #[test]
 fn shutdown_timeout_returns_on_time_with_a_stuck_task() {
     let rt = common::rt(2, true);
