@@ -174,10 +174,11 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
 /// EEVDF scheduler lets a woken thread preempt the running one only if it
 /// is *eligible* (it has not had more than its share of late), and decides
 /// that at the wake-up and then at each tick (4 ms at 250 Hz). A spare
-/// that ran short requests a moment ago wakes ineligible, and then waits
-/// out the rest of the tick behind a long poll whatever that poll's nice
-/// value: the 4-9 ms gaps in the mixed lane's open loop
-/// (`scheduler/monitor.rs`). A thread that blocks, even for microseconds,
+/// that ran short requests a moment ago can wake ineligible, and then
+/// waits out the rest of the tick behind a long poll whatever that poll's
+/// nice value (our reading of the 4-9 ms gaps traced in the mixed lane's
+/// open loop, `scheduler/monitor.rs`; a `sched_yield` from the long poll
+/// did not close them, blocking does). A thread that blocks, even for microseconds,
 /// gives its core to whatever waits there at once (or to a waiting thread
 /// pulled from the other core's queue by the kernel's idle balancing).
 ///
