@@ -131,11 +131,16 @@ fn enter_makes_spawn_work_outside_block_on() {
 }
 
 /// Nested guards, dropped in order, each restore the runtime before them;
-/// `Debug` names the handle and the guard.
+/// `Debug` names the runtime, the handle and the guard.
 #[test]
 fn nested_enter_guards_restore_the_runtime_before_them() {
     // Told apart by their worker counts, which `Debug` shows.
     let (first, second) = (common::rt(1, true), common::rt(2, true));
+    let runtime = format!("{second:?}");
+    assert!(
+        runtime.starts_with("Runtime") && runtime.contains("num_workers: 2"),
+        "{runtime}"
+    );
     let current = || Handle::try_current().map(|handle| format!("{handle:?}"));
     let outer = first.enter();
     let in_first = current().unwrap();
