@@ -464,3 +464,53 @@ fn a_thread_name_with_a_nul_byte_is_rejected_not_a_hang() {
         Err(panic) => panic!("build() panicked instead of naming the setting: {panic}"),
     }
 }
+
+/// A worker thread the OS refuses to start (no address space left for
+/// its stack, under an `RLIMIT_AS` set in a child process) fails `build()`
+/// with the OS's error; the half-built runtime is torn down without
+/// waiting for the worker that never started.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_worker_the_os_cannot_start_fails_build_with_its_error() {
+    let child = in_child_process(
+        "a_worker_the_os_cannot_start_fails_build_with_its_error",
+        || {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let vm_kib: u64 = status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmSize:"))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|kib| kib.parse().ok())
+                .expect("VmSize in /proc/self/status");
+            // Room for small threads and allocations, not for a 1 GiB stack.
+            let limit = (vm_kib * 1024 + (256 << 20)) as libc::rlim_t;
+            let rlimit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            // SAFETY: `setrlimit` reads `rlimit`, a valid value on this
+            // stack; lowering this (child) process's limit is always allowed.
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &rlimit) }, 0);
+            let outcome = build_within(10, || {
+                Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_stack_size(weft::runtime::MAX_STACK_SIZE)
+                    .build()
+            });
+            match outcome {
+                Ok(result) => {
+                    let err = result.expect_err("a 1 GiB stack started under the limit");
+                    // pthread_create's EAGAIN: no room for the stack.
+                    assert!(
+                        matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM)),
+                        "{err}"
+                    );
+                }
+                Err(panic) => panic!("build() panicked: {panic}"),
+            }
+        },
+    );
+    if let Some((success, stderr)) = child {
+        assert!(success, "the child process failed:\n{stderr}");
+    }
+}

@@ -556,62 +556,65 @@ fn batch_work_takes_no_more_than_its_share_under_a_latency_flood() {
     );
 }
 
+/// Four stuck tasks: the workers and the spare slots get stuck; the
+/// rest waits; short tasks queued behind all of them still finish once the
+/// stuck ones are released. With 2 workers and with 1 (the spare slots
+/// are `max_threads` less the workers, not some other ratio of them).
 #[test]
 fn spare_threads_never_exceed_max_threads() {
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_threads(3)
-        .stall_threshold(Duration::from_millis(1))
-        .build()
-        .unwrap();
-    // Four stuck tasks: both workers and the one spare slot get stuck; the
-    // fourth waits; short tasks queued behind all of them still finish once
-    // the stuck ones are released.
-    let stuck: Vec<_> = (0..4).map(|_| Stuck::new()).collect();
-    let handles: Vec<_> = stuck.iter().map(|s| rt.spawn(s.task())).collect();
-    let start = Instant::now();
-    while stuck
-        .iter()
-        .filter(|s| s.inside.load(Ordering::SeqCst))
-        .count()
-        < 3
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "no spare took a stuck task"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let done = Arc::new(AtomicUsize::new(0));
-    let shorts: Vec<_> = (0..20)
-        .map(|_| {
-            let done = done.clone();
-            rt.spawn(async move {
-                done.fetch_add(1, Ordering::SeqCst);
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(50));
-    let metrics = rt.handle().metrics();
-    assert!(metrics.spare_threads <= 1, "{metrics:?}");
-    assert!(metrics.spares_started <= 1, "{metrics:?}");
-    assert_eq!(
-        stuck
-            .iter()
-            .filter(|s| s.inside.load(Ordering::SeqCst))
-            .count(),
-        3,
-        "two workers and one spare: no fourth thread"
-    );
-    for s in &stuck {
-        s.release();
-    }
-    rt.block_on(async {
-        for handle in handles.into_iter().chain(shorts) {
-            handle.await.unwrap();
+    const MAX_THREADS: usize = 3;
+    for workers in [2, 1] {
+        let spares = MAX_THREADS - workers;
+        let rt = Builder::new_multi_thread()
+            .worker_threads(workers)
+            .max_threads(MAX_THREADS)
+            .stall_threshold(Duration::from_millis(1))
+            .build()
+            .unwrap();
+        let stuck: Vec<_> = (0..4).map(|_| Stuck::new()).collect();
+        let handles: Vec<_> = stuck.iter().map(|s| rt.spawn(s.task())).collect();
+        let inside = || {
+            stuck
+                .iter()
+                .filter(|s| s.inside.load(Ordering::SeqCst))
+                .count()
+        };
+        let start = Instant::now();
+        while inside() < MAX_THREADS {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{workers} workers: no spare took a stuck task"
+            );
+            std::thread::sleep(Duration::from_millis(1));
         }
-    });
-    assert_eq!(done.load(Ordering::SeqCst), 20);
+        let done = Arc::new(AtomicUsize::new(0));
+        let shorts: Vec<_> = (0..20)
+            .map(|_| {
+                let done = done.clone();
+                rt.spawn(async move {
+                    done.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        let metrics = rt.handle().metrics();
+        assert!(metrics.spare_threads <= spares, "{metrics:?}");
+        assert!(metrics.spares_started <= spares as u64, "{metrics:?}");
+        assert_eq!(
+            inside(),
+            MAX_THREADS,
+            "{workers} workers and {spares} spares: no thread more"
+        );
+        for s in &stuck {
+            s.release();
+        }
+        rt.block_on(async {
+            for handle in handles.into_iter().chain(shorts) {
+                handle.await.unwrap();
+            }
+        });
+        assert_eq!(done.load(Ordering::SeqCst), 20);
+    }
 }
 
 /// Waits (up to 30 s) until `done` holds; `what` names it in the failure.
@@ -1398,4 +1401,65 @@ fn a_stalled_poll_is_not_asked_to_step_aside_while_nothing_waits() {
     stuck.release();
     rt.block_on(long).unwrap();
     assert_eq!(after, before, "asked to step aside with nothing waiting");
+}
+
+/// A thread-local whose destructor takes a while, counted when it ends.
+struct SlowToDrop(Arc<AtomicUsize>);
+
+impl Drop for SlowToDrop {
+    fn drop(&mut self) {
+        std::thread::sleep(Duration::from_millis(200));
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static SLOW_TO_DROP: std::cell::RefCell<Option<SlowToDrop>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Every thread the runtime started is joined by its drop, spare threads
+/// too, however many came after them: a task's thread-local on the first
+/// spare is dropped (its destructor done) when the runtime's drop returns.
+#[test]
+fn every_spare_thread_is_joined_by_the_runtimes_drop() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_threads(3)
+        .build()
+        .unwrap();
+    let dropped = Arc::new(AtomicUsize::new(0));
+    // The worker stuck; a task on the first spare sets the thread-local and
+    // gets stuck; a third task brings a second spare.
+    let on_worker = Stuck::new();
+    let on_spare = Stuck::new();
+    let first = rt.spawn(on_worker.task());
+    on_worker.wait_until_inside();
+    let second = rt.spawn({
+        let (dropped, stuck) = (dropped.clone(), on_spare.task());
+        async move {
+            SLOW_TO_DROP.with(|slot| *slot.borrow_mut() = Some(SlowToDrop(dropped)));
+            stuck.await;
+        }
+    });
+    on_spare.wait_until_inside();
+    let (ran_tx, ran_rx) = mpsc::channel();
+    let third = rt.spawn(async move { ran_tx.send(()).unwrap() });
+    ran_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a second spare ran the third task");
+    assert!(rt.handle().metrics().spares_started >= 2);
+    on_worker.release();
+    on_spare.release();
+    rt.block_on(async {
+        for handle in [first, second, third] {
+            handle.await.unwrap();
+        }
+    });
+    drop(rt);
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the first spare's thread-local outlived the runtime's drop"
+    );
 }

@@ -115,6 +115,29 @@ fn shutdown_background_returns_while_a_blocking_closure_runs() {
     returned.expect("shutdown_background waited for the blocking closure");
 }
 
+/// `shutdown_timeout` waits (up to its timeout) for a poll in progress:
+/// when it returns, that poll has ended and the task's future is dropped.
+#[test]
+fn shutdown_timeout_waits_for_a_poll_that_ends_in_time() {
+    let rt = common::rt(1, true);
+    let drops = DropCounter::default();
+    let tracked = drops.track();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    drop(rt.spawn(async move {
+        let _tracked = tracked;
+        started_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        std::future::pending::<()>().await;
+    }));
+    started_rx.recv().unwrap();
+    rt.shutdown_timeout(Duration::from_secs(30));
+    assert_eq!(
+        drops.drops(),
+        1,
+        "shutdown_timeout returned before the poll ended"
+    );
+}
+
 #[test]
 fn shutdown_timeout_returns_on_time_with_a_stuck_task() {
     let rt = common::rt(2, true);

@@ -110,3 +110,71 @@ impl PollTimeRecorder {
         histogram
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const NS: Duration = Duration::from_nanos(1);
+
+    /// The buckets as documented: bucket 0 under 256 ns, bucket `k` from
+    /// `256 << (k - 1)` to `256 << k` ns, the last one unbounded; and
+    /// `bucket_of` agrees with `bucket_upper_bound` at every edge.
+    #[test]
+    fn bucket_edges_are_the_documented_powers_of_two() {
+        assert_eq!(PollTimeHistogram::bucket_of(Duration::ZERO), 0);
+        for k in 0..POLL_TIME_BUCKETS - 1 {
+            let upper = PollTimeHistogram::bucket_upper_bound(k).unwrap();
+            assert_eq!(upper, Duration::from_nanos(256 << k));
+            assert_eq!(
+                PollTimeHistogram::bucket_of(upper - NS),
+                k,
+                "below {upper:?}"
+            );
+            assert_eq!(PollTimeHistogram::bucket_of(upper), k + 1, "at {upper:?}");
+        }
+        assert_eq!(
+            PollTimeHistogram::bucket_upper_bound(POLL_TIME_BUCKETS - 1),
+            None
+        );
+        assert_eq!(
+            PollTimeHistogram::bucket_upper_bound(POLL_TIME_BUCKETS),
+            None
+        );
+        assert_eq!(
+            PollTimeHistogram::bucket_of(Duration::MAX),
+            POLL_TIME_BUCKETS - 1
+        );
+    }
+
+    /// Recorded polls land in their buckets; the mean and a delta read
+    /// them back.
+    #[test]
+    fn recorded_polls_give_counts_a_mean_and_deltas() {
+        let recorder = PollTimeRecorder::default();
+        assert_eq!(recorder.snapshot().mean(), None, "no poll timed yet");
+        recorder.record(Duration::from_nanos(100));
+        recorder.record(Duration::from_nanos(300));
+        let earlier = recorder.snapshot();
+        recorder.record(Duration::from_micros(2));
+        recorder.record(Duration::from_nanos(300));
+        let later = recorder.snapshot();
+        assert_eq!(later.count(), 4);
+        assert_eq!(later.buckets[0], 1);
+        assert_eq!(later.buckets[1], 2);
+        assert_eq!(
+            later.buckets[PollTimeHistogram::bucket_of(Duration::from_micros(2))],
+            1
+        );
+        assert_eq!(later.sum_ns, 2_700);
+        assert_eq!(later.mean(), Some(Duration::from_nanos(675)));
+        let delta = later.delta(&earlier);
+        assert_eq!(delta.count(), 2);
+        assert_eq!(delta.buckets[1], 1);
+        assert_eq!(delta.sum_ns, 2_300);
+        assert_eq!(delta.mean(), Some(Duration::from_nanos(1_150)));
+        let mut total = earlier;
+        total.accumulate(&delta);
+        assert_eq!(total, later);
+    }
+}
