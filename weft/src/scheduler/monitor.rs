@@ -1016,6 +1016,10 @@ fn run_spare(shared: &Arc<Shared>) {
             .unwrap_or_else(|e| e.into_inner());
         state = guard;
         state.idle_spares -= 1;
+        // (The first `&&` made `||` passes every test, 2026-11-25: a spare
+        // woken with nothing to take -- a spurious wake, or another spare
+        // took the slot first -- would then retire rather than wait again,
+        // and a later stall start a new thread: a cost, not a lost task.)
         if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
             break true;
         }
