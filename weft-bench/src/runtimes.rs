@@ -111,6 +111,10 @@ pub trait BenchRuntime: Sized {
     fn counters(&self) -> Option<Counters> {
         None
     }
+    /// The stall monitor's counters since the runtime started (weft only).
+    fn monitor_counters(&self) -> Option<Counters> {
+        None
+    }
 }
 
 /// What a task needs from its runtime.
@@ -188,6 +192,19 @@ impl BenchRuntime for Weft {
         counters.push(("spawned_remote", metrics.spawned_remote));
         counters.push(("remote_wake_requests", metrics.remote_wake_requests));
         Some(counters)
+    }
+
+    fn monitor_counters(&self) -> Option<Counters> {
+        let metrics = self.0.handle().metrics();
+        Some(vec![
+            ("stalls", metrics.stalls),
+            ("handoffs", metrics.handoffs),
+            ("spares_started", metrics.spares_started),
+            ("spares_woken", metrics.spares_woken),
+            ("threads_demoted", metrics.threads_demoted),
+            ("step_asides", metrics.step_asides),
+            ("task_demotions", metrics.total.demotions),
+        ])
     }
 }
 

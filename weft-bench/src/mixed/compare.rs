@@ -347,6 +347,7 @@ mod tests {
                 short_from_submit: None,
                 unfinished: 0,
                 others_cpu_pct: None,
+                monitor: None,
             }),
             ..MixedRun::default()
         }

@@ -132,6 +132,9 @@ pub struct Outcome {
     /// where `/proc` tells: this machine is shared, and a pair measured
     /// while something else ran is not comparable with the others.
     pub others_cpu_pct: Option<f64>,
+    /// weft's stall-monitor counters over the whole run (warm-up and
+    /// drain included), read after it; `None` for the peers.
+    pub monitor: Option<Vec<(&'static str, u64)>>,
 }
 
 /// Runs the plan against a runtime through `spawner`, from the calling

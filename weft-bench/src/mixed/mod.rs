@@ -433,7 +433,9 @@ fn on<R: BenchRuntime>(
     plan: &Plan,
 ) -> std::io::Result<Outcome> {
     let rt = R::build(workers, tuning)?;
-    generator::run(&rt.spawner(), burner, plan)
+    let mut outcome = generator::run(&rt.spawner(), burner, plan)?;
+    outcome.monitor = rt.monitor_counters();
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -222,8 +222,23 @@ pub fn one_line(run: &MixedRun) -> String {
     let others = f
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
+    let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
+        let shown: Vec<String> = counters
+            .iter()
+            .filter(|&(_, &value)| value > 0)
+            .map(|(name, value)| format!("{} {value}", name.replace('_', " ")))
+            .collect();
+        format!(
+            "; monitor: {}",
+            if shown.is_empty() {
+                "-".to_owned()
+            } else {
+                shown.join(", ")
+            }
+        )
+    });
     format!(
-        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}",
+        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}{monitor}",
         f.short_per_s,
         p99(f.short.as_ref()),
         f.long_per_s,
@@ -243,5 +258,27 @@ mod tests {
             one_line(&MixedRun::failed("no result within 41 s".to_owned())),
             "FAILED: no result within 41 s"
         );
+    }
+
+    /// weft's monitor counters close the line, the zero ones left out; a
+    /// peer's line has none.
+    #[test]
+    fn a_weft_run_ends_with_its_monitor_counters() {
+        let outcome = crate::mixed::generator::Outcome {
+            window: std::time::Duration::from_secs(1),
+            cpu_window: std::time::Duration::from_secs(1),
+            monitor: Some(vec![("stalls", 12), ("handoffs", 0), ("step_asides", 3)]),
+            ..Default::default()
+        };
+        let line = one_line(&MixedRun::from_outcome(&outcome));
+        assert!(
+            line.ends_with("; monitor: stalls 12, step asides 3"),
+            "{line}"
+        );
+        let peer = crate::mixed::generator::Outcome {
+            monitor: None,
+            ..outcome
+        };
+        assert!(!one_line(&MixedRun::from_outcome(&peer)).contains("monitor"));
     }
 }

@@ -139,6 +139,11 @@ pub struct Figures {
     /// Percent of the machine other processes used during the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cpu_pct: Option<f64>,
+    /// weft's stall-monitor counters over the whole run (warm-up and drain
+    /// included): stalls, handoffs, spares started and woken, threads
+    /// demoted, step-asides, task demotions. Absent for the peers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<BTreeMap<String, u64>>,
 }
 
 impl MixedRun {
@@ -165,6 +170,12 @@ impl MixedRun {
                     .and_then(|from_submit| from_submit.summary()),
                 unfinished: outcome.unfinished,
                 others_cpu_pct: outcome.others_cpu_pct,
+                monitor: outcome.monitor.as_ref().map(|counters| {
+                    counters
+                        .iter()
+                        .map(|&(name, value)| (name.to_owned(), value))
+                        .collect()
+                }),
             }),
             ..MixedRun::default()
         }

@@ -173,6 +173,7 @@ mod tests {
             short_from_submit: None,
             unfinished: 0,
             others_cpu_pct: None,
+            monitor: None,
         }
     }
 
