@@ -1303,24 +1303,31 @@ fn voluntary_switches() -> i64 {
 /// holds up makes no progress: the monitor signals it and it blocks
 /// briefly, which a poll that only computes never does (its thread's
 /// voluntary context switches count it). Every thread of the runtime
-/// shares one CPU, so the short tasks' thread waits behind the long poll;
-/// each short task also computes for 2 ms, so no thread begins or ends a
-/// poll for two samples while more wait. Off with `demote_slow_tasks`.
+/// shares one CPU (the first this process may use), so the short tasks'
+/// thread waits behind the long poll; each short task also computes for
+/// 2 ms, so no thread begins or ends a poll for two samples while more
+/// wait. Off with `demote_slow_tasks`.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_demoted_poll_steps_aside_for_the_work_it_holds_up() {
     for demote in [true, false] {
         let (step_asides, switches) = std::thread::spawn(move || {
-            // The runtime's threads inherit this thread's CPU mask.
-            // SAFETY: a zeroed `cpu_set_t` is an empty set; `CPU_SET` and
-            // `sched_setaffinity` read and write only `set`.
+            // The runtime's threads inherit this thread's CPU mask: the
+            // first CPU this process may use (not always CPU 0 in a
+            // container).
+            // SAFETY: a zeroed `cpu_set_t` is an empty set; the `CPU_*`
+            // macros and `sched_{get,set}affinity` read and write only the
+            // sets on this stack.
             unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                assert_eq!(
-                    libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-                    0
-                );
+                let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+                let size = std::mem::size_of_val(&allowed);
+                assert_eq!(libc::sched_getaffinity(0, size, &mut allowed), 0);
+                let first = (0..libc::CPU_SETSIZE as usize)
+                    .find(|&cpu| libc::CPU_ISSET(cpu, &allowed))
+                    .expect("an allowed CPU");
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(first, &mut one);
+                assert_eq!(libc::sched_setaffinity(0, size, &one), 0);
             }
             let rt = Builder::new_multi_thread()
                 .worker_threads(1)
