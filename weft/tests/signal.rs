@@ -20,6 +20,15 @@ fn runtime() -> Runtime {
         .unwrap()
 }
 
+/// Waits (up to 10 s) for `listener`'s next delivery; `what` names it in
+/// the failure.
+async fn next_delivery(listener: &mut weft::signal::unix::Signal, what: &str) {
+    weft::time::timeout(Duration::from_secs(10), listener.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{what} not delivered within 10 s"))
+        .unwrap();
+}
+
 fn raise(signum: i32) {
     // SAFETY: `raise` has no memory-safety preconditions; each signal
     // raised here has a handler installed by the test first.
@@ -34,10 +43,7 @@ fn a_raised_signal_reaches_its_listener() {
     rt.block_on(async {
         let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
         raise(libc::SIGUSR1);
-        weft::time::timeout(Duration::from_secs(10), usr1.recv())
-            .await
-            .expect("SIGUSR1 delivered")
-            .unwrap();
+        next_delivery(&mut usr1, "SIGUSR1 delivered").await;
         // Nothing pending now: `recv` waits until the next one.
         let waiting = weft::time::timeout(Duration::from_millis(50), usr1.recv()).await;
         assert!(
@@ -45,10 +51,7 @@ fn a_raised_signal_reaches_its_listener() {
             "no delivery pending after the first was reported"
         );
         raise(libc::SIGUSR1);
-        weft::time::timeout(Duration::from_secs(10), usr1.recv())
-            .await
-            .expect("the second SIGUSR1")
-            .unwrap();
+        next_delivery(&mut usr1, "the second SIGUSR1").await;
         let debug = format!("{usr1:?}");
         assert!(debug.contains("delivered: 2"), "{debug}");
         assert_eq!(SignalKind::interrupt().as_raw_value(), libc::SIGINT);
@@ -119,10 +122,7 @@ fn the_dispatching_thread_survives_an_interrupted_read() {
         // One delivery first: the dispatching thread is then back in its
         // blocking read.
         raise(libc::SIGALRM);
-        weft::time::timeout(Duration::from_secs(10), alarm.recv())
-            .await
-            .expect("SIGALRM delivered")
-            .unwrap();
+        next_delivery(&mut alarm, "SIGALRM delivered").await;
         weft::time::sleep(Duration::from_millis(20)).await;
 
         // SAFETY: a zeroed `sigaction` is a valid value; the handler is an
@@ -149,10 +149,7 @@ fn the_dispatching_thread_survives_an_interrupted_read() {
         weft::time::sleep(Duration::from_millis(20)).await;
 
         raise(libc::SIGALRM);
-        weft::time::timeout(Duration::from_secs(10), alarm.recv())
-            .await
-            .expect("SIGALRM delivered after the interrupted read")
-            .unwrap();
+        next_delivery(&mut alarm, "SIGALRM delivered after the interrupted read").await;
     });
 }
 
