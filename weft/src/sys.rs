@@ -54,29 +54,88 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// Older kernels reject the request (`E2BIG`/`EINVAL`): ignored, nothing
 /// else changes.
 pub(crate) fn request_short_slice() {
+    let _ = set_slice(0, SHORT_SLICE_NS);
+}
+
+/// Gives thread `tid` of this process, found inside a poll that has
+/// lasted a monitor sample period, a time slice longer than the kernel's
+/// default, until [`restore_short_slice`]; whether it was changed.
+///
+/// Why: with EEVDF, a thread that wakes on a busy core preempts the
+/// running one at once only if its virtual deadline (its place plus its
+/// slice) comes first; otherwise it waits for the running thread's slice to
+/// run out, checked at the next tick (4 ms at 250 Hz). A runtime thread
+/// keeps the shortest slice ([`request_short_slice`]), so every thread
+/// with the default slice (1.4 ms on 2 CPUs, at most 2.8 ms) that woke
+/// behind one inside a long poll waited for that tick: in the mixed lane's
+/// open loop, the generator submitting the requests (outside the runtime)
+/// waited up to 4 ms behind a long poll a dozen times a second (`perf
+/// sched` trace, 2026-11-25), and its lateness counts in the latency from
+/// arrival. A slice longer than any default puts a woken thread's deadline
+/// first, whatever the long poll's nice value; and it does not lengthen
+/// the long poll's run, which the kernel protects only for the shortest
+/// slice among the threads waiting on that core.
+///
+/// Measured (`weft-bench mixed --runtimes weft`, alternated pairs,
+/// 2026-11-25): open loop 5 pairs, short p99 3.5-5.1 -> 2.1-4.5 ms (lower
+/// in each pair), p90 0.72-0.87 -> 0.58-0.68 ms, generator lateness p99
+/// 1.1-3.2 -> 0.7-2.4 ms; closed 32 + 2, 3 pairs: p99 7.5-8.9 -> 7.2-7.9
+/// ms, step-asides ~270 -> ~90 a run (woken threads now preempt the long
+/// polls themselves); 128 + 8, 4 pairs: p99 27.3-33.9 -> 24.4-38.5 ms,
+/// within the spread. A 10 ms slice (5 pairs) and a 2 ms one (4 pairs)
+/// measured no better than 3 ms; 100 ms, given to demoted threads only,
+/// raised the 128 + 8 p99 to 34-53 ms.
+pub(crate) fn lengthen_slice(tid: i32) -> bool {
+    tid != 0 && set_slice(tid, LONG_SLICE_NS).is_ok()
+}
+
+/// Gives thread `tid` back the shortest slice after [`lengthen_slice`]
+/// (its poll ended). A thread that has ended meanwhile is no error: there
+/// is nothing to restore. (The monitor restores it at its next sample; a
+/// thread id is reused only after the kernel has handed out every other
+/// one up to `pid_max`, so the id still names the same thread.)
+pub(crate) fn restore_short_slice(tid: i32) {
+    let _ = set_slice(tid, SHORT_SLICE_NS);
+}
+
+/// Sets the time slice of thread `tid` of this process (0: the calling
+/// thread) to `slice_ns`, keeping its policy (normal) and nice value.
+/// Older kernels reject a slice (`E2BIG`/`EINVAL`): the error is returned
+/// and nothing changes.
+fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        // The thread's own nice value must be passed back unchanged:
-        // `sched_setattr` sets nice and slice together.
-        let Ok(nice) = nice_of(0) else {
-            return;
-        };
+        // `sched_setattr` sets nice and slice together: the thread's own
+        // nice value is passed back unchanged. (Only the monitor thread
+        // changes another thread's nice value or slice, so nothing changes
+        // it between the two calls.)
+        let nice = nice_of(tid)?;
         let attr = SchedAttr {
             size: std::mem::size_of::<SchedAttr>() as u32,
             policy: libc::SCHED_OTHER as u32,
             flags: 0,
             nice,
             priority: 0,
-            runtime_ns: SHORT_SLICE_NS,
+            runtime_ns: slice_ns,
             deadline_ns: 0,
             period_ns: 0,
         };
-        // SAFETY: `sched_setattr(0, attr, 0)` reads `size` (48) bytes from
-        // `attr`, a live `repr(C)` copy of the kernel's `sched_attr` v0;
-        // it changes only the calling thread's scheduling parameters.
-        unsafe {
-            libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
+        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes
+        // from `attr`, a live `repr(C)` copy of the kernel's `sched_attr`
+        // v0; it changes only thread `tid`'s scheduling parameters (an
+        // unprivileged process may change its own threads').
+        let result =
+            unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0) };
+        if result == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
         }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tid, slice_ns);
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }
 
@@ -98,8 +157,10 @@ fn nice_of(tid: i32) -> std::io::Result<libc::c_int> {
 }
 
 /// The slice [`request_short_slice`] asks for: the kernel's minimum.
-#[cfg(target_os = "linux")]
 const SHORT_SLICE_NS: u64 = 100_000;
+/// The slice [`lengthen_slice`] gives: longer than the kernel's default
+/// (0.7 ms scaled by 1 + log2 of the CPUs, up to 8: at most 2.8 ms).
+const LONG_SLICE_NS: u64 = 3_000_000;
 
 /// The kernel's `struct sched_attr`, version 0 (`SCHED_ATTR_SIZE_VER0`).
 #[cfg(target_os = "linux")]

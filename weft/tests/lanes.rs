@@ -1255,6 +1255,66 @@ fn runtime_threads_ask_for_the_shortest_slice_without_privilege() {
     .unwrap();
 }
 
+/// A thread inside one long poll gets a slice longer than the kernel's
+/// default while that poll lasts (so a thread woken on its core goes
+/// first), and the shortest one back once the poll is over; its nice value
+/// (3 here, inherited from the thread that built the runtime) stays.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_long_poll_has_a_long_slice_until_it_returns() {
+    if this_threads_slice_ns() == 0 {
+        eprintln!("skipped: this kernel has no per-thread time slice (6.12+)");
+        return;
+    }
+    // SAFETY: `getpriority(PRIO_PROCESS, 0)` reads the calling thread's
+    // nice value (3 and 0 here are values, not the -1 error).
+    let nice = || unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    std::thread::spawn(move || {
+        // SAFETY: `setpriority(PRIO_PROCESS, 0, 3)` lowers only this
+        // thread; the runtime's threads inherit it.
+        assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 3) }, 0);
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        // Inside one poll until the monitor has lengthened this thread's
+        // slice.
+        let (in_poll, nice_in_poll) = rt
+            .block_on(rt.spawn(async move {
+                let start = Instant::now();
+                let mut slice = this_threads_slice_ns();
+                while slice == 100_000 && start.elapsed() < Duration::from_secs(10) {
+                    std::hint::spin_loop();
+                    slice = this_threads_slice_ns();
+                }
+                (slice, nice())
+            }))
+            .unwrap();
+        assert_eq!(in_poll, 3_000_000, "a long poll kept the shortest slice");
+        assert_eq!(
+            nice_in_poll, 3,
+            "lengthening the slice changed the nice value"
+        );
+        // Short polls on the same (only) worker from now on: the next
+        // sample of the monitor gives the short slice back.
+        let start = Instant::now();
+        let mut after = (in_poll, nice_in_poll);
+        while after.0 != 100_000 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+            after = rt
+                .block_on(rt.spawn(async move { (this_threads_slice_ns(), nice()) }))
+                .unwrap();
+        }
+        assert_eq!(
+            after,
+            (100_000, 3),
+            "the worker kept the long slice after its poll"
+        );
+    })
+    .join()
+    .unwrap();
+}
+
 /// A lane task stuck in the poll right after a short poll of its own (it
 /// yielded once) is seen as stuck, and the task waiting behind it runs:
 /// after a lane poll the next poll takes a new odd number. (Left on the

@@ -42,6 +42,12 @@
 //!   are started by a *spawner* thread, never by the monitor: creating a
 //!   thread takes C-library locks that an ending demoted thread may hold
 //!   for milliseconds (`Monitor::start_spares`).
+//! - A thread seen inside one poll at two samples in a row gets a time
+//!   slice longer than the kernel's default until the poll is over
+//!   (`sys::lengthen_slice`), so any thread that wakes on its core, a
+//!   spare or a thread outside the runtime, runs at once rather than at
+//!   the next tick; the monitor gives it the short slice back at the first
+//!   sample after the poll.
 //! - Lowered is not enough to give way at once (`sys::install_step_aside`
 //!   says why): when work has waited for [`STEP_ASIDE_AFTER`] samples and
 //!   no thread of normal priority began or ended a poll meanwhile, the
@@ -673,6 +679,12 @@ struct Seen {
     since: Option<Instant>,
     slow_marked: bool,
     stall_reported: bool,
+    /// Whether the monitor asked for a longer slice for this poll's thread
+    /// (asked once: a kernel that refuses refuses every time).
+    slice_asked: bool,
+    /// The thread whose slice the monitor lengthened for this poll (0:
+    /// none), given the short one back when the poll is over.
+    lengthened: i32,
 }
 
 /// What the monitor does when it finds `slot` stalled, as far as the
@@ -776,6 +788,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             demoted_threads += usize::from(watch.is_thread_demoted() && seq % 2 == 1);
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
+                if last.lengthened != 0 {
+                    crate::sys::restore_short_slice(last.lengthened);
+                }
                 *last = Seen {
                     seq,
                     since: Some(now),
@@ -800,6 +815,15 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 continue;
             }
             suspicious = true;
+            if !last.slice_asked {
+                // In one poll for a sample period: a thread woken on its
+                // core should go first (`sys::lengthen_slice` says why).
+                last.slice_asked = true;
+                let tid = watch.thread_id.load(Ordering::Relaxed);
+                if crate::sys::lengthen_slice(tid) {
+                    last.lengthened = tid;
+                }
+            }
             let stuck_for = now - last.since.unwrap_or(now);
             if stuck_for >= monitor.config.slow_poll_threshold && !last.slow_marked {
                 last.slow_marked = true;
