@@ -81,11 +81,12 @@ pub(crate) fn request_short_slice() {
 /// 2026-11-25): short p99 3.2-6.8 (mean 4.4) -> 2.6-3.9 ms (mean 3.0),
 /// lower in 5 of 6; p99.9 mean 9.0 -> 6.0 ms; the generator's lateness p99
 /// 0.85-4.0 -> 0.74-1.4 ms; long throughput unchanged (28-30 per s).
-/// Earlier, as an experiment switched by an environment variable (5 pairs
-/// each): the open loop as above; closed 32 + 2: p99 7.5-8.9 -> 7.2-7.9
-/// ms, step-asides ~270 -> ~90 a run (woken threads now preempt the long
-/// polls themselves); 128 + 8 (4 pairs): p99 27.3-33.9 -> 24.4-38.5 ms,
-/// within the spread. A 10 ms slice (5 pairs) and a 2 ms one (4 pairs)
+/// The closed loops, same binaries: 128 + 8 (4 pairs) p99 29.8-31.2 ->
+/// 23.1-26.7 ms, lower in each; 32 + 2 (3 pairs) 7.9-8.8 -> 7.4-9.4 ms,
+/// step-asides ~270 -> ~110 a run (woken threads now preempt the long
+/// polls themselves); long throughput unchanged in both. Tried as an
+/// experiment switched by an environment variable: a 10 ms slice (5
+/// pairs) and a 2 ms one (4 pairs)
 /// measured no better than 3 ms; 100 ms, given to demoted threads only,
 /// raised the 128 + 8 p99 to 34-53 ms.
 pub(crate) fn lengthen_slice(tid: i32) -> bool {
