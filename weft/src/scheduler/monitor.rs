@@ -47,7 +47,8 @@
 //!   (`sys::lengthen_slice`), so any thread that wakes on its core, a
 //!   spare or a thread outside the runtime, runs at once rather than at
 //!   the next tick; the monitor gives it the short slice back at the first
-//!   sample after the poll.
+//!   sample after the poll (two system calls each way, on the monitor
+//!   thread, only for polls that last a sample period).
 //! - Lowered is not enough to give way at once (`sys::install_step_aside`
 //!   says why): when work has waited for [`STEP_ASIDE_AFTER`] samples and
 //!   no thread of normal priority began or ended a poll meanwhile, the
@@ -105,7 +106,16 @@
 //! pairs: p99 3.6-11.2 against 3.6-31.2 ms, long throughput 2-4% lower);
 //! a demoted thread also asked to step aside at once when it is demoted,
 //! not only after two samples without progress (5 pairs: p99 4.3-4.5
-//! against 2.8-4.3 ms, one 13.2).
+//! against 2.8-4.3 ms, one 13.2). After the longer slices (2026-11-25):
+//! handing waiting work off once it has waited two samples with no thread
+//! of normal priority moving, even while their polls are younger than
+//! `stall_threshold` (8 pairs: short p99 from submission mean 2.45 against
+//! 2.41 ms). What remains of the open loop's p99 in a traced run: a long
+//! poll begun on a thread of normal priority while the other core runs a
+//! demoted one (the short requests behind it wait out the stall threshold,
+//! 1.2-2 ms), and the machine itself: a vCPU the host did not run for
+//! 9 ms (no tick on that CPU meanwhile), the kernel's `kdamond` thread
+//! holding a core for 4 ms.
 //!
 //! # Why the stuck worker keeps its queue
 //!
