@@ -115,7 +115,15 @@
 //! demoted one (the short requests behind it wait out the stall threshold,
 //! 1.2-2 ms), and the machine itself: a vCPU the host did not run for
 //! 9 ms (no tick on that CPU meanwhile), the kernel's `kdamond` thread
-//! holding a core for 4 ms.
+//! holding a core for 4 ms, a timer of an idle vCPU firing 2.9 ms late
+//! (a demoted thread's 30 us step-aside and the generator's wake-up, both
+//! on that CPU). The monitor itself waited over 1 ms for a core 10 times
+//! in one traced run: 4 behind `kdamond`, 6 behind a long poll just begun
+//! at normal priority (both with the shortest slice, so the woken monitor
+//! does not always come first). Tried against the latter: workers and
+//! spares at a 0.7 ms slice, the monitor and spawner kept at 0.1 ms (8
+//! pairs: short p99 mean 3.4 -> 4.1 ms, higher in 7; the generator's
+//! lateness up too): dropped.
 //!
 //! # Why the stuck worker keeps its queue
 //!
