@@ -94,10 +94,10 @@ pub(crate) fn lengthen_slice(tid: i32) -> bool {
 }
 
 /// Gives thread `tid` back the shortest slice after [`lengthen_slice`]
-/// (its poll ended). A thread that has ended meanwhile is no error: there
-/// is nothing to restore. (The monitor restores it at its next sample; a
-/// thread id is reused only after the kernel has handed out every other
-/// one up to `pid_max`, so the id still names the same thread.)
+/// (its poll ended). The caller makes sure `tid` is alive (a thread id
+/// may name another thread, even of another process, once its own has
+/// ended): the monitor calls this only for the thread still running the
+/// slot.
 pub(crate) fn restore_short_slice(tid: i32) {
     let _ = set_slice(tid, SHORT_SLICE_NS);
 }

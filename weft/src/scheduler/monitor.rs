@@ -806,7 +806,15 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             demoted_threads += usize::from(watch.is_thread_demoted() && seq % 2 == 1);
             let last = &mut seen[slot];
             if seq != last.seq || last.since.is_none() {
-                if last.lengthened != 0 {
+                // Only a thread still running this slot, and not demoted
+                // (a demoted thread runs no task again and ends), is given
+                // its short slice back here: it is alive, so its id still
+                // names it. A spare that gave the slot back restores its
+                // own (`run_spare`).
+                if last.lengthened != 0
+                    && watch.thread_id.load(Ordering::Relaxed) == last.lengthened
+                    && !watch.is_thread_demoted()
+                {
                     crate::sys::restore_short_slice(last.lengthened);
                 }
                 *last = Seen {
@@ -1039,6 +1047,15 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             let demoted = core.remote_watch().is_thread_demoted();
             let local = core.into_local();
+            if !demoted {
+                // Its last poll may have been a long one, its slice
+                // lengthened, and the slot taken by another thread before
+                // the monitor's next sample (which then leaves it alone).
+                // (No test forces that order: without this the spare would
+                // keep the 3 ms slice, and its wake-ups would preempt a
+                // long poll less readily; only the mixed lane could tell.)
+                crate::sys::request_short_slice();
+            }
             if demoted {
                 monitor.hand_back(HandBack::Slot(index, local));
                 monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
