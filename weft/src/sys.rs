@@ -86,9 +86,8 @@ pub(crate) fn request_short_slice() {
 /// step-asides ~270 -> ~110 a run (woken threads now preempt the long
 /// polls themselves); long throughput unchanged in both. Tried as an
 /// experiment switched by an environment variable: a 10 ms slice (5
-/// pairs) and a 2 ms one (4 pairs)
-/// measured no better than 3 ms; 100 ms, given to demoted threads only,
-/// raised the 128 + 8 p99 to 34-53 ms.
+/// pairs) and a 2 ms one (4 pairs) measured no better than 3 ms; 100 ms,
+/// given to demoted threads only, raised the 128 + 8 p99 to 34-53 ms.
 pub(crate) fn lengthen_slice(tid: i32) -> bool {
     tid != 0 && set_slice(tid, LONG_SLICE_NS).is_ok()
 }
@@ -110,9 +109,17 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         // `sched_setattr` sets nice and slice together: the thread's own
-        // nice value is passed back unchanged. (Only the monitor thread
-        // changes another thread's nice value or slice, so nothing changes
-        // it between the two calls.)
+        // nice value is passed back unchanged. Only the monitor thread
+        // changes another thread's nice value (`demote_thread`), and it
+        // lengthens and restores slices itself, so its own calls never
+        // interleave. A spare restoring its own slice after its last poll
+        // may meet a demotion the monitor decided from a sample taken
+        // during that poll: then the demotion is undone where raising a
+        // nice value is allowed, or this call fails where it is not; the
+        // spare has already gone on as a thread of normal priority either
+        // way (`run_spare`), so only its priority is at stake, never a task.
+        // The calling thread (`tid` 0) is always alive; another thread is
+        // the caller's to vouch for (`restore_short_slice`).
         let nice = nice_of(tid)?;
         let attr = SchedAttr {
             size: std::mem::size_of::<SchedAttr>() as u32,
