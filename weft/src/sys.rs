@@ -116,8 +116,9 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
         // may meet a demotion the monitor decided from a sample taken
         // during that poll: then the demotion is undone where raising a
         // nice value is allowed, or this call fails where it is not; the
-        // spare has already gone on as a thread of normal priority either
-        // way (`run_spare`), so only its priority is at stake, never a task.
+        // spare has already decided to go on serving (`run_spare` read its
+        // demotion flag first), so only its priority is at stake, never a
+        // task.
         // The calling thread (`tid` 0) is always alive; another thread is
         // the caller's to vouch for (`restore_short_slice`).
         let nice = nice_of(tid)?;
