@@ -810,7 +810,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 // (a demoted thread runs no task again and ends), is given
                 // its short slice back here: it is alive, so its id still
                 // names it. A spare that gave the slot back restores its
-                // own (`run_spare`).
+                // own (`run_spare`). (Either guard deleted passes every
+                // test: it matters only once the thread has ended, when
+                // the call fails, or names a thread that reused the id.)
                 if last.lengthened != 0
                     && watch.thread_id.load(Ordering::Relaxed) == last.lengthened
                     && !watch.is_thread_demoted()
@@ -844,6 +846,8 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             if !last.slice_asked {
                 // In one poll for a sample period: a thread woken on its
                 // core should go first (`sys::lengthen_slice` says why).
+                // (Not marked, it passes every test: the monitor then asks
+                // again at every sample of the poll, two system calls each.)
                 last.slice_asked = true;
                 let tid = watch.thread_id.load(Ordering::Relaxed);
                 if crate::sys::lengthen_slice(tid) {
