@@ -64,7 +64,8 @@ impl Stuck {
 /// the `Stuck` (declared after the runtime) before the runtime, whose
 /// drop waits for every thread, so the task is released first. (Without
 /// it, a failed assertion hung `every_spare_thread_is_joined_by_the_runtimes_drop`
-/// in the runtime's drop, once in ~100 runs beside two CPU hogs.)
+/// in the runtime's drop, seen once in a loop of runs beside two CPU
+/// hogs; the assertion it failed is `monitor.rs`'s `run_spare` comment.)
 impl Drop for Stuck {
     fn drop(&mut self) {
         self.release();
