@@ -132,12 +132,11 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
             deadline_ns: 0,
             period_ns: 0,
         };
-        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes
-        // from `attr`, a live `repr(C)` copy of the kernel's `sched_attr`
-        // v0; it changes only thread `tid`'s scheduling parameters (an
-        // unprivileged process may change its own threads').
-        let result =
-            unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0) };
+        let attr_ptr = &attr as *const SchedAttr;
+        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes from
+        // `attr`, a live `repr(C)` copy of the kernel's `sched_attr` v0, and
+        // changes only thread `tid`'s scheduling parameters.
+        let result = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, attr_ptr, 0) };
         if result == 0 {
             Ok(())
         } else {
