@@ -67,6 +67,19 @@ impl DropCounter {
     }
 }
 
+/// Checks `done` about every millisecond until it holds or `limit` has
+/// passed; whether it held. For what a loaded machine may make late.
+pub fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    true
+}
+
 /// Threads of this process, from /proc (Linux).
 pub fn thread_count() -> usize {
     std::fs::read_dir("/proc/self/task")

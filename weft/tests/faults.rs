@@ -290,10 +290,7 @@ fn wakers_in_other_threads_outlive_the_runtime() {
     // re-checks the shutdown flag after its push and drains), a moment
     // after the drop returned: 199 of 200 were counted at the return once
     // (CI script, 2026-11-25). Wait for it, briefly.
-    let waited = std::time::Instant::now();
-    while drops.drops() < TASKS && waited.elapsed() < Duration::from_secs(1) {
-        std::thread::yield_now();
-    }
+    common::wait_until(Duration::from_secs(1), || drops.drops() >= TASKS);
     assert_eq!(
         drops.drops(),
         TASKS,
