@@ -197,6 +197,10 @@ struct MixedArgs {
         default_value = "weft,weft-no-stall-monitor,weft-no-demote,tokio,smol"
     )]
     runtimes: Vec<Variant>,
+    /// Skip the oracle row (the load served by a scheduler told each
+    /// request's kind, after the runtimes: what this machine allows).
+    #[arg(long)]
+    no_oracle: bool,
 }
 
 #[derive(Debug, Args)]
@@ -516,6 +520,7 @@ impl MixedArgs {
             }
         }
         config.variants = variants;
+        config.oracle = !self.no_oracle;
         if !self.only.is_empty() {
             config.loads.retain(|load| self.only.contains(load));
         }

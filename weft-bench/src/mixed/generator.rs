@@ -137,9 +137,23 @@ pub struct Outcome {
     pub monitor: Option<Vec<(&'static str, u64)>>,
 }
 
+/// What the generator hands its requests to: a runtime's spawner (which is
+/// not told the request's kind, as a service's runtime is not), or the
+/// lane's oracle ([`super::oracle::Oracle`]), which is.
+pub trait Submit {
+    /// Starts `request`, a future that completes at its first poll.
+    fn submit(&self, kind: Kind, request: impl Future<Output = ()> + Send + 'static);
+}
+
+impl<S: Spawner> Submit for S {
+    fn submit(&self, _kind: Kind, request: impl Future<Output = ()> + Send + 'static) {
+        self.spawn_detached(request);
+    }
+}
+
 /// Runs the plan against a runtime through `spawner`, from the calling
 /// thread (which must not be one of the runtime's).
-pub fn run<S: Spawner>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<Outcome> {
+pub fn run<S: Submit>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<Outcome> {
     tighten_timer_slack();
     let (sender, receiver) = mpsc::channel();
     let start = Instant::now();
@@ -188,7 +202,7 @@ struct Generator<'a, S> {
     resubmit: bool,
 }
 
-impl<S: Spawner> Generator<'_, S> {
+impl<S: Submit> Generator<'_, S> {
     /// Submits one request due at `due`.
     fn submit(&mut self, kind: Kind, client: Option<u32>, due: Instant) {
         let id = self.next_id;
@@ -201,7 +215,7 @@ impl<S: Spawner> Generator<'_, S> {
         let (burner, sender) = (self.burner, self.sender.clone());
         let submitted = Instant::now();
         // One poll, no await: the request cannot be split by the runtime.
-        self.spawner.spawn_detached(async move {
+        self.spawner.submit(kind, async move {
             let started = Instant::now();
             burner.burn(cpu);
             let finished = Instant::now();

@@ -19,7 +19,9 @@
 //! Poisson process ([`schedule`]).
 //!
 //! The runtimes ([`Variant`]): weft with its defaults, weft with the stall
-//! monitor off, weft with slow-task demotion off, tokio, smol. Each
+//! monitor off, weft with slow-task demotion off, tokio, smol; then the
+//! [`oracle`], a scheduler told each request's kind, which shows what the
+//! machine allows (never a peer in the ratios). Each
 //! (load, runtime) pair runs on a runtime built for it and dropped after
 //! it, on a thread of its own that is abandoned (with a warning) if it does
 //! not answer in time; the pairs run one after the other, so only one
@@ -33,6 +35,7 @@ pub mod chart;
 pub mod compare;
 pub mod generator;
 pub mod latency;
+pub mod oracle;
 pub mod report;
 pub mod result;
 pub mod schedule;
@@ -52,6 +55,7 @@ use crate::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
 
 use burn::{Burner, Calibration};
 use generator::{Outcome, Plan};
+use oracle::Oracle;
 use result::{LoadResult, MixedResult, MixedRun, MixedSettings};
 
 /// One load of the lane.
@@ -247,6 +251,9 @@ pub struct MixedConfig {
     pub loads: Vec<Load>,
     /// The runtimes, in the order each load runs them.
     pub variants: Vec<Variant>,
+    /// Whether each load also runs on the oracle ([`oracle`]), after the
+    /// runtimes.
+    pub oracle: bool,
 }
 
 impl MixedConfig {
@@ -258,6 +265,7 @@ impl MixedConfig {
             workers,
             loads: Load::ALL.to_vec(),
             variants: Variant::ALL.to_vec(),
+            oracle: true,
         }
     }
 
@@ -300,29 +308,33 @@ pub fn run(config: &MixedConfig) -> MixedResult {
     let mut loads = Vec::new();
     for &load in &config.loads {
         let mut runs = BTreeMap::new();
-        for &variant in &config.variants {
-            let run = match measure(variant, load, config, burner, &mut warnings) {
+        let oracle = config.oracle.then_some(None);
+        for variant in config.variants.iter().map(Some).chain(oracle) {
+            let name = variant.map_or(result::ORACLE, |v| v.name());
+            let outcome = match variant {
+                Some(&variant) => measure(variant, load, config, burner, &mut warnings),
+                None => measure_oracle(load, config, burner, &mut warnings),
+            };
+            let run = match outcome {
                 Ok(outcome) => MixedRun::from_outcome(&outcome),
                 Err(err) => MixedRun::failed(err),
             };
             eprintln!(
-                "weft-bench: mixed: {} on {}: {}",
+                "weft-bench: mixed: {} on {name}: {}",
                 load.label(),
-                variant.name(),
                 report::one_line(&run)
             );
-            warnings.extend(notes(load, variant, &run));
+            warnings.extend(notes(load, name, &run));
             if run.unfinished() > 0 {
                 warnings.push(format!(
-                    "mixed: {} on {}: {} requests of the window unfinished after the {} s \
+                    "mixed: {} on {name}: {} requests of the window unfinished after the {} s \
                      drain; counted with their latency so far",
                     load.name(),
-                    variant.name(),
                     run.unfinished(),
                     config.timing.drain_timeout.as_secs()
                 ));
             }
-            runs.insert(variant.name().to_owned(), run);
+            runs.insert(name.to_owned(), run);
         }
         loads.push(LoadResult::new(load, runs));
     }
@@ -351,16 +363,15 @@ pub fn run(config: &MixedConfig) -> MixedResult {
 
 /// Warnings about one pair's figures: other processes busy during its
 /// window, or a generator so late that the open loop's tail is partly its.
-fn notes(load: Load, variant: Variant, run: &MixedRun) -> Vec<String> {
+fn notes(load: Load, name: &str, run: &MixedRun) -> Vec<String> {
     let Some(figures) = run.ok() else {
         return Vec::new();
     };
     let mut notes = Vec::new();
     if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
         notes.push(format!(
-            "mixed: {} on {}: other processes used {pct:.0}% of the machine during the window",
+            "mixed: {} on {name}: other processes used {pct:.0}% of the machine during the window",
             load.name(),
-            variant.name()
         ));
     }
     if let Some(lag) = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0) {
@@ -374,10 +385,9 @@ fn notes(load: Load, variant: Variant, run: &MixedRun) -> Vec<String> {
                 )
             });
         notes.push(format!(
-            "mixed: {} on {}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
+            "mixed: {} on {name}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
              that lateness is part of the latencies{own}",
             load.name(),
-            variant.name()
         ));
     }
     notes
@@ -392,17 +402,47 @@ fn measure(
     burner: Burner,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let (plan, workers, timeout) = (config.plan(load), config.workers, config.timeout());
+    let workers = config.workers;
+    on_a_thread(variant.name(), load, config, warnings, move |plan| {
+        let tuning = variant.tuning();
+        match variant.kind() {
+            RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, plan),
+            RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, plan),
+            RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, plan),
+        }
+    })
+}
+
+/// One load on the oracle: a short thread per worker, a long thread per
+/// long client.
+fn measure_oracle(
+    load: Load,
+    config: &MixedConfig,
+    burner: Burner,
+    warnings: &mut Vec<String>,
+) -> Result<Outcome, String> {
+    let workers = config.workers;
+    on_a_thread(result::ORACLE, load, config, warnings, move |plan| {
+        let oracle = Oracle::start(workers, plan.long_clients as usize)?;
+        generator::run(&oracle, burner, plan)
+    })
+}
+
+/// Runs `load` through `run` on a thread of its own named after `name`,
+/// abandoned (with a warning) if it does not answer within the timeout.
+fn on_a_thread(
+    name: &str,
+    load: Load,
+    config: &MixedConfig,
+    warnings: &mut Vec<String>,
+    run: impl FnOnce(&Plan) -> std::io::Result<Outcome> + Send + 'static,
+) -> Result<Outcome, String> {
+    let (plan, timeout) = (config.plan(load), config.timeout());
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()
-        .name(format!("mixed-{}", variant.name()))
+        .name(format!("mixed-{name}"))
         .spawn(move || {
-            let tuning = variant.tuning();
-            let result = catch_panic(|| match variant.kind() {
-                RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
-                RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
-                RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
-            });
+            let result = catch_panic(|| run(&plan));
             let _ = sender.send(result.and_then(|r| r.map_err(|e| e.to_string())));
         })
         .map_err(|e| format!("cannot start a thread: {e}"))?;
@@ -413,9 +453,8 @@ fn measure(
         }
         Err(RecvTimeoutError::Timeout) => {
             warnings.push(format!(
-                "mixed: {} abandoned in {} after {} s; it may still be running and disturb \
+                "mixed: {name} abandoned in {} after {} s; it may still be running and disturb \
                  what follows",
-                variant.name(),
                 load.name(),
                 timeout.as_secs()
             ));

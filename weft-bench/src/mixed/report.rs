@@ -42,8 +42,13 @@ pub fn render(result: &MixedResult) -> String {
         "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
          loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
          ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
-         tokio's; others: the machine's CPU other processes used meanwhile\n",
+         tokio's; others: the machine's CPU other processes used meanwhile; oracle: the \
+         load served by a scheduler told each request's kind (short ones on threads of their \
+         own, long ones under SCHED_IDLE): what this machine allows, not a peer\n",
     );
+    for line in from_submission_lines(result) {
+        let _ = writeln!(out, "{line}");
+    }
     // Targets are weft's: a run of the peers alone has none.
     if result.loads.iter().any(|load| !load.targets.is_empty()) {
         let _ = writeln!(out, "\ntargets\n{}", targets_table(result).render());
@@ -190,6 +195,36 @@ fn targets_table(result: &MixedResult) -> Table {
         }
     }
     table
+}
+
+/// For each open-loop load, the short p99 from submission and the
+/// generator's lateness (p99), runtime by runtime: the runtime's own part
+/// of the table's p99, which counts from the scheduled arrival.
+fn from_submission_lines(result: &MixedResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    for load in &result.loads {
+        let parts: Vec<String> = result
+            .settings
+            .runtimes
+            .iter()
+            .filter_map(|name| {
+                let f = load.runtimes.get(name)?.ok()?;
+                let p99 = f.short_from_submit.as_ref()?.p99_ms;
+                let lag = f
+                    .submit_lag_p99_ms
+                    .map_or(String::new(), |lag| format!(" (lag {})", table::ms(lag)));
+                Some(format!("{name} {}{lag}", table::ms(p99)))
+            })
+            .collect();
+        if !parts.is_empty() {
+            lines.push(format!(
+                "{}: short p99 from submission, ms (generator lateness p99): {}",
+                label(load),
+                parts.join(", ")
+            ));
+        }
+    }
+    lines
 }
 
 /// The load's name as the tables read it.

@@ -73,7 +73,9 @@ impl MixedSettings {
             runtimes: config
                 .variants
                 .iter()
-                .map(|v| v.name().to_owned())
+                .map(|v| v.name())
+                .chain(config.oracle.then_some(ORACLE))
+                .map(str::to_owned)
                 .collect(),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
@@ -221,11 +223,19 @@ pub struct PeerRatio {
     pub value: f64,
 }
 
-/// Whether `name` is one of weft's variants (the others are its peers).
+/// The oracle's name in the runs (`super::oracle`): neither weft nor a peer.
+pub const ORACLE: &str = "oracle";
+
+/// Whether `name` is one of weft's variants.
 pub fn is_weft(name: &str) -> bool {
     Variant::ALL
         .iter()
         .any(|v| v.name() == name && v.kind() == RuntimeKind::Weft)
+}
+
+/// Whether `name` is one of weft's peers: neither weft nor the oracle.
+pub fn is_peer(name: &str) -> bool {
+    !is_weft(name) && name != ORACLE
 }
 
 impl LoadResult {
@@ -290,7 +300,7 @@ pub fn short_p99_vs_best(
     let own_p99 = own.short.as_ref()?.p99_ms;
     let (peer, p99) = runtimes
         .iter()
-        .filter(|(name, _)| !is_weft(name) && include_peer(name))
+        .filter(|(name, _)| is_peer(name) && include_peer(name))
         .filter_map(|(name, run)| Some((name, run.ok()?.short.as_ref()?.p99_ms)))
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     Some(PeerRatio {
@@ -337,6 +347,9 @@ mod tests {
             ("weft-no-demote", outcome(20, 15, 3_000)),
             ("tokio", outcome(100, 30, 2_400)),
             ("smol", outcome(50, 20, 3_000)),
+            // The oracle is faster than everybody, and neither a peer nor
+            // weft: no ratio names it, none is computed for it.
+            (ORACLE, outcome(1, 0, 3_000)),
         ]
         .into_iter()
         .map(|(name, o)| (name.to_owned(), MixedRun::from_outcome(&o)))
@@ -349,6 +362,8 @@ mod tests {
         assert_eq!(weft.long_per_s_vs_tokio, Some(1.0));
         assert_eq!(weft.cpu_vs_tokio, Some(1.25));
         assert_eq!(load.ratios["weft-no-demote"].long_per_s_vs_tokio, Some(0.5));
+        assert!(!load.ratios.contains_key(ORACLE));
+        assert!(!is_peer(ORACLE) && !is_weft(ORACLE) && is_peer("tokio"));
         // Two targets each for the two weft variants that ran.
         let verdicts: Vec<(&str, &str)> = load
             .targets
