@@ -125,6 +125,28 @@
 //! pairs: short p99 mean 3.4 -> 4.1 ms, higher in 7; the generator's
 //! lateness up too): dropped.
 //!
+//! Tried again on 2026-11-26, now that a demoted thread takes no lock of
+//! the runtime's after its poll (binaries switched by an environment
+//! variable, `mixed_floor`-style runs of the lane's generator, open loop,
+//! 6 s windows, 6 alternated pairs): `SCHED_IDLE` instead of nice 10
+//! (and `normal_threads_wanted` at its weight, 3/1024, else the long
+//! polls got nothing at 128 + 8). The first three quick pairs looked
+//! better (p99 1.5-2.0 against 3.6-5.3 ms); the 6 s pairs did not: p99.9
+//! 39-44 ms in 4 of 6 (nice 10: 4.7-6.7 ms), one p99 of 19.6 ms with the
+//! generator 12.6 ms late: a thread that gets no CPU while normal ones
+//! run still holds what others wait for (here, most likely the
+//! completion channel's lock shared with the generator), so the
+//! inversion is the application's, not only the runtime's. Closed loop
+//! (3 pairs each): 32 + 2 long throughput 15-17 against 18-19 per s,
+//! maxima of 46 and 84 ms. A 0.5 ms `stall_threshold` again (6 pairs,
+//! 6 s): short p99 from submission mean 2.0 against 2.2 ms, from arrival
+//! 3.06 against 3.03 ms, long throughput 6% lower: dropped again. The
+//! lane's oracle row (a scheduler told each request's kind) measured p99
+//! from submission 0.5-1.4 ms in the same runs: what remains of weft's
+//! ~2 ms is the detection itself (a long poll begun on the thread of
+//! normal priority holds the short work behind it for `stall_threshold`
+//! plus a sample, and a woken thread can then wait for the core's tick).
+//!
 //! # Why the stuck worker keeps its queue
 //!
 //! The stuck thread is inside a task's poll, and that task may wake others
