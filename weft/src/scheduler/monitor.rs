@@ -126,9 +126,9 @@
 //! lateness up too): dropped.
 //!
 //! Tried again on 2026-11-26, now that a demoted thread takes no lock of
-//! the runtime's after its poll (binaries switched by an environment
-//! variable, `mixed_floor`-style runs of the lane's generator, open loop,
-//! 6 s windows, 6 alternated pairs): `SCHED_IDLE` instead of nice 10
+//! the runtime's after its poll (one binary switched by an environment
+//! variable running the lane's generator, open loop, 6 s windows, 6
+//! alternated pairs): `SCHED_IDLE` instead of nice 10
 //! (and `normal_threads_wanted` at its weight, 3/1024, else the long
 //! polls got nothing at 128 + 8). The first three quick pairs looked
 //! better (p99 1.5-2.0 against 3.6-5.3 ms); the 6 s pairs did not: p99.9
@@ -146,6 +146,18 @@
 //! ~2 ms is the detection itself (a long poll begun on the thread of
 //! normal priority holds the short work behind it for `stall_threshold`
 //! plus a sample, and a woken thread can then wait for the core's tick).
+//! A `perf sched` trace of one open-loop run (2026-11-26) shows the worst
+//! episodes' shape: a demoted thread ends, the monitor wakes a spare and
+//! the spawner, each wakee preempts the monitor, the spawner's new thread
+//! (placed with no lag, so picked first) takes the next long request and
+//! runs it at normal priority, and the monitor, runnable all the while,
+//! gets its core back only at the next tick, 3.8 ms later: nothing else
+//! happens on that core to make the kernel pick again. A helper that
+//! makes something happen (a process per CPU, pinned, sleeping 0.5 ms in
+//! a loop, run beside the lane: 5 alternated pairs, 6 s) moved the p99
+//! from submission 2.09 -> 1.88 ms (mean) and from arrival 2.90 -> 2.45
+//! ms, for ~5% of the long throughput (a Python loop; the p99.9 did not
+//! move): not built into the runtime.
 //!
 //! # Why the stuck worker keeps its queue
 //!
