@@ -309,13 +309,9 @@ pub fn run(config: &MixedConfig) -> MixedResult {
     for &load in &config.loads {
         let mut runs = BTreeMap::new();
         let oracle = config.oracle.then_some(None);
-        for variant in config.variants.iter().map(Some).chain(oracle) {
-            let name = variant.map_or(result::ORACLE, |v| v.name());
-            let outcome = match variant {
-                Some(&variant) => measure(variant, load, config, burner, &mut warnings),
-                None => measure_oracle(load, config, burner, &mut warnings),
-            };
-            let run = match outcome {
+        for variant in config.variants.iter().copied().map(Some).chain(oracle) {
+            let name = variant.map_or(result::ORACLE, Variant::name);
+            let run = match measure(variant, load, config, burner, &mut warnings) {
                 Ok(outcome) => MixedRun::from_outcome(&outcome),
                 Err(err) => MixedRun::failed(err),
             };
@@ -393,56 +389,34 @@ fn notes(load: Load, name: &str, run: &MixedRun) -> Vec<String> {
     notes
 }
 
-/// One load on one runtime, on a thread of its own, abandoned if it does
-/// not answer within the timeout.
+/// One load on one runtime (`None`: on the oracle), on a thread of its
+/// own, abandoned if it does not answer within the timeout.
 fn measure(
-    variant: Variant,
+    variant: Option<Variant>,
     load: Load,
     config: &MixedConfig,
     burner: Burner,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let workers = config.workers;
-    on_a_thread(variant.name(), load, config, warnings, move |plan| {
-        let tuning = variant.tuning();
-        match variant.kind() {
-            RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, plan),
-            RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, plan),
-            RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, plan),
-        }
-    })
-}
-
-/// One load on the oracle: a short thread per worker, a long thread per
-/// long client.
-fn measure_oracle(
-    load: Load,
-    config: &MixedConfig,
-    burner: Burner,
-    warnings: &mut Vec<String>,
-) -> Result<Outcome, String> {
-    let workers = config.workers;
-    on_a_thread(result::ORACLE, load, config, warnings, move |plan| {
-        let oracle = Oracle::start(workers, plan.long_clients as usize)?;
-        generator::run(&oracle, burner, plan)
-    })
-}
-
-/// Runs `load` through `run` on a thread of its own named after `name`,
-/// abandoned (with a warning) if it does not answer within the timeout.
-fn on_a_thread(
-    name: &str,
-    load: Load,
-    config: &MixedConfig,
-    warnings: &mut Vec<String>,
-    run: impl FnOnce(&Plan) -> std::io::Result<Outcome> + Send + 'static,
-) -> Result<Outcome, String> {
-    let (plan, timeout) = (config.plan(load), config.timeout());
+    let (plan, workers, timeout) = (config.plan(load), config.workers, config.timeout());
+    let name = variant.map_or(result::ORACLE, Variant::name);
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()
         .name(format!("mixed-{name}"))
         .spawn(move || {
-            let result = catch_panic(|| run(&plan));
+            let result = catch_panic(|| match variant {
+                Some(variant) => {
+                    let tuning = variant.tuning();
+                    match variant.kind() {
+                        RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
+                        RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
+                        RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
+                    }
+                }
+                // A short thread per worker, a long thread per long client.
+                None => Oracle::start(workers, plan.long_clients as usize)
+                    .and_then(|oracle| generator::run(&oracle, burner, &plan)),
+            });
             let _ = sender.send(result.and_then(|r| r.map_err(|e| e.to_string())));
         })
         .map_err(|e| format!("cannot start a thread: {e}"))?;
