@@ -8,14 +8,20 @@
 //! else wants it). Nothing has to be detected: what is left of a short
 //! request's latency is the generator's own lateness, a thread's wake-up,
 //! queueing behind other short requests and the machine's noise. Not a
-//! strict bound (the generator's lateness depends on what else runs:
-//! beside weft it was lower, 2026-11-26) and not a runtime of the
-//! comparison: its long requests get only what the short ones leave, which
-//! no runtime that is not told may do (`Builder::batch_share`), so in
-//! closed loop they nearly stop. Never counted as a peer in the ratios.
-//! (The short threads asking for the shortest time slice, as weft's do,
-//! made no difference: 4 alternated 6 s open-loop runs each, p99 from
-//! arrival 2.2-3.5 ms with it, 2.8-3.3 without, 2026-11-26.)
+//! strict bound (the generator's lateness depends on what else runs: p99
+//! 0.7-1.9 ms beside it, 0.7-2.5 beside weft, 2026-11-26) and not a
+//! runtime of the comparison: its long requests get only what the short
+//! ones leave, which no runtime that is not told may do
+//! (`Builder::batch_share`), so in closed loop they nearly stop. Never
+//! counted as a peer in the ratios.
+//!
+//! Its short threads keep the kernel's time slice. Asking for the
+//! shortest, as weft's threads do, measured no different alone (4
+//! alternated 6 s open-loop runs each: p99 from arrival 2.2-3.5 ms with
+//! it, 2.8-3.3 without) but worse in three whole-lane runs each (3.3-3.6
+//! against 1.6-2.5 ms, the generator late by 2.5-3.0 against 0.7-1.9 ms
+//! at p99: threads with the shortest slice go before the generator, which
+//! keeps the kernel's), 2026-11-26.
 //!
 //! Invariant: every request submitted before the oracle is dropped runs to
 //! completion (the threads drain their queue before they end).
