@@ -53,6 +53,19 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// closed loops and the scheduler lane unchanged within their spread.
 /// Older kernels reject the request (`E2BIG`/`EINVAL`): ignored, nothing
 /// else changes.
+///
+/// Measured again (2026-11-26, one binary with the request switched off by
+/// an environment variable, alternated): open loop, 6 s windows, 6 pairs:
+/// without it the short p99 was higher in every pair (3.8-16.5 against
+/// 2.4-4.5 ms, the generator later too). Its cost shows in the scheduler
+/// lane's context switches at 2 workers (`weft-bench run --workers 2
+/// --lanes scheduler --runtimes weft,smol`, 3 pairs): `spawn_many_local`
+/// 17-38 per iteration with it, 4-9 without (smol 8-15; most of them
+/// involuntary: a woken worker with the shorter slice preempts the thread
+/// in `block_on` that spawns), while `yield_many` went the other way (46-53
+/// with it, 40-121 without; smol 55-73). Kept: the mixed lane is what the
+/// slice is for, and neither choice keeps every workload's context
+/// switches under smol's.
 pub(crate) fn request_short_slice() {
     let _ = set_slice(0, SHORT_SLICE_NS);
 }
