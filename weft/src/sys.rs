@@ -60,12 +60,12 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// 2.4-4.5 ms, the generator later too). Its cost shows in the scheduler
 /// lane's context switches at 2 workers (`weft-bench run --workers 2
 /// --lanes scheduler --runtimes weft,smol`, 3 pairs): `spawn_many_local`
-/// 17-38 per iteration with it, 4-9 without (smol 8-15; in three other
-/// runs with it, 4.3-7.4 of weft's 12-16 were involuntary, smol's 1.9-7.9
-/// of 8.4-21: likely woken workers, with the shorter slice,
-/// preempting the thread in `block_on` that spawns), while `yield_many`
-/// went the other way (46-53 with it, 40-121 without; smol 55-73). Kept: the mixed lane is what the
-/// slice is for, and neither choice keeps every workload's context
+/// 17-38 per iteration with it, 4-9 without (smol 8-15; in three other runs
+/// with it, 4.3-7.4 of weft's 12-16 were involuntary, smol's 1.9-7.9 of
+/// 8.4-21: likely woken workers, with the shorter slice, preempting the
+/// thread in `block_on` that spawns), while `yield_many` went the other way
+/// (46-53 with it, 40-121 without; smol 55-73). Kept: the mixed lane is
+/// what the slice is for, and neither choice keeps every workload's context
 /// switches under smol's.
 pub(crate) fn request_short_slice() {
     let _ = set_slice(0, SHORT_SLICE_NS);
