@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use weft_bench::harness::Profile;
+use weft_bench::mixed::result::ORACLE;
 use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
 
 #[test]
@@ -33,10 +34,10 @@ fn every_load_gives_figures_on_every_runtime() {
         // The oracle serves every load too; its long requests may get
         // nothing in closed loop (they run only on cores nobody else
         // wants), so only its short figures are asserted.
-        let oracle = load.runtimes["oracle"].ok().expect("the oracle's figures");
+        let oracle = load.runtimes[ORACLE].ok().expect("the oracle's figures");
         assert!(oracle.short.as_ref().is_some_and(|s| s.count > 0));
         assert_eq!(oracle.unfinished, 0);
-        assert!(!load.ratios.contains_key("oracle"));
+        assert!(!load.ratios.contains_key(ORACLE));
         assert!(load.ratios["weft"].short_p99_vs_best.is_some());
         assert!(load.targets.iter().all(|check| check.met.is_some()));
     }
