@@ -11,7 +11,10 @@
 # another thread); a few randomized stress scenarios; the stall monitor's
 # spare threads and a demoted worker's core handed back during shutdown (a
 # core left in the monitor would keep the runtime alive: a cycle valgrind
-# reports as definitely lost, checked by removing the hand-back's drain).
+# reports as definitely lost, checked by removing the hand-back's drain);
+# the reactor's registrations when a user's fd number closes or is reused
+# under an `AsyncFd` (tests/soundness.rs: an invalid read in
+# `ScheduledIo::set_readiness` before the fix).
 #
 # "Possibly lost" and "still reachable" blocks are reported by valgrind but
 # do not fail the run: std keeps some per-thread and global allocations
@@ -32,6 +35,7 @@ SUBSET=(
   "bad_input|a_handle_of_a_dropped_runtime_still_blocks_on_and_refuses_spawns shutdown_timeout_inside_its_own_task_panics_instead_of_deadlocking a_join_handle_polled_after_its_result_panics_clearly"
   "stress|random_scenarios_account_for_every_task"
   "lanes|a_worker_demoted_during_shutdown_still_drops_every_task_once shutdown_while_a_spare_holds_a_stuck_task_drops_every_task_once"
+  "soundness|an_async_fd_whose_number_closed_first_leaves_nothing_behind an_async_fd_whose_stream_was_replaced_leaves_nothing_behind a_listener_that_reuses_an_async_fds_number_keeps_accepting a_reader_that_claims_too_many_bytes_is_an_error_through_hyper_io"
 )
 # Small sizes under valgrind.
 export WEFT_STRESS_SCENARIOS="${WEFT_STRESS_SCENARIOS:-100}"

@@ -75,9 +75,8 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
         cx: &mut Context<'_>,
         mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        // SAFETY: only initialized bytes are written through the slice made
-        // below (it is zeroed first), and `advance` is called with the
-        // number of bytes the read filled, which are initialized.
+        // SAFETY: the slice is only written with initialized bytes (zeroed
+        // first, below); nothing is de-initialized through it.
         let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
         // `futures_io` reads into initialized memory: zero it (a memset of
         // hyper's read buffer, no copy of the data itself).
@@ -88,8 +87,21 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
         // `u8` have the same layout.
         let unfilled: &mut [u8] =
             unsafe { &mut *(std::ptr::from_mut::<[MaybeUninit<u8>]>(unfilled) as *mut [u8]) };
+        let capacity = unfilled.len();
         let n = ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?;
-        // SAFETY: the read initialized (filled) `n` bytes of the cursor.
+        // Any `AsyncRead` may be wrapped, and its `n` is only a promise:
+        // past the slice it would mark bytes filled that are not hyper's.
+        if n > capacity {
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{} read {n} bytes into a buffer of {capacity}",
+                    std::any::type_name::<T>()
+                ),
+            )));
+        }
+        // SAFETY: `n` is within the slice (checked above), and all of the
+        // slice is initialized (zeroed, then written by the read).
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }

@@ -107,50 +107,71 @@ pub(crate) fn lengthen_slice(tid: i32) -> bool {
 }
 
 /// Gives thread `tid` back the shortest slice after [`lengthen_slice`]
-/// (its poll ended). The caller makes sure `tid` is alive (a thread id
+/// (its poll ended). The caller vouches that `tid` is alive (a thread id
 /// may name another thread, even of another process, once its own has
-/// ended): the monitor calls this only for the thread still running the
-/// slot.
+/// ended): the monitor calls this only under the slot's thread lock, for
+/// the thread still running the slot.
 pub(crate) fn restore_short_slice(tid: i32) {
     let _ = set_slice(tid, SHORT_SLICE_NS);
 }
 
 /// Sets the time slice of thread `tid` of this process (0: the calling
-/// thread) to `slice_ns`, keeping its policy (normal) and nice value.
-/// Older kernels reject a slice (`E2BIG`/`EINVAL`): the error is returned
-/// and nothing changes.
+/// thread) to `slice_ns`, keeping everything else the kernel keeps for it
+/// (policy, nice value, reset-on-fork). A thread the program moved to a
+/// policy other than `SCHED_OTHER`/`SCHED_BATCH` (say in `on_thread_start`)
+/// is left alone: the slice is the fair class's, and rewriting the policy
+/// would undo the program's choice. Older kernels reject a slice
+/// (`E2BIG`/`EINVAL`): the error is returned and nothing changes.
+///
+/// The caller vouches that `tid` names a live thread of this process: the
+/// monitor calls this only under the slot's thread lock
+/// (`PollWatch::with_thread`), which a thread clears before it can end.
 fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        // `sched_setattr` sets nice and slice together: the thread's own
-        // nice value is passed back unchanged. Only the monitor thread
-        // changes another thread's nice value (`demote_thread`), and it
-        // lengthens and restores slices itself, so its own calls never
-        // interleave. A spare restoring its own slice after its last poll
-        // may meet a demotion the monitor decided from a sample taken
-        // during that poll: then the demotion is undone where raising a
-        // nice value is allowed, or this call fails where it is not; the
-        // spare has already decided to go on serving (`run_spare` read its
-        // demotion flag first), so only its priority is at stake, never a
-        // task.
-        // The calling thread (`tid` 0) is always alive; another thread is
-        // the caller's to vouch for (`restore_short_slice`).
-        let nice = nice_of(tid)?;
-        let attr = SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            policy: libc::SCHED_OTHER as u32,
+        // Read, change the slice, write back: `sched_setattr` sets policy,
+        // nice and slice together. Only the monitor changes another
+        // thread's nice value (`demote_thread`), and it lengthens and
+        // restores slices itself, so its own calls never interleave. A
+        // spare restoring its own slice after its last poll may meet a
+        // demotion the monitor decided from a sample taken during that
+        // poll: then the demotion is undone where raising a nice value is
+        // allowed, or this call fails where it is not; the spare has
+        // already decided to go on serving (`run_spare` read its demotion
+        // flag first), so only its priority is at stake, never a task.
+        let size = std::mem::size_of::<SchedAttr>() as u32;
+        let mut attr = SchedAttr {
+            size,
+            policy: 0,
             flags: 0,
-            nice,
+            nice: 0,
             priority: 0,
-            runtime_ns: slice_ns,
+            runtime_ns: 0,
             deadline_ns: 0,
             period_ns: 0,
         };
-        let attr_ptr = &attr as *const SchedAttr;
-        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes from
-        // `attr`, a live `repr(C)` copy of the kernel's `sched_attr` v0, and
-        // changes only thread `tid`'s scheduling parameters.
-        let result = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, attr_ptr, 0) };
+        // SAFETY: `sched_getattr(tid, attr, size, 0)` writes at most `size`
+        // (48) bytes into `attr`, a live, writable `repr(C)` copy of the
+        // kernel's `sched_attr` v0 on this stack.
+        let read =
+            unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &raw mut attr, size, 0u32) };
+        if read != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fair = [libc::SCHED_OTHER as u32, libc::SCHED_BATCH as u32];
+        if !fair.contains(&attr.policy) {
+            return Err(std::io::ErrorKind::Unsupported.into());
+        }
+        attr.size = size;
+        // Only reset-on-fork is passed back: the kernel may report flags
+        // (utilization clamps) that a v0 `sched_attr` cannot carry.
+        attr.flags &= SCHED_FLAG_RESET_ON_FORK;
+        attr.runtime_ns = slice_ns;
+        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes
+        // from `attr`, the live `repr(C)` `sched_attr` v0 filled above, and
+        // changes only thread `tid`'s scheduling parameters (to what they
+        // were, but for the slice).
+        let result = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &raw const attr, 0u32) };
         if result == 0 {
             Ok(())
         } else {
@@ -163,6 +184,10 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 }
+
+/// `SCHED_FLAG_RESET_ON_FORK` of `sched_attr.sched_flags`.
+#[cfg(target_os = "linux")]
+const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 /// Thread `tid`'s nice value (0: the calling thread's).
 #[cfg(target_os = "linux")]
@@ -230,6 +255,9 @@ pub(crate) fn current_thread_id() -> i32 {
 /// normal threads run (`SCHED_IDLE`) turns every lock it holds into a
 /// priority inversion: the monitor's own lock when it hands its worker on,
 /// a registry shard when its task ends.
+///
+/// The caller vouches that `tid` names a live thread of this process (the
+/// monitor calls this under the slot's thread lock, `PollWatch::with_thread`).
 pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
@@ -306,7 +334,9 @@ pub(crate) fn install_step_aside() -> bool {
 
 /// Asks thread `tid` of this process to step aside for
 /// [`STEP_ASIDE_PAUSE_NS`] (the handler [`install_step_aside`] installed,
-/// which the caller checked). Whether the signal was sent.
+/// which the caller checked). Whether the signal was sent. The caller
+/// vouches that `tid` names a live thread of this process (the monitor
+/// calls this under the slot's thread lock, `PollWatch::with_thread`).
 pub(crate) fn ask_to_step_aside(tid: i32) -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -362,6 +392,41 @@ mod tests {
             }))
             .unwrap();
         assert_eq!(slack as libc::c_ulong, TIMER_SLACK_NS);
+    }
+
+    /// Asking for a slice keeps the policy and nice value a program gave
+    /// its thread (`on_thread_start` may set them): a `SCHED_BATCH` thread
+    /// stays one, and a `SCHED_IDLE` one is left alone entirely. (Writing
+    /// `SCHED_OTHER` with flags 0, as the request once did, reset both.)
+    #[test]
+    fn a_slice_request_keeps_the_threads_policy_and_nice_value() {
+        fn set_policy(policy: libc::c_int) {
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: `sched_setscheduler(0, policy, param)` reads `param`,
+            // live on this stack, and changes only this (test) thread.
+            let set = unsafe { libc::sched_setscheduler(0, policy, &param) };
+            assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+        }
+        fn policy() -> libc::c_int {
+            // SAFETY: `sched_getscheduler(0)` only reads this thread's policy.
+            unsafe { libc::sched_getscheduler(0) }
+        }
+        std::thread::spawn(|| {
+            set_policy(libc::SCHED_BATCH);
+            // SAFETY: as in the test below: this thread's nice value only.
+            assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 4) }, 0);
+            request_short_slice();
+            assert_eq!(policy(), libc::SCHED_BATCH);
+            assert_eq!(nice_of(0).unwrap(), 4);
+            set_policy(libc::SCHED_IDLE);
+            assert_eq!(
+                set_slice(0, SHORT_SLICE_NS).unwrap_err().kind(),
+                std::io::ErrorKind::Unsupported
+            );
+            assert_eq!(policy(), libc::SCHED_IDLE);
+        })
+        .join()
+        .unwrap();
     }
 
     /// A nice value of -1 is a value, not the error `getpriority` also

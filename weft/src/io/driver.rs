@@ -53,8 +53,11 @@
 //! shard's set of registered sources holds a reference until the source is
 //! deregistered, and a deregistered source's reference is dropped only by
 //! the holder of that shard's poller after it has dispatched the events of
-//! its current wait (the deregistration — `epoll_ctl(DEL)` — happened
-//! before, so no later wait returns the token). Tokens below
+//! its current wait (the deregistration — a successful `epoll_ctl(DEL)` —
+//! happened before, so no later wait returns the token). A source whose
+//! DEL fails (its number was closed while a duplicate keeps the file open)
+//! is kept until the driver drops, since the kernel may still deliver its
+//! token. Tokens below
 //! `FIRST_SOURCE_TOKEN` are the waker's and the shards' own (no
 //! `ScheduledIo` lives at such an address).
 //!
@@ -111,8 +114,9 @@ use super::scheduled_io::{
 const EVENTS_PER_TURN: usize = 1024;
 /// The token of the top poller's own waker.
 const WAKER_TOKEN: Token = Token(0);
-/// Tokens `1..=shards` name shards in the top poller; a `ScheduledIo`'s
-/// address is never that small.
+/// Tokens `1..shards` name shards in the top poller (`Driver::new` checks
+/// that they stay below this); a `ScheduledIo`'s address is never that
+/// small (the first page of memory is never mapped).
 const FIRST_SOURCE_TOKEN: usize = 4096;
 
 use super::WORKERS_PER_SHARD;
@@ -126,8 +130,12 @@ struct PollState {
 }
 
 struct Sources {
-    /// Registered sources by address (their token), for shutdown.
+    /// Registered sources by address (their token), for shutdown; with
+    /// them the orphans, whose deregistration failed (`Driver::deregister`),
+    /// kept until the driver drops.
     registered: HashMap<usize, Arc<ScheduledIo>>,
+    /// How many of `registered` are orphans.
+    orphaned: usize,
     closed: bool,
 }
 
@@ -190,6 +198,12 @@ fn wake_all(wakers: &mut Vec<Waker>) {
 impl Driver {
     /// A reactor of `shards` epoll instances (at least one).
     pub(crate) fn new(shards: usize) -> io::Result<Driver> {
+        // The builder allows one shard per worker at most, and at most
+        // `MAX_WORKER_THREADS` (4,096) workers.
+        assert!(
+            shards <= FIRST_SOURCE_TOKEN,
+            "{shards} reactor shards: their tokens would reach the sources'"
+        );
         let shards = (0..shards.max(1))
             .map(|_| {
                 let poll = Poll::new()?;
@@ -203,6 +217,7 @@ impl Driver {
                     registry,
                     sources: Mutex::new(Sources {
                         registered: HashMap::new(),
+                        orphaned: 0,
                         closed: false,
                     }),
                     pending_release: ReleaseQueue::new(),
@@ -268,13 +283,69 @@ impl Driver {
     }
 
     /// Deregisters `source` (its owner is done with it) and schedules the
-    /// release of its `ScheduledIo`.
+    /// release of its `ScheduledIo`, if the kernel confirmed the
+    /// deregistration.
+    ///
+    /// A failed `EPOLL_CTL_DEL` may leave the registration in the kernel:
+    /// epoll keys it by the open file, not the number, so if the number was
+    /// closed while another descriptor (a `dup`, a forked child's copy)
+    /// keeps the file open, DEL fails (`EBADF`, or `ENOENT` once the number
+    /// names another file) and the old registration still delivers events
+    /// carrying this source's token. Its `ScheduledIo` is then kept, in the
+    /// shard's set of registered sources, until the driver drops: a token
+    /// never outlives its pointee (tokio's `deregister_source` keeps it the
+    /// same way). Sources whose descriptor weft owns (its sockets, and
+    /// `AsyncFd`'s own duplicate) are never in that case.
     pub(crate) fn deregister(&self, source: &mut impl Source, registered: &Registered) {
-        // Fails only if the runtime's poller is gone or the fd was closed
-        // under us; either way no event can name it any more.
-        let _ = self.shards[registered.shard].registry.deregister(source);
+        let deleted = self.shards[registered.shard]
+            .registry
+            .deregister(source)
+            .is_ok();
         self.registrations.remove();
-        self.forget(registered.shard, &registered.io);
+        if deleted {
+            self.forget(registered.shard, &registered.io);
+        } else {
+            self.orphan(registered.shard, &registered.io);
+        }
+    }
+
+    /// A source whose deregistration failed: its waiters are woken (their
+    /// owner is gone) and its `ScheduledIo` stays in the shard's set, so an
+    /// event the kernel still delivers for it finds it alive.
+    fn orphan(&self, shard_index: usize, io: &Arc<ScheduledIo>) {
+        let mut wakers = Vec::new();
+        io.take_waiters(&mut wakers);
+        self.shards[shard_index].sources.lock().unwrap().orphaned += 1;
+        drop(wakers);
+    }
+
+    /// Sources kept after a failed deregistration (tests).
+    #[cfg(test)]
+    pub(crate) fn num_orphaned(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| shard.sources.lock().unwrap().orphaned)
+            .sum()
+    }
+
+    /// The registrations the kernel holds in every shard's epoll instance,
+    /// the waker's and the shards' own included (tests: read from
+    /// `/proc/self/fdinfo`, one `tfd:` line per registration).
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn kernel_registrations(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| {
+                // The registry's fd is a duplicate of the poller's (same
+                // epoll instance), readable while a keeper waits in it.
+                let fd = shard.registry.as_raw_fd();
+                std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+                    .expect("an epoll fd's fdinfo")
+                    .lines()
+                    .filter(|line| line.starts_with("tfd:"))
+                    .count()
+            })
+            .sum()
     }
 
     fn forget(&self, shard_index: usize, io: &Arc<ScheduledIo>) {
@@ -430,11 +501,14 @@ impl Driver {
             }
             // The token is the address of a `ScheduledIo` registered on this
             // shard with it, alive: the shard's set of registered sources
-            // holds it until deregistration, which moves it to the shard's
-            // `pending_release`, emptied only below, by this thread, after
-            // this loop, while it holds this shard's poller; the
-            // deregistration's `epoll_ctl(DEL)` came before the move, so no
-            // later wait returns this token. (Module doc, "Sources".)
+            // holds it until a *successful* deregistration, which moves it
+            // to the shard's `pending_release`, emptied only below, by this
+            // thread, after this loop, while it holds this shard's poller;
+            // that `epoll_ctl(DEL)` succeeded before the move, so no later
+            // wait returns this token. A source whose DEL failed stays in
+            // the set until the driver drops (`Driver::deregister`). Tokens
+            // below `FIRST_SOURCE_TOKEN` were handled above. (Module doc,
+            // "Sources".)
             // SAFETY: the pointee is alive for this loop, as said above.
             let io = unsafe { &*(token.0 as *const ScheduledIo) };
             io.set_readiness(readiness_of(event), wakers);
@@ -470,8 +544,11 @@ impl Driver {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::Arc;
     use std::task::{Context, Waker};
     use std::time::Duration;
+
+    use mio::unix::SourceFd;
 
     use super::{Driver, EVENTS_PER_TURN};
     use crate::io::scheduled_io::Direction;
@@ -494,6 +571,45 @@ mod tests {
         driver.deregister(&mut b, &registered_b);
         assert_eq!(in_set(), 0);
         assert_eq!(driver.num_registered(), 0);
+    }
+
+    /// A source whose `EPOLL_CTL_DEL` fails (its number was closed while a
+    /// duplicate keeps the file open, so the kernel keeps the registration
+    /// and goes on delivering its token) is kept alive while the driver
+    /// lives, and released with it. (Released at once, as before, the next
+    /// event wrote into freed memory: valgrind's `Invalid read ... in
+    /// ScheduledIo::set_readiness`.)
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_source_whose_deregistration_fails_lives_as_long_as_the_driver() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+
+        let driver = Driver::new(1).unwrap();
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let duplicate = a.try_clone().unwrap();
+        let number = a.as_raw_fd();
+        let registered = driver.register(&mut SourceFd(&number)).unwrap();
+        let before = driver.kernel_registrations();
+        drop(a);
+        driver.deregister(&mut SourceFd(&number), &registered);
+        assert_eq!(driver.num_orphaned(), 1, "DEL failed, yet it was released");
+        assert_eq!(driver.num_registered(), 0);
+        assert_eq!(
+            driver.kernel_registrations(),
+            before,
+            "the kernel should still hold the registration this test is about"
+        );
+        let io = Arc::downgrade(&registered.io);
+        drop(registered);
+        b.write_all(b"x").unwrap();
+        // The stale registration fires: delivered to the kept source.
+        driver.wait(Some(Duration::ZERO), || false);
+        assert!(io.upgrade().is_some(), "an orphan outlived by its token");
+        drop(driver);
+        assert!(io.upgrade().is_none(), "the driver's drop releases orphans");
+        drop(duplicate);
     }
 
     /// Raises this process's open-file soft limit to at least `needed`

@@ -11,7 +11,7 @@
 //! registers a source once, for both directions.
 
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::task::{Context, Poll, ready};
 
 use mio::unix::SourceFd;
@@ -19,9 +19,34 @@ use mio::unix::SourceFd;
 use super::poll_evented::PollEvented;
 use super::scheduled_io::{Direction, ReadyEvent};
 
-/// The descriptor of an `AsFd` owner, as a `mio` source (registration only
-/// reads the number).
-struct Fd(RawFd);
+/// The reactor's own duplicate of an `AsyncFd`'s descriptor, as a `mio`
+/// source.
+///
+/// Why a duplicate: epoll keys a registration by the open file, and the
+/// number `T` holds is the user's to close or replace (`get_mut`, a
+/// `RawFd` closed early). Had the reactor registered that number, closing
+/// it while another descriptor keeps the file open would leave a
+/// registration the reactor can no longer delete, and a new socket given
+/// the same number would have its own registration deleted in its place.
+/// The duplicate is weft's alone: it stays open until the `AsyncFd`
+/// deregisters it, so that deregistration always succeeds, and it names the
+/// same open file, so readiness is the file's.
+struct Fd(OwnedFd);
+
+impl Fd {
+    /// A close-on-exec duplicate of `fd`.
+    fn duplicate(fd: RawFd) -> io::Result<Fd> {
+        // SAFETY: `fcntl(fd, F_DUPFD_CLOEXEC, 0)` reads no memory of ours;
+        // for a number that is not an open descriptor it fails (`EBADF`).
+        let duplicate = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if duplicate < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `duplicate` is a descriptor the call above just opened;
+        // nothing else owns it.
+        Ok(Fd(unsafe { OwnedFd::from_raw_fd(duplicate) }))
+    }
+}
 
 impl mio::event::Source for Fd {
     fn register(
@@ -30,7 +55,7 @@ impl mio::event::Source for Fd {
         token: mio::Token,
         interests: mio::Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0).register(registry, token, interests)
+        SourceFd(&self.0.as_raw_fd()).register(registry, token, interests)
     }
 
     fn reregister(
@@ -39,11 +64,11 @@ impl mio::event::Source for Fd {
         token: mio::Token,
         interests: mio::Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0).reregister(registry, token, interests)
+        SourceFd(&self.0.as_raw_fd()).reregister(registry, token, interests)
     }
 
     fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
-        SourceFd(&self.0).deregister(registry)
+        SourceFd(&self.0.as_raw_fd()).deregister(registry)
     }
 }
 
@@ -52,6 +77,14 @@ impl mio::event::Source for Fd {
 /// not change it. Dropping it deregisters the fd and drops `T` (closing the
 /// fd if `T` owns it); [`into_inner`](AsyncFd::into_inner) deregisters and
 /// gives `T` back.
+///
+/// The reactor registers a duplicate of the fd that it owns (one `fcntl`
+/// at `new`, one `close` at the drop), so what `T`'s own number does
+/// cannot reach the reactor: readiness is that of the open file `T` had at
+/// `new`, for as long as the `AsyncFd` lives, even if `T` closes or
+/// replaces its number meanwhile (through [`get_mut`](AsyncFd::get_mut)).
+/// tokio registers `T`'s number itself; the duplicate is the difference
+/// (it also keeps the file open until the `AsyncFd` drops).
 ///
 /// ```
 /// use std::io::{Read, Write};
@@ -102,9 +135,10 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Outside a runtime context.
     #[track_caller]
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
-        let fd = inner.as_raw_fd();
+        let runtime = super::poll_evented::current_runtime("AsyncFd::new");
+        let fd = Fd::duplicate(inner.as_raw_fd())?;
         Ok(AsyncFd {
-            evented: PollEvented::new(Fd(fd), "AsyncFd::new")?,
+            evented: PollEvented::with_runtime(fd, runtime)?,
             inner: Some(inner),
         })
     }
@@ -114,7 +148,8 @@ impl<T: AsRawFd> AsyncFd<T> {
         self.inner.as_ref().expect("taken only by into_inner")
     }
 
-    /// The wrapped value, mutably.
+    /// The wrapped value, mutably. Replacing its fd does not move the
+    /// registration: readiness stays that of the file registered at `new`.
     pub fn get_mut(&mut self) -> &mut T {
         self.inner.as_mut().expect("taken only by into_inner")
     }
@@ -217,5 +252,69 @@ impl<T: AsRawFd> AsyncFdReadyGuard<'_, T> {
     /// The wrapped value.
     pub fn get_inner(&self) -> &T {
         self.fd.get_ref()
+    }
+}
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+mod tests {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    use super::AsyncFd;
+    use crate::io::poll_evented::current_runtime;
+
+    fn nonblocking_pair() -> (UnixStream, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        (a, b)
+    }
+
+    /// The kernel's registration goes with the `AsyncFd`: `into_inner` and
+    /// drop each delete it. (`Fd::deregister` made `Ok(())` left it, whose
+    /// token then named a freed `ScheduledIo`.)
+    #[test]
+    fn into_inner_and_drop_leave_no_kernel_registration() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let shared = current_runtime("test");
+        let before = shared.io.kernel_registrations();
+        let (a, _b) = nonblocking_pair();
+        let fd = AsyncFd::new(a).unwrap();
+        assert_eq!(shared.io.kernel_registrations(), before + 1);
+        let a = fd.into_inner();
+        assert_eq!(shared.io.kernel_registrations(), before);
+        drop(AsyncFd::new(a).unwrap());
+        assert_eq!(shared.io.kernel_registrations(), before);
+        assert_eq!(shared.io.num_orphaned(), 0);
+    }
+
+    /// The number an `AsyncFd` of a `RawFd` was made from, closed early
+    /// while a duplicate keeps its file open, does not strand a
+    /// registration: the reactor registered its own duplicate, which it
+    /// deletes. (Registering the user's number, that DEL failed and the
+    /// kernel kept delivering a freed source's token.)
+    #[test]
+    fn a_number_closed_under_an_async_fd_strands_no_registration() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let shared = current_runtime("test");
+        let before = shared.io.kernel_registrations();
+        let (a, _b) = nonblocking_pair();
+        let duplicate = a.try_clone().unwrap();
+        let fd = AsyncFd::new(a.as_raw_fd()).unwrap();
+        drop(a);
+        drop(fd);
+        assert_eq!(shared.io.kernel_registrations(), before);
+        assert_eq!(shared.io.num_orphaned(), 0);
+        drop(duplicate);
+    }
+
+    /// A number that is not an open descriptor is refused at `new`.
+    #[test]
+    fn a_number_that_is_not_open_is_an_error() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let error = AsyncFd::new(i32::MAX).err().expect("not an open fd");
+        assert_eq!(error.raw_os_error(), Some(libc::EBADF), "{error}");
     }
 }

@@ -403,8 +403,8 @@ impl WorkerThread {
             // this worker's siblings down; this one never runs.
             core.close();
         } else {
-            core.remote_watch().attach_thread();
             let exit = {
+                let _on_slot = core.remote_watch().attach_thread();
                 let _core = context::set_core(&core);
                 core.run()
             };

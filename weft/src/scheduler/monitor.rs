@@ -197,7 +197,7 @@ use std::panic::Location;
 // and `wake_monitor`) and the hand-back handshake (`handed_back`, `closed`
 // and their fences) are protocols: those are loom's under `cfg(loom)`, and
 // `loom_tests.rs` models them.
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::loom::sync::atomic::fence;
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -245,11 +245,35 @@ pub(crate) struct PollWatch {
     /// The monitor found this slot stalled at its last sample: other
     /// threads take its queued tasks before their own inject work.
     stalled: AtomicBool,
-    /// The kernel id of the thread running this slot (0: none yet).
-    thread_id: AtomicI32,
+    /// The kernel id of the thread running this slot (0: none). A lock, not
+    /// an atomic, because the monitor acts on that id with system calls
+    /// (`setpriority`, `sched_setattr`, `tgkill`): it holds this lock across
+    /// each call, and a thread clears its id under it before it can end
+    /// ([`ThreadOnSlot`]), so an id the monitor acts on always names the
+    /// live thread running this slot, never one that reused the number.
+    thread_id: std::sync::Mutex<i32>,
     /// The monitor lowered the priority of the thread running this slot:
     /// after its poll it hands the slot to a thread of normal priority.
     thread_demoted: AtomicBool,
+}
+
+/// A thread's hold on a slot's [`PollWatch`]: dropping it clears the
+/// thread's id there (under the watch's lock, so after the drop no system
+/// call of the monitor can name this thread).
+pub(crate) struct ThreadOnSlot<'a> {
+    watch: &'a PollWatch,
+    tid: i32,
+}
+
+impl Drop for ThreadOnSlot<'_> {
+    fn drop(&mut self) {
+        let mut tid = self.watch.lock_thread_id();
+        // Another thread may run the slot already (it attached after a
+        // hand-back): its id stays.
+        if *tid == self.tid {
+            *tid = 0;
+        }
+    }
 }
 
 impl PollWatch {
@@ -290,11 +314,27 @@ impl PollWatch {
         self.seq.load(Ordering::Relaxed)
     }
 
-    /// The calling thread now runs this slot.
-    pub(crate) fn attach_thread(&self) {
-        self.thread_id
-            .store(crate::sys::current_thread_id(), Ordering::Relaxed);
+    /// The calling thread now runs this slot, until the returned guard
+    /// drops (before the thread can end, even by unwinding).
+    #[must_use = "the thread runs the slot while the guard lives"]
+    pub(crate) fn attach_thread(&self) -> ThreadOnSlot<'_> {
+        let tid = crate::sys::current_thread_id();
+        *self.lock_thread_id() = tid;
         self.thread_demoted.store(false, Ordering::Relaxed);
+        ThreadOnSlot { watch: self, tid }
+    }
+
+    fn lock_thread_id(&self) -> std::sync::MutexGuard<'_, i32> {
+        // Nothing panics under this lock but the system calls' callers;
+        // the id is valid either way.
+        self.thread_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `act` on the kernel id of the thread running this slot, if one
+    /// is attached, while that thread cannot end (see `thread_id`).
+    fn with_thread<R>(&self, act: impl FnOnce(i32) -> R) -> Option<R> {
+        let tid = self.lock_thread_id();
+        (*tid != 0).then(|| act(*tid))
     }
 
     /// Whether the thread running this slot was demoted (checked after each
@@ -689,11 +729,11 @@ impl Monitor {
     /// always learns it was (or is about to be) demoted and gives its slot
     /// to a normal thread.
     fn demote_thread(&self, watch: &PollWatch) {
-        let tid = watch.thread_id.load(Ordering::Relaxed);
-        if tid == 0 || watch.thread_demoted.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        if crate::sys::demote_thread(tid).is_ok() {
+        let demoted = watch.with_thread(|tid| {
+            !watch.thread_demoted.swap(true, Ordering::Relaxed)
+                && crate::sys::demote_thread(tid).is_ok()
+        });
+        if demoted == Some(true) {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -847,11 +887,12 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 // own (`run_spare`). (Either guard deleted passes every
                 // test: it matters only once the thread has ended, when
                 // the call fails, or names a thread that reused the id.)
-                if last.lengthened != 0
-                    && watch.thread_id.load(Ordering::Relaxed) == last.lengthened
-                    && !watch.is_thread_demoted()
-                {
-                    crate::sys::restore_short_slice(last.lengthened);
+                if last.lengthened != 0 {
+                    watch.with_thread(|tid| {
+                        if tid == last.lengthened && !watch.is_thread_demoted() {
+                            crate::sys::restore_short_slice(tid);
+                        }
+                    });
                 }
                 *last = Seen {
                     seq,
@@ -883,8 +924,9 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
                 // (Not marked, it passes every test: the monitor then asks
                 // again at every sample of the poll, two system calls each.)
                 last.slice_asked = true;
-                let tid = watch.thread_id.load(Ordering::Relaxed);
-                if crate::sys::lengthen_slice(tid) {
+                if let Some(Some(tid)) =
+                    watch.with_thread(|tid| crate::sys::lengthen_slice(tid).then_some(tid))
+                {
                     last.lengthened = tid;
                 }
             }
@@ -952,11 +994,11 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             // never or always applied.)
             for remote in shared.remotes.iter() {
                 let watch = &remote.watch;
-                if watch.is_stalled() && watch.is_thread_demoted() {
-                    let tid = watch.thread_id.load(Ordering::Relaxed);
-                    if tid != 0 && crate::sys::ask_to_step_aside(tid) {
-                        monitor.step_asides.fetch_add(1, Ordering::Relaxed);
-                    }
+                if watch.is_stalled()
+                    && watch.is_thread_demoted()
+                    && watch.with_thread(crate::sys::ask_to_step_aside) == Some(true)
+                {
+                    monitor.step_asides.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -1065,8 +1107,8 @@ fn run_spare(shared: &Arc<Shared>) {
             drop(state);
             // This thread is now that worker, until shutdown or its own
             // demotion.
-            core.remote_watch().attach_thread();
             let exit = {
+                let _on_slot = core.remote_watch().attach_thread();
                 let _core = crate::runtime::context::set_core(&core);
                 core.run()
             };
@@ -1084,8 +1126,8 @@ fn run_spare(shared: &Arc<Shared>) {
         if let Some((index, local)) = state.lent.pop() {
             drop(state);
             let core = Core::new(index, shared.clone(), local);
-            core.remote_watch().attach_thread();
             {
+                let _on_slot = core.remote_watch().attach_thread();
                 let _core = crate::runtime::context::set_core(&core);
                 core.run_spare();
             }
