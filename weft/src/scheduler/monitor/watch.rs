@@ -1,0 +1,168 @@
+//! What a worker slot publishes for the monitor: [`PollWatch`].
+//!
+//! Per poll, the slot's thread makes two relaxed stores on its own cache
+//! line (a sequence number, odd inside a poll, and the polled task's label);
+//! no clock read, no read-modify-write. The monitor reads them by sampling:
+//! a slot showing the same odd number at two samples has been inside one
+//! poll since the first. The label is read as a seqlock (`PollWatch::label`):
+//! every field is atomic and the label `'static`, so a torn read is
+//! detected, never undefined.
+//!
+//! The thread running a slot is published under a lock (`thread_id`), not
+//! an atomic: the monitor acts on that thread with system calls, and the
+//! lock keeps the thread from ending meanwhile (correctness: a signal or a
+//! priority change never reaches a thread id that was reused). Pinned by
+//! `sys.rs`'s tests of the calls and `lanes.rs`'s demotion tests.
+
+use std::panic::Location;
+// `std` atomics, not loom's: the monitor reads them by sampling, which is
+// timing, not a protocol, and as loom atomics they would add states to
+// every worker model (each poll writes them).
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use crate::task::TaskMeta;
+use crate::task::label::Label;
+
+/// The poll a worker slot is in, published for the monitor.
+#[derive(Default)]
+pub(crate) struct PollWatch {
+    /// Odd while the slot's thread is inside a poll.
+    seq: AtomicU64,
+    /// The polled task's `Label` bits.
+    label: AtomicUsize,
+    /// The `seq` of a poll the monitor saw run past `slow_poll_threshold`.
+    pub(super) slow_seq: AtomicU64,
+    /// The monitor found this slot stalled at its last sample: other
+    /// threads take its queued tasks before their own inject work.
+    stalled: AtomicBool,
+    /// The kernel id of the thread running this slot (0: none). A lock, not
+    /// an atomic, because the monitor acts on that id with system calls
+    /// (`setpriority`, `sched_setattr`, `tgkill`): it holds this lock across
+    /// each call, and a thread clears its id under it before it can end
+    /// ([`ThreadOnSlot`]), so an id the monitor acts on always names the
+    /// live thread running this slot, never one that reused the number.
+    thread_id: std::sync::Mutex<i32>,
+    /// The monitor lowered the priority of the thread running this slot:
+    /// after its poll it hands the slot to a thread of normal priority.
+    pub(super) thread_demoted: AtomicBool,
+}
+
+/// A thread's hold on a slot's [`PollWatch`]: dropping it clears the
+/// thread's id there (under the watch's lock, so after the drop no system
+/// call of the monitor can name this thread).
+pub(crate) struct ThreadOnSlot<'a> {
+    watch: &'a PollWatch,
+    tid: i32,
+}
+
+impl Drop for ThreadOnSlot<'_> {
+    fn drop(&mut self) {
+        let mut tid = self.watch.lock_thread_id();
+        // Another thread may run the slot already (it attached after a
+        // hand-back): its id stays.
+        if *tid == self.tid {
+            *tid = 0;
+        }
+    }
+}
+
+impl PollWatch {
+    /// A poll of `meta`'s task starts; `seq` is odd.
+    #[inline]
+    pub(crate) fn begin(&self, seq: u64, meta: &TaskMeta) {
+        // The seqlock's writer side: a monitor that reads this label has,
+        // after its Acquire fence, the previous poll's `end` store in view,
+        // so its re-read of `seq` sees the poll it sampled is over (without
+        // this fence the new label could pair with the old number; a
+        // compiler barrier on x86).
+        std::sync::atomic::fence(Ordering::Release);
+        self.label.store(meta.label().bits(), Ordering::Relaxed);
+        // Release: a monitor that reads this `seq` reads the label above
+        // (or a later one, which its second read of `seq` detects).
+        self.seq.store(seq, Ordering::Release);
+    }
+
+    /// The poll started with `seq - 1` has returned.
+    #[inline]
+    pub(crate) fn end(&self, seq: u64) {
+        self.seq.store(seq, Ordering::Release);
+    }
+
+    /// Whether the monitor marked the poll `seq` as slow.
+    #[inline]
+    pub(crate) fn is_slow(&self, seq: u64) -> bool {
+        self.slow_seq.load(Ordering::Relaxed) == seq
+    }
+
+    pub(super) fn seq(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    /// The slot's last published number, for the next `Core` of the slot
+    /// to continue from (read by the thread about to run the slot).
+    pub(crate) fn current_seq(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
+    /// The calling thread now runs this slot, until the returned guard
+    /// drops (before the thread can end, even by unwinding).
+    #[must_use = "the thread runs the slot while the guard lives"]
+    pub(crate) fn attach_thread(&self) -> ThreadOnSlot<'_> {
+        let tid = crate::sys::current_thread_id();
+        *self.lock_thread_id() = tid;
+        self.thread_demoted.store(false, Ordering::Relaxed);
+        ThreadOnSlot { watch: self, tid }
+    }
+
+    fn lock_thread_id(&self) -> std::sync::MutexGuard<'_, i32> {
+        // Nothing panics under this lock but the system calls' callers;
+        // the id is valid either way.
+        self.thread_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `act` on the kernel id of the thread running this slot, if one
+    /// is attached, while that thread cannot end (see `thread_id`).
+    pub(super) fn with_thread<R>(&self, act: impl FnOnce(i32) -> R) -> Option<R> {
+        let tid = self.lock_thread_id();
+        (*tid != 0).then(|| act(*tid))
+    }
+
+    /// Whether the thread running this slot was demoted (checked after each
+    /// poll: one load of a line the slot's thread writes anyway).
+    #[inline]
+    pub(crate) fn is_thread_demoted(&self) -> bool {
+        self.thread_demoted.load(Ordering::Relaxed)
+    }
+
+    /// Whether the monitor last saw this slot stalled. (Made `true`, every
+    /// thread was lowered at the first stall, a healthy worker's in the
+    /// middle of 200 us polls, and ran on lowered: `lanes.rs`'s
+    /// `only_the_stalled_polls_thread_is_lowered`.)
+    #[inline]
+    pub(crate) fn is_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_stalled(&self, stalled: bool) {
+        if self.stalled.load(Ordering::Relaxed) != stalled {
+            self.stalled.store(stalled, Ordering::Relaxed);
+        }
+    }
+
+    /// The label of poll `seq`, if it is still the current one (a seqlock
+    /// read, paired with the fence in `begin`: every field is atomic and
+    /// the label `'static`, so a torn read is only detected, never
+    /// undefined). Not modelled by loom (`std` atomics, see the imports).
+    pub(super) fn label(
+        &self,
+        seq: u64,
+    ) -> Option<(Option<&'static str>, &'static Location<'static>)> {
+        let bits = self.label.load(Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != seq {
+            return None;
+        }
+        let label = Label::from_bits(bits)?;
+        Some((label.name(), label.spawned_at()))
+    }
+}
