@@ -8,10 +8,12 @@
 /// Linux lets a timed wait of a normal thread end up to its *timer slack*
 /// late (50 µs by default) so it can merge wake-ups. A worker keeping time
 /// waits with the next timer's deadline as its timeout, so that slack is
-/// lateness. Measured on the 2-core dev VM, `sleep(1 ms)` in a loop on an
-/// idle runtime overshot by p50 ~75 µs / p99 ~150 µs with the default slack
-/// and p50 ~35 µs / p99 ~75 µs with 1 µs (three runs each). Workers time
-/// out only while keeping time, so the merged wake-ups given up are few.
+/// lateness: with a 1 µs slack a short sleep overshoots about half as much.
+/// For speed (timer lateness), not correctness. Workers time out only while
+/// keeping time, so the merged wake-ups given up are few. Pinned by
+/// `worker_threads_have_a_fine_timer_slack` (below).
+///
+/// Measured: docs/experiments.md#timer-slack
 pub(crate) fn set_fine_timer_slack() {
     // All five arguments are passed: the call is variadic, and with two the
     // kernel reads whatever the other registers hold (valgrind reports them
@@ -46,27 +48,15 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// CPU. A short slice gives a woken worker an early deadline, so it is
 /// picked at once, and protects a running worker only 0.1 ms.
 ///
-/// Measured (`weft-bench mixed --runtimes weft --only open_2000`, 2
-/// workers, five alternated runs each): short p90 2.3-2.8 ms with the
-/// default slice, 0.86-1.5 ms with 0.1 ms; p99 5.0-6.0 against 4.0-7.1
-/// (the generator's own lateness, ~2.4 ms at p99, dominates it); the
-/// closed loops and the scheduler lane unchanged within their spread.
-/// Older kernels reject the request (`E2BIG`/`EINVAL`): ignored, nothing
-/// else changes.
+/// For speed (short-request latency beside long polls), not correctness.
+/// Its cost is context switches: a worker woken with the short slice may
+/// preempt the thread that woke it (`block_on` spawning, say); kept, as
+/// the mixed lane is what the slice is for. Older kernels reject the
+/// request (`E2BIG`/`EINVAL`): ignored, nothing else changes. Pinned by
+/// lanes.rs's `runtime_threads_ask_for_the_shortest_slice_without_privilege`
+/// and `a_slice_request_keeps_the_threads_policy_and_nice_value` (below).
 ///
-/// Measured again (2026-11-26, one binary with the request switched off by
-/// an environment variable, alternated): open loop, 6 s windows, 6 pairs:
-/// without it the short p99 was higher in every pair (3.8-16.5 against
-/// 2.4-4.5 ms, the generator later too). Its cost shows in the scheduler
-/// lane's context switches at 2 workers (`weft-bench run --workers 2
-/// --lanes scheduler --runtimes weft,smol`, 3 pairs): `spawn_many_local`
-/// 17-38 per iteration with it, 4-9 without (smol 8-15; in three other runs
-/// with it, 4.3-7.4 of weft's 12-16 were involuntary, smol's 1.9-7.9 of
-/// 8.4-21: likely woken workers, with the shorter slice, preempting the
-/// thread in `block_on` that spawns), while `yield_many` went the other way
-/// (46-53 with it, 40-121 without; smol 55-73). Kept: the mixed lane is
-/// what the slice is for, and neither choice keeps every workload's context
-/// switches under smol's.
+/// Measured: docs/experiments.md#time-slices
 pub(crate) fn request_short_slice() {
     let _ = set_slice(0, SHORT_SLICE_NS);
 }
@@ -83,25 +73,18 @@ pub(crate) fn request_short_slice() {
 /// with the default slice (1.4 ms on 2 CPUs, at most 2.8 ms) that woke
 /// behind one inside a long poll waited for that tick: in the mixed lane's
 /// open loop, the generator submitting the requests (outside the runtime)
-/// waited up to 4 ms behind a long poll a dozen times a second (`perf
-/// sched` trace, 2026-11-25), and its lateness counts in the latency from
-/// arrival. A slice longer than any default puts a woken thread's deadline
-/// first, whatever the long poll's nice value; and it does not lengthen
-/// the long poll's run, which the kernel protects only for the shortest
-/// slice among the threads waiting on that core.
+/// waited that tick behind long polls, and its lateness counts in the
+/// latency from arrival. A slice longer than any default puts a woken
+/// thread's deadline first, whatever the long poll's nice value; and it
+/// does not lengthen the long poll's run, which the kernel protects only
+/// for the shortest slice among the threads waiting on that core.
 ///
-/// Measured (`weft-bench mixed --runtimes weft --only open_2000`,
-/// binaries of the commit before and with this, 6 alternated pairs,
-/// 2026-11-25): short p99 3.2-6.8 (mean 4.4) -> 2.6-3.9 ms (mean 3.0),
-/// lower in 5 of 6; p99.9 mean 9.0 -> 6.0 ms; the generator's lateness p99
-/// 0.85-4.0 -> 0.74-1.4 ms; long throughput unchanged (28-30 per s).
-/// The closed loops, same binaries: 128 + 8 (4 pairs) p99 29.8-31.2 ->
-/// 23.1-26.7 ms, lower in each; 32 + 2 (3 pairs) 7.9-8.8 -> 7.4-9.4 ms,
-/// step-asides ~270 -> ~110 a run (woken threads now preempt the long
-/// polls themselves); long throughput unchanged in both. Tried as an
-/// experiment switched by an environment variable: a 10 ms slice (5
-/// pairs) and a 2 ms one (4 pairs) measured no better than 3 ms; 100 ms,
-/// given to demoted threads only, raised the 128 + 8 p99 to 34-53 ms.
+/// For speed (the latency of whatever wakes behind a long poll), not
+/// correctness; the long polls' throughput does not change. Pinned by
+/// lanes.rs's `a_long_poll_has_a_long_slice_until_it_returns`.
+///
+/// Measured: docs/experiments.md#time-slices (also the rejected 2, 10 and
+/// 100 ms slices).
 pub(crate) fn lengthen_slice(tid: i32) -> bool {
     tid != 0 && set_slice(tid, LONG_SLICE_NS).is_ok()
 }
@@ -248,13 +231,17 @@ pub(crate) fn current_thread_id() -> i32 {
 /// keeps it for the rest of its life; any thread may lower a sibling,
 /// unprivileged.
 ///
-/// Why nice 10 (the mixed lane, `weft-bench mixed`, 2 workers, quiet
-/// machine, one run each; short p99 closed 32+2 / open 2,000/s):
-/// nice 5: 20.5 / 5.4 ms; nice 10: 15.4 / 4.4 ms; nice 15: 13.5 / 16.4 ms;
-/// `SCHED_IDLE`: 12.2 / 33 ms. A thread that gets no CPU at all while
-/// normal threads run (`SCHED_IDLE`) turns every lock it holds into a
-/// priority inversion: the monitor's own lock when it hands its worker on,
-/// a registry shard when its task ends.
+/// For fairness between short and long work, not correctness: nice 10
+/// gave the mixed lane's short requests the lowest tail in both the closed
+/// and the open loop (nice 5 less separation, nice 15 a worse open loop).
+/// Not `SCHED_IDLE`: a thread that gets no CPU at all while normal threads
+/// run turns every lock it holds into a priority inversion (the monitor's
+/// own lock when it hands its worker on, a registry shard when its task
+/// ends). That a stalled poll's thread is lowered is pinned by lanes.rs's
+/// `a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker`;
+/// the step itself only by the measurement.
+///
+/// Measured: docs/experiments.md#demotion
 ///
 /// The caller vouches that `tid` names a live thread of this process (the
 /// monitor calls this under the slot's thread lock, `PollWatch::with_thread`).
@@ -290,11 +277,13 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
 /// that at the wake-up and then at each tick (4 ms at 250 Hz). A spare
 /// that ran short requests a moment ago can wake ineligible, and then
 /// waits out the rest of the tick behind a long poll whatever that poll's
-/// nice value (our reading of the 4-9 ms gaps traced in the mixed lane's
-/// open loop, `scheduler/monitor.rs`; a `sched_yield` from the long poll
-/// did not close them, blocking does). A thread that blocks, even for microseconds,
-/// gives its core to whatever waits there at once (or to a waiting thread
-/// pulled from the other core's queue by the kernel's idle balancing).
+/// nice value (our reading of the gaps traced in the mixed lane's open
+/// loop; a `sched_yield` from the long poll did not close them, blocking
+/// does). A thread that blocks, even for microseconds, gives its core to
+/// whatever waits there at once (or to a waiting thread pulled from the
+/// other core's queue by the kernel's idle balancing). For speed (the
+/// latency of the work held up), not correctness. Pinned by lanes.rs's
+/// `a_demoted_poll_steps_aside_for_the_work_it_holds_up`.
 ///
 /// The signal is `SIGURG` (as Go's goroutine preemption): its default
 /// action is to do nothing, so a signal that reaches a thread after the
@@ -307,6 +296,8 @@ pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
 /// restarts (`epoll_wait`, `nanosleep`, `poll`, ...) return `EINTR`, which
 /// std's wrappers (`thread::sleep`) and careful code retry: the cost Go's
 /// preemption has too.
+///
+/// Traced and measured: docs/experiments.md#the-open-loop-tail
 pub(crate) fn install_step_aside() -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -359,9 +350,8 @@ const STEP_ASIDE_SIGNAL: libc::c_int = libc::SIGURG;
 
 /// How long a demoted thread steps aside: long enough for the kernel to
 /// run or pull over the thread that waits, short enough to cost the long
-/// poll little. Mixed lane, open loop, 2 or 3 alternated pairs each
-/// (2026-11-25): 30 µs gave the lowest p99; 10-15 µs a little higher,
-/// 50-100 µs no lower and less long throughput, 300 µs 20% less.
+/// poll little (speed, not correctness).
+/// Measured (mixed lane, open loop): docs/experiments.md#stepping-aside
 #[cfg(target_os = "linux")]
 const STEP_ASIDE_PAUSE_NS: libc::c_long = 30_000;
 

@@ -31,13 +31,12 @@
 //! The pool has no lock-free protocol (one mutex and two condvars), so it
 //! has no loom model; `tests/blocking.rs` exercises it.
 //!
-//! Mutation run (2026-11-25, `MUTANTS_JUDGE=tests
-//! MUTANTS_TESTS=lib,blocking,shutdown,thread_leak`, 57 mutants): 36
-//! caught, 16 unviable, 5 survived. The rollback when the OS refuses a
-//! thread (3) is killed by the unit tests below, through a test-only seam
-//! that refuses starts; `BlockingFuture`'s `Drop` made a no-op by
-//! `faults.rs` (a cancelled closure's capture panicking in its destructor
-//! aborted the process); the retire test's `||` is a cost (at `work`).
+//! The rollback when the OS refuses a thread (correctness: no closure lost
+//! or counted twice) is pinned by the unit tests below, through a
+//! test-only seam that refuses starts; `BlockingFuture`'s `Drop` by
+//! `faults.rs`'s
+//! `a_cancelled_blocking_closure_whose_capture_panics_on_drop_does_not_abort_the_process`.
+//! The retire test in `work` is a cost rule.
 //!
 //! # Shutdown
 //!

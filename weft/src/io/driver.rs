@@ -7,13 +7,13 @@
 //! The sleeping worker that keeps time (`time/driver.rs`'s keeper) waits in
 //! `epoll_wait` on the top poller (shard 0) with the next timer deadline as
 //! its timeout instead of on its condvar, while any source is registered
-//! (with none it keeps the condvar, and a runtime without sockets parks
-//! exactly as before: with the keeper always in epoll, one scheduler-lane
-//! run gave spawn_many_remote_busy1 1.64 ms against a 1.09 ms baseline, and
-//! with this gate two runs gave 0.97-0.99 ms; the first registration pokes
-//! the keeper over). The other sleeping workers park as before
-//! (`scheduler/park.rs`). Waking the keeper writes the top poller's eventfd
-//! (`Parker::unpark` knows which kind of sleep it interrupts). A keeper
+//! (with none it keeps the condvar, so a runtime without sockets parks
+//! exactly as before: a speed rule, as a keeper always in epoll made the
+//! scheduler lane's remote spawns slower; the first registration pokes the
+//! keeper over; measured: docs/experiments.md#reactor). The other sleeping
+//! workers park as before (`scheduler/park.rs`). Waking the keeper writes
+//! the top poller's eventfd (`Parker::unpark` knows which kind of sleep it
+//! interrupts). A keeper
 //! woken by readiness wakes the tasks (into its own queue, as fired timers
 //! are), gives up the poller with the keeper role, and hands it to a
 //! sleeping worker (`Core::hand_over_poller`), so readiness is not left
@@ -22,26 +22,17 @@
 //! (`try_lock`: a poller someone holds is being served), and only while
 //! some source is registered, so a runtime without sockets pays nothing.
 //!
-//! # Mutation testing
+//! # Correctness and cost
 //!
-//! 2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,net,http,time`, 54
-//! mutants, two trees: 34 caught, 3 unviable, 17 survived. `forget` made
-//! a no-op, and `count += 1` made `*=` in `poll_and_deliver` (which
-//! stopped `drain_shard_into` after one turn, so a shard other than the
-//! top with more than `EVENTS_PER_TURN` sources ready at once kept the
-//! rest until its next event), are killed by the unit tests below. The
-//! other 15, each a cost or a
-//! path no test reaches: the shard a source goes to (`shard_for_caller`,
-//! 5: any shard is served, the keeper waits on all through the top
-//! poller); the counts of tasks woken that `poll_ready_now` and
-//! `drain_shard` return (4: they only decide a helper wake, and for a
-//! paused clock whether it may jump; `+=` made `-=` would overflow, but no
-//! test has a busy worker's own shard, not the top, deliver); the top
-//! poller's waker buffer handed back (`capacity() <`, 3: an allocation);
-//! the EINTR test (a 1 ms nap on a signal instead of on a real error);
-//! a token equal to `FIRST_SOURCE_TOKEN` read as a shard (`<` made `<=`:
-//! no source lives at that address); `num_registered` made `1` (the keeper
-//! always sleeps in the poller: the cost measured above).
+//! Correctness: a deregistered source leaves its shard (`forget`), and a
+//! shard with more sources ready than one turn takes is drained to the end
+//! (`poll_and_deliver`); both pinned by the unit tests below. Costs only,
+//! never a lost wake-up: the shard a source goes to (any shard is served,
+//! the keeper waits on all through the top poller); the counts of tasks
+//! woken that `poll_ready_now` and `drain_shard` return (they decide a
+//! helper wake and, for a paused clock, whether it may jump); reusing the
+//! top poller's waker buffer; the 1 ms nap after an error other than EINTR;
+//! the keeper's condvar while nothing is registered (above).
 //!
 //! # Sources
 //!

@@ -6,20 +6,18 @@
 //! The source is deregistered when this is dropped, or by `into_inner`,
 //! which gives the source back (for `into_std`).
 //!
-//! # Mutation testing
+//! # Correctness and cost
 //!
-//! 2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,net,http`, 80
-//! mutants, two trees: 22 caught, 38 unviable, 20 survived. Eleven are
-//! killed by new tests: the `WouldBlock` guards of `poll_io`, `async_io`,
-//! `try_io` and `poll_write` (`net.rs`: an accept on a shut-down listener
-//! and a refused UDP datagram return their errors, `poll_accept` after
-//! the connection was taken is `Pending`, `try_recv` forgets readiness on
-//! `WouldBlock` only, small writes into a full Unix stream wait), and both
-//! `Drop`s (the unit tests below). Their run also found a real bug: the
-//! error bit was never cleared, so a UDP socket that once got a refused
-//! datagram spun inside one poll at its next `recv` (`scheduled_io.rs`,
-//! `Direction::clear_mask`). The other nine are the short-read and
-//! short-write clears (at `poll_read`): a cost, never a lost wake-up.
+//! Correctness: only `WouldBlock` clears readiness and waits again; any
+//! other error is returned (`poll_io`, `async_io`, `try_io`,
+//! `poll_write`). Pinned by `net.rs`'s
+//! `accepting_on_a_shut_down_listener_returns_the_error`,
+//! `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`,
+//! `poll_accept_after_the_connection_was_taken_is_pending_not_would_block`,
+//! `try_recv_forgets_readiness_on_would_block_and_only_then` and
+//! `small_writes_into_a_full_send_buffer_wait_for_room`. Both `Drop`s leave
+//! nothing behind: the unit tests below. A cost, never a lost wake-up: the
+//! short-read and short-write clears (at `poll_read`).
 
 use std::future::Future;
 use std::io;

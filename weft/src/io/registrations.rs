@@ -46,10 +46,10 @@ impl Registrations {
 
     /// A source is gone. The count going back to 0 only lets a keeper
     /// sleep on its condvar again and a busy worker skip the empty poller
-    /// (`Driver::poll_ready_now` in `driver.rs`): performance, not wake-ups. `remove`
-    /// made a no-op, or `count` made 1, a keeper sleeps in the poller with
-    /// nothing registered, which the unpark path reaches too; both pass
-    /// every model and test (2026-11-24).
+    /// (`Driver::poll_ready_now` in `driver.rs`): speed, not wake-ups. With
+    /// `remove` a no-op, or `count` always 1, a keeper sleeps in the poller
+    /// with nothing registered, which the unpark path reaches too: so no
+    /// model or test tells.
     pub(crate) fn remove(&self) {
         self.count.fetch_sub(1, Ordering::Relaxed);
     }

@@ -39,8 +39,9 @@
 //! has is the kernel's), and the wake-up order rests on the waiter mutex
 //! and on every change of the word being a read-modify-write. So its
 //! Acquire/Release orderings are stronger than the protocol needs:
-//! `scripts/orderings.sh` (2026-11-24) weakened each alone (every
-//! Acquire, Release and AcqRel here) and every loom model still passed.
+//! `scripts/orderings.sh` weakens each alone (every Acquire, Release and
+//! AcqRel here) and every loom model still passes
+//! (docs/experiments.md#memory-ordering-survey).
 //! They are kept as the conventional pairing for a word other threads
 //! read (it costs nothing on x86); the models check what matters, the
 //! re-read under the waiter lock and the tick.
@@ -57,13 +58,12 @@ pub(crate) const WRITABLE: u64 = 1 << 1;
 pub(crate) const READ_CLOSED: u64 = 1 << 2;
 // `WRITE_CLOSED` is belt and braces on Linux: epoll reports a closed
 // socket as writable too, so a writer is woken and its syscall returns the
-// error even without it (the mutation run, the bit set to 0 or dropped
-// from `Direction::Write`'s mask, found no test that tells); kept for
-// pollers that report a hang-up alone. `ERROR` is not: a connected UDP
-// socket's refused datagram (an ICMP "unreachable") comes as `EPOLLERR`
-// alone, and without the bit its reader is never woken (`net.rs`,
-// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`,
-// checked 2026-11-25 with `ERROR` set to 0).
+// error even without it (so no test tells the bit set to 0 or dropped
+// from `Direction::Write`'s mask); kept for pollers that report a hang-up
+// alone. `ERROR` is not: a connected UDP socket's refused datagram (an
+// ICMP "unreachable") comes as `EPOLLERR` alone, and without the bit its
+// reader is never woken (correctness; pinned by `net.rs`'s
+// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`).
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
 pub(crate) const ERROR: u64 = 1 << 4;
 // The bits and fields of the word are disjoint, so every `|` that joins

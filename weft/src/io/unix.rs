@@ -2,13 +2,12 @@
 //! inotify, a socket weft has no type for), as tokio's
 //! `tokio::io::unix::AsyncFd`.
 //!
-//! Mutation run (2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,net`,
-//! 68 mutants): 1 caught, 60 unviable, 7 survived; six are killed by
-//! `net.rs`'s `async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered`
-//! (the guard's `try_io` and `clear_ready`, `as_raw_fd`, and `Fd`'s
-//! `deregister`, which left the fd in epoll after `into_inner`). The
-//! seventh, `Fd::reregister` made `Ok(())`, is never called: the reactor
-//! registers a source once, for both directions.
+//! A guard clears readiness only when asked (`try_io` on `WouldBlock`,
+//! `clear_ready`), and `into_inner` gives the fd back deregistered from
+//! epoll (correctness): pinned by `net.rs`'s
+//! `async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered`.
+//! `Fd::reregister` is never called: the reactor registers a source once,
+//! for both directions.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

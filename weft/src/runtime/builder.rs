@@ -275,9 +275,9 @@ impl Builder {
     /// Most threads that run tasks at once: the workers plus the spare
     /// threads the stall monitor brings in. Default: `2 × worker_threads +
     /// 8`, so that up to `worker_threads + 8` polls can be stuck at once
-    /// with threads left for the work behind them (the mixed lane's 8 long
-    /// clients on 2 workers: short p99 ~330 ms with 4 threads, ~95 ms with
-    /// 12). Must be at least `worker_threads`. (The blocking pool is bounded
+    /// with threads left for the work behind them (measured in the mixed
+    /// lane: docs/experiments.md#demotion). Must be at least
+    /// `worker_threads`. (The blocking pool is bounded
     /// separately by [`max_blocking_threads`](Self::max_blocking_threads);
     /// the stall monitor's own thread and the one that starts spare threads
     /// for it run no tasks and are not counted.)

@@ -133,12 +133,12 @@ pub(crate) fn set_core(core: &Core) -> CoreGuard<'_> {
 }
 
 impl Drop for CoreGuard<'_> {
-    // Made a no-op (the mutation run, 2026-11-25), every test passes: the
-    // pointer outlives its `Core` only on a thread that handed its core
-    // back (demoted) or closed it, and such a thread reads the context
-    // again only in its `on_thread_stop` hook. A hook that spawned would
-    // read a moved-from `Core` (its bytes still on that thread's stack, so
-    // it would likely even work): undefined behaviour no test can show.
+    // Correctness (soundness) no test can pin: made a no-op, every test
+    // passes. The pointer outlives its `Core` only on a thread that handed
+    // its core back (demoted) or closed it, and such a thread reads the
+    // context again only in its `on_thread_stop` hook. A hook that spawned
+    // would read a moved-from `Core` (its bytes still on that thread's
+    // stack, so it would likely even work): undefined behaviour.
     fn drop(&mut self) {
         let _ = CONTEXT.try_with(|cx| cx.core.set(std::ptr::null()));
     }

@@ -51,11 +51,11 @@
 //! The Acquire/Release orderings on `state` are stronger than this needs:
 //! the word publishes only its own counts (the sleeper list is under its
 //! mutex, the queues synchronise themselves), and the argument above rests
-//! on the RMWs and the two fences. `scripts/orderings.sh` (2026-11-24)
-//! weakened each of them alone (every load and RMW of `state` in this
-//! file) and every loom model still passed, while weakening or removing
-//! either fence fails. They are kept as the conventional pairing for a
-//! word other threads read.
+//! on the RMWs and the two fences. `scripts/orderings.sh` weakens each of
+//! them alone (every load and RMW of `state` in this file) and every loom
+//! model still passes, while weakening or removing either fence fails
+//! (docs/experiments.md#memory-ordering-survey). They are kept as the
+//! conventional pairing for a word other threads read.
 
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering, fence};
@@ -216,12 +216,11 @@ impl Idle {
     /// its caches are the warmest). A hint: it may wake meanwhile.
     ///
     /// Only the I/O path calls it (`Core::hand_over_poller`), which loom
-    /// does not build: the ordinary tests judge it. cargo-mutants' `None`,
-    /// `Some(1)` and `==` for `!=` fail `tests/net.rs`'s
-    /// `readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first`;
-    /// `Some(0)` passed it once: it is right whenever worker 1 keeps time
-    /// (worker 0 is then the other sleeper) and wrong only when worker 0
-    /// does, which that test does not choose.
+    /// does not build: pinned by `tests/net.rs`'s
+    /// `readiness_is_not_stuck_behind_the_long_poll_of_the_task_it_woke_first`,
+    /// though not fully: an answer of always `Some(0)` is right whenever
+    /// worker 1 keeps time (worker 0 is then the other sleeper), and that
+    /// test does not choose which worker keeps time.
     pub(crate) fn any_sleeper_except(&self, me: usize) -> Option<usize> {
         self.sleepers
             .lock()

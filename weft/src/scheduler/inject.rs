@@ -99,10 +99,10 @@ impl<T> Inject<T> {
     /// once, the rest fill the ring. The one copy of the formula: the worker
     /// and the loom models both call it.
     ///
-    /// `len / workers` is a share, not a bound the protocol needs: made
-    /// `len * workers` (a batch of up to `cap` whatever the backlog) it
-    /// passes every model and test (2026-11-24); the other mutants fail
-    /// `inject_batches.rs`.
+    /// `len / workers` is a share (speed: the backlog spread over the
+    /// workers), not a bound the protocol needs: made `len * workers` (a
+    /// batch of up to `cap` whatever the backlog) it passes every model and
+    /// test. The rest of the formula is pinned by `inject_batches.rs`.
     pub(crate) fn batch_limit(&self, local: &Local<T>, workers: usize, cap: usize) -> usize {
         (self.len() / workers + 1)
             .min(cap)

@@ -36,47 +36,20 @@
 //! work (a batch from the inject queue whenever the local ring runs dry, not
 //! only every N ticks).
 //!
-//! How large those dry batches are decides the busy workloads. A busy task
-//! (10 µs poll) that yields brings in one batch before it runs again, so
-//! the remote tasks drain at one batch per busy poll: with batches capped at
-//! 32, busy1's 10,000 tasks needed 320 busy polls (2.0 ms on 2 workers);
-//! with half the ring (128) when nothing local is overtaken, 1.1 ms, and
-//! fewer busy polls also means fewer of the workload's own `yield_now`
-//! switches. smol gets the same effect by putting a yielded task behind
-//! the whole global queue.
+//! How large those dry batches are decides the busy workloads (speed): a
+//! busy task that yields brings in one batch before it runs again, so the
+//! remote tasks drain at one batch per busy poll, and half the ring when
+//! nothing local is overtaken drains them in far fewer busy polls (and
+//! fewer of the workload's own `yield_now` switches) than the 32-task cap.
+//! smol gets the same effect by putting a yielded task behind the whole
+//! global queue. Measured: docs/experiments.md#inject-batches
 //!
-//! `spawn_many_local` on 2 workers used to have two stable states: the
-//! three busy threads (the spawning thread and two workers) spread over
-//! both cores (~5-10 switches per iteration), or the two workers shared
-//! one core and handed the trickle of new tasks back and forth, one
-//! parking and the next push (rule 1 of `idle.rs`) or the other's
-//! successful search (rule 4) waking it (50-170 switches). On 2026-11-24
-//! it measured 9-16 switches per iteration in every run (smol 15 and tokio
-//! 66 in the same run); which later change moved it was not isolated.
-//!
-//! **Wakes gated on the backlog: measured, not kept.** The idea: with the
-//! stall monitor as the backstop for a task left behind a long poll while
-//! a worker sleeps (it wakes a sleeper when every awake thread is stuck and
-//! work waits), a push could skip waking a sleeper while some worker is
-//! awake and fewer than K tasks wait. Tried (2026-11-24, gate after the
-//! push's fence, so rule 1's race argument is unchanged; the remote push,
-//! the local push, rule 4's wake and the inject batch's helper wake gated;
-//! K = 4 and 8, `weft-bench --lanes scheduler --workers 2|4 --runtimes
-//! weft`, 3 alternated runs each): `chained_spawn` on 2 workers 4.1-4.6 ->
-//! 2.0 switches per iteration (unparks 5-8 -> 1) and on 4 workers 0.126 ->
-//! 0.101 ms; `spawn_many_remote_idle` on 2 workers 11-13 -> 9.5-10.5
-//! switches; every other workload, the HTTP lane (weft/tokio 1.05, 1.01,
-//! 0.98 against 1.04, 1.00, 1.00) and the mixed lane unchanged within
-//! their spread. But the backstop is slow by design: a spawn from outside
-//! while one worker is inside a long poll and the other sleeps waited for
-//! the monitor's next sample (60 spawns 5 ms apart beside a 400 ms poll:
-//! p50 4.8 µs -> 46 µs, p90 5.6 µs -> 260-280 µs, max 30 µs -> 750 µs),
-//! and behind a poll younger than `stall_threshold` it would wait up to
-//! that threshold (1 ms). A service with one heavy request and sparse
-//! light ones would pay that on every light one, to save switches on
-//! workloads where weft already switches least. Without the gate the
-//! monitor's backstop stays what it was: a safety net for a lost wake-up,
-//! not a scheduling path.
+//! Whether a push wakes a sleeper is decided by `idle.rs`'s rules, never
+//! left to the stall monitor: its wake comes only at its next sample, a
+//! safety net for a lost wake-up, not a scheduling path (speed: a spawn
+//! beside a long poll would wait that long). Rejected: skipping the wake
+//! while a worker is awake and few tasks wait, the monitor as the
+//! backstop: docs/experiments.md#wakes-gated-on-the-backlog
 //!
 //! # Scaling past the dev machine
 //!
@@ -225,9 +198,9 @@ impl Remote {
 impl Drop for Remote {
     /// Frees a task still in the LIFO slot. None is there by then in a
     /// runtime (`shutdown_drain` takes every LIFO task, after every worker
-    /// has stopped), so made a no-op it passes every test (mutation run,
-    /// 2026-11-25); kept for a `Shared` dropped any other way (a model that
-    /// stops short of the drain), which would otherwise leak the task.
+    /// has stopped), so made a no-op it passes every test; kept for a
+    /// `Shared` dropped any other way (a model that stops short of the
+    /// drain), which would otherwise leak the task (correctness).
     fn drop(&mut self) {
         drop(self.take_lifo());
     }
@@ -535,7 +508,7 @@ impl Shared {
 
     /// Counts a dropped task future on the worker that dropped it, if it is
     /// one of ours, or on the striped remote counter. (The "ours" guard
-    /// made `true` passes every test, 2026-11-25: another runtime's worker
+    /// made `true` passes every test: another runtime's worker
     /// drops this runtime's task only when it wakes one as this runtime
     /// shuts down, and then the finish lands on a worker counter here, not
     /// the remote one: the totals and `live_tasks` stay right. Made `false`
@@ -596,9 +569,8 @@ impl Shared {
 ///
 /// A second guard: `TaskFuture`'s own `Drop` contains that panic too, so
 /// made a no-op (the task still dropped on return) this passes every
-/// test, `faults.rs`'s panicking destructors at shutdown included
-/// (mutation run, 2026-11-25; not run against the loom models, where it
-/// would also skip the publication check).
+/// test, `faults.rs`'s panicking destructors at shutdown included (under
+/// loom it would also skip the publication check).
 pub(crate) fn drop_task(task: Task) {
     // Dropping touches the task's memory as a poll does (loom only).
     task.metadata().check_published();

@@ -30,8 +30,9 @@
 //! # Which orderings the models prove needed
 //!
 //! `scripts/orderings.sh` weakens each ordering alone and runs the loom
-//! models (2026-11-24). Caught: `tail`'s Release stores in `push_back` and
-//! `push_back_batch`, and in `steal_into` for the thief's own thieves
+//! models (docs/experiments.md#memory-ordering-survey). Caught: `tail`'s
+//! Release stores in `push_back` and `push_back_batch`, and in
+//! `steal_into` for the thief's own thieves
 //! (`a_stolen_task_is_stolen_again`); the Acquire loads of `head` in
 //! `push_back` and of `head`/`tail` in a thief's claim; the Release half of
 //! `pop`'s CAS and of a thief's release CAS; the Acquire failure ordering of

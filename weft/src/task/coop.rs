@@ -11,12 +11,11 @@
 //!
 //! 128 is tokio's budget, the anchor the networking issue names.
 //!
-//! Mutation run (2026-11-25, `MUTANTS_JUDGE=tests
-//! MUTANTS_TESTS=lib,net,time,spawn,join_abort`, 21 mutants): 8 caught, 7
-//! unviable, 6 survived. Five are killed by the unit tests below and by
-//! `net.rs`'s always-ready-socket test, which ran with the stall monitor on
-//! and passed with a budget that never ran out (the monitor rescued the
-//! starved task); the sixth is equivalent (at `spend`).
+//! A fairness rule (no task starves the others on its worker), pinned by
+//! the unit tests below and by `net.rs`'s
+//! `a_task_on_an_always_ready_socket_does_not_starve_a_sleeper`, which
+//! turns the stall monitor off: with it on, the monitor rescues the
+//! starved task and hides a budget that never runs out.
 
 use std::cell::Cell;
 use std::task::{Context, Poll};

@@ -15,17 +15,11 @@
 //!
 //! One word because it lives in every task's header: the header's size
 //! decides the allocator's size class, and a task that outgrows glibc's
-//! fast bins (chunks up to 128 bytes) costs every spawn and free a lock
-//! (spawn_many_local 1.7 → 3.0 ms per iteration with a 32-byte header
-//! record instead of 8; checked by turning fast bins off on the old build:
-//! the same 2.9 ms).
+//! fast bins (chunks up to 128 bytes) costs every spawn and free a lock (a
+//! speed rule, not correctness).
+//! Measured: docs/experiments.md#task-header-size
 //!
-//! Mutation run of this file, `lane.rs`, `builder.rs` and `yield_now.rs`
-//! (2026-11-25, `MUTANTS_JUDGE=tests MUTANTS_TESTS=lib,lanes,spawn,metrics`,
-//! 72 mutants): 46 caught, 18 unviable, 8 survived; five are killed by
-//! the unit tests of this file and `lane.rs` (an empty word decoding to a
-//! label; a `Latency` or `Batch` task demoted), three are equivalent
-//! (`|` and `^` on bits known clear, said at the code).
+//! Decoding is pinned by `words_decode_to_their_label_or_none` (below).
 
 use std::collections::HashMap;
 use std::panic::Location;

@@ -37,10 +37,10 @@
 //! The Acquire/Release orderings on `keeper` and `next` are stronger than
 //! this needs: each word publishes only its own value (a wheel's timers are
 //! under its mutex), and the handshake rests on the two fences.
-//! `scripts/orderings.sh` (2026-11-24) weakened each of them alone (every
-//! load, store and compare-exchange of `keeper` and `next` in this file)
-//! and every loom model still passed, while weakening or removing either
-//! fence fails.
+//! `scripts/orderings.sh` weakens each of them alone (every load, store
+//! and compare-exchange of `keeper` and `next` in this file) and every loom
+//! model still passes, while weakening or removing either fence fails
+//! (docs/experiments.md#memory-ordering-survey).
 //! They are kept as the conventional pairing for words other threads read.
 //!
 //! # Shutdown
@@ -181,11 +181,11 @@ impl Driver {
         fence(Ordering::SeqCst);
         let keeper = self.keeper.load(Ordering::Acquire);
         // The first match arm spares a poke when the keeper already wakes in time
-        // for this deadline. Performance only: without it (mutation run,
-        // 2026-11-24: the guard made `false`) every earlier timer pokes,
-        // which is an extra wake-up and never a missed timer, so no model
-        // or test can fail on it; the loom models check the other way
-        // round, that a needed poke is never spared.
+        // for this deadline. Performance only: without it (the guard made
+        // `false`) every earlier timer pokes, which is an extra wake-up
+        // and never a missed timer, so no model or test can fail on it;
+        // the loom models check the other way round, that a needed poke is
+        // never spared.
         let poke = match keeper_of(keeper) {
             _ if (deadline >> WAKE_UNIT_SHIFT) >= wake_units(keeper) => Poke::Nobody,
             Some(worker) => Poke::Keeper(worker),
@@ -232,10 +232,8 @@ impl Driver {
     ///
     /// A filter in front of `fire_due`, which fires only what is due: a
     /// `true` here when nothing is due costs a lock and a look at the
-    /// wheel, never a timer fired early. (Mutation run, 2026-11-24: made
-    /// `true`, the three-worker loom model ran 19 minutes instead of one,
-    /// every extra lock adding interleavings, and was stopped by hand: a
-    /// timeout, not a failure; performance only.)
+    /// wheel, never a timer fired early: a speed rule, which no model or
+    /// test can pin (made `true`, the loom models only run far longer).
     #[inline]
     pub(crate) fn is_due(&self, wheel: usize, now: u64) -> bool {
         self.wheels[wheel].next.load(Ordering::Acquire) <= now

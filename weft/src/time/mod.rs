@@ -27,11 +27,11 @@
 //! # Dense timers
 //!
 //! A keeper that has just fired timers sleeps at least 400 µs before it
-//! fires again (`KEEPER_MIN_GAP_NS` in `scheduler/worker.rs`), and runs a
-//! fired batch of up to 128 tasks alone unless they still wait 200 µs
-//! later: with 100,000 timers spread over a second that keeps lateness p99
-//! at ~0.44 ms (tokio: ~2 ms) on less CPU than tokio, where one wake per
-//! deadline cost ten times more. A timer armed after a quiet gap (a
+//! fires again (`KEEPER_MIN_GAP_NS` in `scheduler/worker/timers.rs`), and
+//! runs a fired batch of up to 128 tasks alone unless they still wait
+//! 200 µs later: a speed rule that keeps dense timers' lateness under
+//! tokio's on less CPU than one wake per deadline would cost (measured:
+//! docs/experiments.md#dense-timers). A timer armed after a quiet gap (a
 //! `sleep(1 ms)` loop, a request timeout) never waits on the gap: it fires
 //! within the kernel's wake-up latency (workers ask Linux for 1 µs timer
 //! slack, `sys.rs`).

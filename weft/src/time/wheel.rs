@@ -33,13 +33,10 @@
 //! removed), so a stale key never touches another timer's record. 40 bytes
 //! per pending timer.
 //!
-//! Mutation testing (2026-11-25, `MUTANTS_JUDGE=tests
-//! MUTANTS_TESTS=lib,time`, 138 mutants, about 70 min in two trees): 128
-//! caught, 7 unviable, 3 survived; two are killed by tests written for
-//! them (a waker kept when a sleep is polled with a new one; a record's
-//! place naming only its slot, which corrupts a level above 0 on
-//! removal), one is equivalent (`update_waker` cloning a waker that
-//! `will_wake` already).
+//! Pinned by the tests in `wheel/tests.rs` (each timer fires once, at or
+//! after its deadline, at every level; removal at every level leaves
+//! exactly the rest) and `tests/time.rs`'s
+//! `a_sleep_polled_with_a_new_waker_wakes_that_one`.
 
 use std::task::Waker;
 

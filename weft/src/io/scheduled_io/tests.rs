@@ -1,8 +1,8 @@
 //! What each delivery, clear and poll does to one source's readiness word
 //! and whom it wakes, one step at a time on one thread. The loom models
 //! (`loom_tests.rs`) check the races; these check the bookkeeping the
-//! races rest on, which the mutation run (2026-11-24) found no test
-//! looking at: a delivery that erased earlier bits, a clear fooled by two
+//! races rest on, which no other test looks at: a delivery that erased
+//! earlier bits, a clear fooled by two
 //! deliveries, a wake of the wrong direction's waiters, a listed waiter
 //! replaced by another's waker.
 

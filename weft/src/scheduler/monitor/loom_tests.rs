@@ -30,9 +30,8 @@
 //! handoff's purpose: the stuck poll waits until the two tasks it queued
 //! (one in the LIFO slot, one in the ring) have run, so only the spare can
 //! run them, and a spare that runs nothing deadlocks the model. Fails with
-//! `Core::run_spare`'s loop condition turned around (mutation run,
-//! 2026-11-24: the first model passed it, as the worker ran the tasks
-//! after its poll).
+//! `Core::run_spare`'s loop condition turned around (which the first
+//! model cannot see: there the worker runs the tasks after its poll).
 //!
 //! Second model: the monitor's sleep handshake. The monitor, finding every
 //! worker parked, goes to sleep (`Monitor::sleep_until_a_worker_wakes`)
@@ -46,7 +45,7 @@
 //! side through the real `Core::run` (park, woken by a spawn from outside,
 //! `worker_woke`), its task held until the monitor has looked; fails with
 //! `Core::run` telling the monitor after a wake that is *not* a notifier's
-//! (the mutant that passed every model, 2026-11-24).
+//! (which no other model tells).
 //!
 //! Third model: the hand-back handshake. A demoted thread, its poll over,
 //! gives its worker core back (`Monitor::hand_back`: a lock-free push,
@@ -65,8 +64,7 @@
 //!
 //! Last, one thread and no interleaving: a spare thread that cannot be
 //! started is taken back from every count (`start_spares`' and
-//! `hand_off`'s failure paths; each rollback's `-=` made `+=` or `/=`
-//! passed every model and test, mutation run of 2026-11-25). And the
+//! `hand_off`'s failure paths, which no other model or test reaches). And the
 //! spawner thread's side (`run_spawner`) against shutdown: every thread
 //! asked of it and never started, its start failed or shutdown came
 //! first, is taken back, whatever the order.

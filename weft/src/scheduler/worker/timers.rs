@@ -1,39 +1,20 @@
 //! The worker's side of timers: which wheels it fires and when, how the
-//! keeper sleeps, and the rules that keep dense timers cheap (each rule's
-//! measurement is at its constant). The handshake deciding who keeps time
+//! keeper sleeps, and the rules that keep dense timers cheap (each constant
+//! says where it was measured). The handshake deciding who keeps time
 //! is `time/driver.rs`'s; `Core::park` calls into this file.
 //!
-//! Mutation testing (2026-11-25, `MUTANTS_JUDGE=tests`, 52 mutants): 21
-//! caught by a first pass (`lib`, `time`, `idle_cpu`, `metrics`); the 31
-//! others were run against the whole suite: 1 hung it (the keeper's
-//! poller-or-condvar test turned around: readiness no longer wakes it),
-//! 27 passed, 3 failed tests that have nothing to do with timers
-//! (`lanes.rs`'s slow-start thread
-//! count, now fixed as a test that could fail by itself, and twice
-//! `a_default_task_with_a_slow_poll_moves_to_the_batch_lane`; not
-//! trusted as catches). Most are the cost rules of this file, which
-//! change when timers fire or who helps, never whether a due timer
-//! fires: `FIRED_ALONE_MAX` and the helper wakes (`fire_timers`' two
-//! thresholds, `help_with_fired_timers`: 13), the `KEEPER_MIN_GAP_NS`
-//! bookkeeping (`last_fired_ns`, `may_fire_again`, the keeper's gap: 9),
-//! the "more due" hint (`|=` made `&=`, 3: the rest fire at the next check
-//! or park) and `fire_timers`' answer made never true (the park's
-//! re-check finds the fired tasks); equivalent: the own-wheel test's `&&`
-//! made `||` (a wheel with nothing due fires nothing) and the keeper's
-//! `wake_at > now` made `>=` (a zero-length sleep). `wheels ==
-//! Wheels::All` turned around is a cost too: the keeper woken for a
-//! timer on a stuck worker's wheel no longer fires it at the park, finds
-//! it still due and goes round its loop until its periodic check
-//! (`next_task`, which then fires every wheel) comes; `tests/time.rs`'s
+//! Correctness: a due timer fires, and a keeper sleeping in the reactor's
+//! poller is woken by readiness (`sleep_as_keeper`); a paused test clock does
+//! not jump while I/O delivers, pinned by `tests/time.rs`'s
+//! `a_paused_clock_does_not_jump_past_ready_io`. Everything else here is a
+//! cost rule, which changes when timers fire or who helps, never whether a
+//! due timer fires: `FIRED_ALONE_MAX` and the helper wakes, the
+//! `KEEPER_MIN_GAP_NS` bookkeeping, the "more due" hint (the rest fire at
+//! the next check or park), and a parking worker firing every wheel
+//! (`Wheels::All`: without it a keeper woken for a stuck worker's timer
+//! goes round its loop until its periodic check fires it; `tests/time.rs`'s
 //! `a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker`
-//! (stall monitor off) passes, the keeper waking 30-250 times a timer
-//! instead of 2-4. That count is not asserted: without the mutant the
-//! test saw 38 wakes once in 5 runs beside two CPU hogs (likely a keeper
-//! going round while the wheel's owner, preempted, held its lock:
-//! `fire_due`'s `try_lock` skips it). The paused clock's "no jump while
-//! I/O delivers" (`woken > 0` made never true, `test-util` only) is
-//! killed by `tests/time.rs`'s `a_paused_clock_does_not_jump_past_ready_io`
-//! (5 of 5 runs: the clock jumped the hour).
+//! pins that the timer fires, not how many wakes it took).
 
 use std::time::Duration;
 
@@ -48,25 +29,18 @@ const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
 /// each: 100,000 timers spread over a second would otherwise keep a core
 /// busy waking. The cost is lateness: at most this much plus the wake-up
 /// when timers are dense; none for a timer armed after a quiet gap (a
-/// `sleep(1 ms)` loop never waits on it).
-///
-/// 100,000 timers over a second on 2 workers (timers lane; weft's CPU and
-/// p99 lateness, tokio's CPU in the same run; 2-4 runs each):
-/// - 150 µs: 0.16-0.19 s, 0.18-0.26 ms (before `FIRED_ALONE_MAX`);
-/// - 300 µs: 0.09-0.10 s, 0.33 ms (tokio 0.08-0.09 s);
-/// - 350 µs: 0.09-0.10 s, 0.38-0.41 ms (tokio 0.09 s);
-/// - 400 µs: 0.08 s, 0.44 ms (tokio 0.09 s);
-/// - 1 ms: 0.10 s, 1.07 ms. (tokio's own p99: 2 ms.)
-///
-/// 400 µs is the shortest gap whose CPU stays under tokio's.
+/// `sleep(1 ms)` loop never waits on it). A speed rule (CPU against
+/// lateness), not correctness: 400 µs is the shortest gap whose CPU stays
+/// under tokio's in the timers lane.
+/// Measured: docs/experiments.md#dense-timers
 const KEEPER_MIN_GAP_NS: u64 = 400_000;
 
 /// Tasks of fired timers a worker starts on alone before it wakes another
 /// worker to help. Timer tasks are usually short (a timeout's check, a
-/// heartbeat): with 100,000 timers over a second, waking a helper for each
-/// batch of ~30 cost 0.17-0.19 s of CPU against 0.10-0.11 s without
-/// (KEEPER_MIN_GAP 300 µs, 2 runs each). A smaller batch still gets help if
-/// it is not drained [`UNHELPED_WAIT_NS`] later (`next_task`).
+/// heartbeat), so under dense timers a helper woken for each small batch
+/// costs more CPU than it saves (a speed rule). A smaller batch still gets
+/// help if it is not drained [`UNHELPED_WAIT_NS`] later (`next_task`).
+/// Measured: docs/experiments.md#dense-timers
 const FIRED_ALONE_MAX: usize = crate::time::driver::FIRE_BUDGET / 2;
 
 /// How long tasks of timers fired without a helper may wait in the ring
