@@ -200,8 +200,8 @@ where
     F::Output: Send + 'static,
 {
     let options = task::SpawnOptions::plain(std::panic::Location::caller());
-    let spawned = runtime::context::with_handle(|handle| {
-        handle.map(|handle| task::spawn_on(&handle.shared, future, options))
+    let spawned = scheduler::context::with_current(|shared| {
+        shared.map(|shared| task::spawn_on(shared, future, options))
     });
     match spawned {
         Some(join) => join,

@@ -58,7 +58,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::loom::sync::Arc;
-use crate::runtime::Handle;
 use crate::scheduler::Shared;
 use crate::task::{Contained, JoinHandle, Panic, Task, TaskMeta};
 
@@ -267,9 +266,7 @@ pub(crate) fn is_pool_thread_of(shared: &Shared) -> bool {
 fn run_thread(shared: &Arc<Shared>) {
     let pool = &shared.blocking;
     POOL_OF.with(|pool_of| pool_of.set(&**shared));
-    let _context = crate::runtime::context::set_handle(Handle {
-        shared: shared.clone(),
-    });
+    let _context = crate::scheduler::context::set_current(shared.clone());
     let hook = |hook: &Option<StdArc<dyn Fn() + Send + Sync>>| {
         if let Some(hook) = hook {
             let _ = catch_unwind(AssertUnwindSafe(|| hook()));

@@ -236,7 +236,7 @@ impl Driver {
         if n == 1 {
             return 0;
         }
-        let worker = crate::runtime::context::with_core(|core| core.map(|core| core.index));
+        let worker = crate::scheduler::context::with_core(|core| core.map(|core| core.index));
         match worker {
             Some(worker) => (worker / WORKERS_PER_SHARD) % n,
             None => self.next_shard.fetch_add(1, Ordering::Relaxed) % n,

@@ -41,14 +41,13 @@ pub(crate) struct PollEvented<E: Source> {
 /// The runtime of the calling context, or the panic that says how to get one.
 #[track_caller]
 pub(crate) fn current_runtime(what: &str) -> Arc<Shared> {
-    crate::runtime::context::with_handle(|handle| handle.map(|handle| handle.shared.clone()))
-        .unwrap_or_else(|| {
-            panic!(
-                "`{what}` called outside of a weft runtime: I/O sources register with the \
+    crate::scheduler::context::current().unwrap_or_else(|| {
+        panic!(
+            "`{what}` called outside of a weft runtime: I/O sources register with the \
                  reactor of the current runtime; call it from a task, inside \
                  `Runtime::block_on`, or while a `Runtime::enter` guard is alive"
-            )
-        })
+        )
+    })
 }
 
 impl<E: Source> PollEvented<E> {

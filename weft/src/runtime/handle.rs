@@ -3,10 +3,10 @@
 use std::fmt;
 use std::future::Future;
 
-use super::context::{self, Driving};
 use crate::loom::sync::Arc;
 use crate::metrics::RuntimeMetrics;
 use crate::scheduler::Shared;
+use crate::scheduler::context::{self, Driving};
 use crate::task::{self, JoinHandle};
 
 /// A handle to a runtime: spawn onto it and block on futures from any
@@ -56,7 +56,9 @@ impl Handle {
 
     /// The handle of the current runtime, or an error outside one.
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::with_handle(|handle| handle.cloned()).ok_or(TryCurrentError(()))
+        context::current()
+            .map(|shared| Handle { shared })
+            .ok_or(TryCurrentError(()))
     }
 
     /// Spawns a task on this runtime. See [`crate::spawn`].
@@ -90,7 +92,7 @@ impl Handle {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _driving = context::enter_driving(Driving::BlockOn);
-        let _handle = context::set_handle(self.clone());
+        let _current = context::set_current(self.shared.clone());
         super::block_on::run(&self.shared, future)
     }
 
@@ -98,7 +100,7 @@ impl Handle {
     /// so that `weft::spawn` and `Handle::current` work on this thread.
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
-            _guard: context::set_handle(self.clone()),
+            _guard: context::set_current(self.shared.clone()),
             _handle: std::marker::PhantomData,
         }
     }
@@ -133,7 +135,7 @@ impl fmt::Debug for Handle {
 /// ```
 #[must_use = "the runtime context is left as soon as the guard is dropped"]
 pub struct EnterGuard<'a> {
-    _guard: context::HandleGuard,
+    _guard: context::CurrentGuard,
     /// Borrows the handle, and is `!Send`: it restores *this* thread's context.
     _handle: std::marker::PhantomData<(&'a Handle, *const ())>,
 }

@@ -21,9 +21,7 @@
 
 mod block_on;
 mod builder;
-pub(crate) mod context;
 mod handle;
-mod stall;
 
 use std::fmt;
 use std::future::Future;
@@ -35,14 +33,14 @@ use std::time::{Duration, Instant};
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::worker::{Core, RunExit};
-use crate::scheduler::{Config, Shared};
+use crate::scheduler::{Config, Shared, context};
 use crate::task::JoinHandle;
 
+pub use crate::scheduler::monitor::StallInfo;
 pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
 pub use handle::{EnterGuard, Handle, TryCurrentError};
-pub use stall::StallInfo;
 
 /// A multi-thread, work-stealing async runtime.
 ///
@@ -303,7 +301,7 @@ impl Runtime {
 
     fn shutdown(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
-        let on_own_worker = crate::runtime::context::with_core(|core| {
+        let on_own_worker = crate::scheduler::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
         });
         if !shared.begin_shutdown() {
@@ -388,7 +386,7 @@ impl WorkerThread {
         crate::sys::set_fine_timer_slack();
         crate::sys::request_short_slice();
         let _slot = crate::metrics::WorkerSlot::acquire();
-        let _handle = context::set_handle(self.handle.clone());
+        let _current = context::set_current(self.handle.shared.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
@@ -447,9 +445,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
             crate::sys::set_fine_timer_slack();
             crate::sys::request_short_slice();
             let _slot = crate::metrics::WorkerSlot::acquire();
-            let _handle = context::set_handle(Handle {
-                shared: shared.clone(),
-            });
+            let _current = context::set_current(shared.clone());
             let _driving = context::enter_driving(context::Driving::Worker);
             if let Some(hook) = &on_start {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));

@@ -94,6 +94,7 @@
 //!   it demoted hands its `Core` to a normal thread after the poll (`Core`
 //!   moves only between polls, never during one).
 
+pub(crate) mod context;
 pub(crate) mod idle;
 pub(crate) mod inject;
 pub(crate) mod monitor;
@@ -515,7 +516,7 @@ impl Shared {
     /// it fails `metrics.rs`.)
     #[inline]
     pub(crate) fn count_task_finished(&self) {
-        let on_worker = crate::runtime::context::with_core(|core| match core {
+        let on_worker = crate::scheduler::context::with_core(|core| match core {
             Some(core) if std::ptr::eq(&*core.shared, self) => {
                 self.remotes[core.index].counters.tasks_finished.incr();
                 true

@@ -133,7 +133,6 @@ use crate::loom::sync::atomic::fence;
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::metrics::RuntimeMetrics;
-use crate::runtime::StallInfo;
 
 use super::Shared;
 use super::inject::Inject;
@@ -143,7 +142,10 @@ use crate::task::Task;
 
 mod sample;
 mod spare;
+mod stall;
 mod watch;
+
+pub use stall::StallInfo;
 
 #[cfg(all(test, loom))]
 pub(crate) use sample::mark_stalled;

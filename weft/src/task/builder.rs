@@ -6,7 +6,8 @@ use std::panic::Location;
 
 use super::label::Label;
 use super::{JoinHandle, Lane, SpawnOptions};
-use crate::runtime::{Handle, context};
+use crate::runtime::Handle;
+use crate::scheduler::context;
 
 /// Spawns a task with settings: its [`Lane`] and a name that stall reports
 /// ([`StallInfo`](crate::runtime::StallInfo)) show.
@@ -71,8 +72,8 @@ impl<'a> Builder<'a> {
         F::Output: Send + 'static,
     {
         let options = self.options(Location::caller());
-        let spawned = context::with_handle(|handle| {
-            handle.map(|handle| super::spawn_on(&handle.shared, future, options))
+        let spawned = context::with_current(|shared| {
+            shared.map(|shared| super::spawn_on(shared, future, options))
         });
         match spawned {
             Some(join) => Ok(join),

@@ -49,8 +49,8 @@ use std::task::{Context, Poll, Waker};
 use async_task::{Runnable, ScheduleInfo, WithInfo};
 
 use crate::loom::sync::Arc;
-use crate::runtime::context;
 use crate::scheduler::Shared;
+use crate::scheduler::context;
 
 pub use builder::Builder;
 pub use coop::consume_budget;
@@ -354,8 +354,8 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let spawned = context::with_handle(|handle| {
-        handle.map(|handle| crate::blocking::spawn_blocking_on(&handle.shared, f))
+    let spawned = context::with_current(|shared| {
+        shared.map(|shared| crate::blocking::spawn_blocking_on(shared, f))
     });
     match spawned {
         Some(join) => join,

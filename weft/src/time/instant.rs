@@ -33,10 +33,10 @@ impl Instant {
     #[must_use]
     pub fn now() -> Instant {
         #[cfg(feature = "test-util")]
-        if let Some(now) = crate::runtime::context::with_handle(|handle| {
+        if let Some(now) = crate::scheduler::context::with_current(|shared| {
             // Always the runtime's clock: after a pause and `resume` it
             // runs on from where it stood, ahead of the real clock.
-            handle.map(|handle| handle.shared.time.clock.now())
+            shared.map(|shared| shared.time.clock.now())
         }) {
             return Instant { std: now };
         }

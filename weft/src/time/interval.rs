@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::Instant;
-use super::sleep::{Sleep, current_handle};
+use super::sleep::{Sleep, current_runtime};
 
 /// How late a tick may be before it counts as missed (tokio's leeway).
 const MISSED_AFTER: Duration = Duration::from_millis(5);
@@ -34,7 +34,7 @@ const MISSED_AFTER: Duration = Duration::from_millis(5);
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
     assert_period(period);
-    Interval::new(current_handle("interval"), Instant::now(), period)
+    Interval::new(current_runtime("interval"), Instant::now(), period)
 }
 
 /// Ticks every `period`, the first tick at `start`.
@@ -45,7 +45,7 @@ pub fn interval(period: Duration) -> Interval {
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert_period(period);
-    Interval::new(current_handle("interval_at"), start, period)
+    Interval::new(current_runtime("interval_at"), start, period)
 }
 
 #[track_caller]
@@ -98,9 +98,13 @@ pub struct Interval {
 }
 
 impl Interval {
-    fn new(handle: crate::runtime::Handle, start: Instant, period: Duration) -> Interval {
+    fn new(
+        shared: crate::loom::sync::Arc<crate::scheduler::Shared>,
+        start: Instant,
+        period: Duration,
+    ) -> Interval {
         Interval {
-            delay: Sleep::new(handle, start),
+            delay: Sleep::new(shared, start),
             period,
             missed_tick_behavior: MissedTickBehavior::default(),
         }

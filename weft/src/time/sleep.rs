@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use super::Instant;
 use super::driver::{Closed, TimerRef};
-use crate::runtime::{Handle, context};
+use crate::loom::sync::Arc;
+use crate::scheduler::{Shared, context};
 
 /// Waits until `duration` has elapsed.
 ///
@@ -48,13 +49,13 @@ use crate::runtime::{Handle, context};
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    let handle = current_handle("sleep");
+    let shared = current_runtime("sleep");
     let now = Instant::now();
-    let mut sleep = Sleep::new(handle, now.saturating_add(duration));
+    let mut sleep = Sleep::new(shared, now.saturating_add(duration));
     // A cost rule: without the reading (the `!` deleted, every test
     // passes) the first poll reads the clock itself.
     if !duration.is_zero() {
-        sleep.future_at_ns = sleep.handle.shared.time.clock.to_ns(now.into_std());
+        sleep.future_at_ns = sleep.shared.time.clock.to_ns(now.into_std());
     }
     sleep
 }
@@ -78,14 +79,14 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(current_handle("sleep_until"), deadline)
+    Sleep::new(current_runtime("sleep_until"), deadline)
 }
 
 #[track_caller]
-pub(crate) fn current_handle(function: &str) -> Handle {
-    match Handle::try_current() {
-        Ok(handle) => handle,
-        Err(_) => panic!(
+pub(crate) fn current_runtime(function: &str) -> Arc<Shared> {
+    match context::current() {
+        Some(shared) => shared,
+        None => panic!(
             "`weft::time::{function}` called outside of a weft runtime: timers need a runtime to \
              fire them. Call it from a task, inside `Runtime::block_on`, or while a \
              `Runtime::enter` guard is alive"
@@ -100,7 +101,7 @@ pub(crate) fn current_handle(function: &str) -> Handle {
 /// forever would hang whoever polls it.
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
-    handle: Handle,
+    shared: Arc<Shared>,
     deadline: Instant,
     /// A clock reading (ns) at which the deadline was known to be ahead;
     /// 0 if none. The first poll arms the timer without reading the clock
@@ -114,9 +115,9 @@ pub struct Sleep {
 }
 
 impl Sleep {
-    pub(crate) fn new(handle: Handle, deadline: Instant) -> Sleep {
+    pub(crate) fn new(shared: Arc<Shared>, deadline: Instant) -> Sleep {
         Sleep {
-            handle,
+            shared,
             deadline,
             future_at_ns: 0,
             timer: None,
@@ -136,7 +137,7 @@ impl Sleep {
             return true;
         }
         match self.timer {
-            Some(timer) => !self.handle.shared.time.is_armed(timer),
+            Some(timer) => !self.shared.time.is_armed(timer),
             None => false,
         }
     }
@@ -173,14 +174,14 @@ impl Sleep {
     fn disarm(&mut self) -> Option<Waker> {
         self.timer
             .take()
-            .and_then(|timer| self.handle.shared.time.cancel(timer))
+            .and_then(|timer| self.shared.time.cancel(timer))
     }
 
     fn poll_deadline(&mut self, waker: &Waker) -> Poll<()> {
         if self.elapsed {
             return Poll::Ready(());
         }
-        let shared = &self.handle.shared;
+        let shared = &self.shared;
         let time = &shared.time;
         if let Some(timer) = self.timer {
             if time.poll_armed(timer, waker) {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::sleep::current_handle;
+use super::sleep::current_runtime;
 
 /// Stops the current runtime's clock: [`Instant::now`](super::Instant::now)
 /// stands still until [`advance`] moves it or [`resume`] lets it run. While
@@ -30,7 +30,7 @@ use super::sleep::current_handle;
 /// ```
 #[track_caller]
 pub fn pause() {
-    current_handle("pause").shared.time.clock.pause();
+    current_runtime("pause").time.clock.pause();
 }
 
 /// Lets a paused clock run again from where it stands.
@@ -40,12 +40,10 @@ pub fn pause() {
 /// Outside a runtime, or if time is not paused.
 #[track_caller]
 pub fn resume() {
-    let handle = current_handle("resume");
-    handle.shared.time.clock.resume();
+    let shared = current_runtime("resume");
+    shared.time.clock.resume();
     // The keeper may be waiting for an auto-advance that will not come.
-    handle
-        .shared
-        .poke_timekeeper(super::driver::Poke::AnySleeper);
+    shared.poke_timekeeper(super::driver::Poke::AnySleeper);
 }
 
 /// Moves a paused clock forward by `duration`, fires every timer now due,
@@ -70,14 +68,14 @@ pub fn resume() {
 /// ```
 #[track_caller]
 pub fn advance(duration: Duration) -> impl Future<Output = ()> {
-    let handle = current_handle("advance");
-    let clock = &handle.shared.time.clock;
+    let shared = current_runtime("advance");
+    let clock = &shared.time.clock;
     assert!(
         clock.is_paused(),
         "`weft::time::advance` called while time is not paused: call `weft::time::pause()` first"
     );
     clock.advance_to(clock.now_ns().saturating_add(duration_ns(duration)));
-    handle.shared.fire_all_due_timers();
+    shared.fire_all_due_timers();
     crate::task::yield_now()
 }
 

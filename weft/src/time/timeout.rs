@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::Instant;
 use super::error::Elapsed;
-use super::sleep::{Sleep, current_handle};
+use super::sleep::{Sleep, current_runtime};
 
 /// Requires `future` to complete within `duration`.
 ///
@@ -32,11 +32,11 @@ use super::sleep::{Sleep, current_handle};
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let handle = current_handle("timeout");
+    let shared = current_runtime("timeout");
     let deadline = Instant::now().saturating_add(duration);
     Timeout {
         value: future.into_future(),
-        delay: Sleep::new(handle, deadline),
+        delay: Sleep::new(shared, deadline),
     }
 }
 
@@ -45,7 +45,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
         value: future.into_future(),
-        delay: Sleep::new(current_handle("timeout_at"), deadline),
+        delay: Sleep::new(current_runtime("timeout_at"), deadline),
     }
 }
 

@@ -272,7 +272,7 @@ fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
             let core = Core::new(0, shared.clone(), local);
             thread::spawn(move || {
                 let exit = {
-                    let _core = crate::runtime::context::set_core(&core);
+                    let _core = crate::scheduler::context::set_core(&core);
                     core.run()
                 };
                 assert_eq!(exit, crate::scheduler::worker::RunExit::Shutdown);

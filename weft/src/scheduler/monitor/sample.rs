@@ -40,9 +40,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::loom::sync::{Arc, MutexGuard};
-use crate::runtime::StallInfo;
 
-use super::{MAX_PERIOD, Monitor, STEP_ASIDE_AFTER, State};
+use super::{MAX_PERIOD, Monitor, STEP_ASIDE_AFTER, StallInfo, State};
 use crate::scheduler::Shared;
 
 /// What the monitor remembers of a slot between two samples.

@@ -49,7 +49,7 @@ impl Monitor {
     /// ending at a lowered priority may hold while it waits for a core, and
     /// the monitor stopped for that long stops every handoff (seen in a
     /// trace: [the open-loop tail](../../../../docs/experiments.md#the-open-loop-tail)).
-    fn start_spares(
+    pub(super) fn start_spares(
         &self,
         shared: &Arc<Shared>,
         state: &mut MutexGuard<'_, State>,
@@ -171,7 +171,7 @@ fn run_spare(shared: &Arc<Shared>) {
             // demotion.
             let exit = {
                 let _on_slot = core.remote_watch().attach_thread();
-                let _core = crate::runtime::context::set_core(&core);
+                let _core = crate::scheduler::context::set_core(&core);
                 core.run()
             };
             match exit {
@@ -190,7 +190,7 @@ fn run_spare(shared: &Arc<Shared>) {
             let core = Core::new(index, shared.clone(), local);
             {
                 let _on_slot = core.remote_watch().attach_thread();
-                let _core = crate::runtime::context::set_core(&core);
+                let _core = crate::scheduler::context::set_core(&core);
                 core.run_spare();
             }
             let demoted = core.remote_watch().is_thread_demoted();

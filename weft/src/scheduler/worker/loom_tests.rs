@@ -91,7 +91,7 @@ fn start_workers(
                 // As a worker thread does: tasks polled here spawn and wake
                 // through this core (LIFO slot, own ring).
                 let exit = {
-                    let _core = crate::runtime::context::set_core(&core);
+                    let _core = crate::scheduler::context::set_core(&core);
                     core.run()
                 };
                 assert_eq!(exit, super::RunExit::Shutdown);

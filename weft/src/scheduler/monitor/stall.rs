@@ -5,7 +5,7 @@ use std::panic::Location;
 use std::time::Duration;
 
 /// A worker found inside one poll for longer than the stall threshold,
-/// as passed to [`Builder::on_stall`](super::Builder::on_stall).
+/// as passed to [`Builder::on_stall`](crate::runtime::Builder::on_stall).
 ///
 /// It names the task that holds the worker (its
 /// [`Builder::name`](crate::task::Builder::name), if it has one, and where

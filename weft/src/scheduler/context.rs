@@ -1,10 +1,13 @@
-//! The thread-local runtime context.
+//! The thread-local runtime context: the engine's, so `task/`, `time/`,
+//! `io/` and `blocking/` find the current runtime's shared state here, and
+//! `runtime/` (the public face: `Handle`, `Runtime`) wraps it.
 //!
 //! Three independent pieces, each set by an RAII guard that restores the
 //! previous value on drop (also when unwinding):
 //!
-//! - the current [`Handle`] (`Handle::current`, `weft::spawn`): set on
-//!   worker threads, inside `block_on`, and by `Runtime::enter`;
+//! - the current runtime's [`Shared`] state (`Handle::current`,
+//!   `weft::spawn`): set on worker threads, inside `block_on`, and by
+//!   `Runtime::enter`;
 //! - the worker's `Core` (a raw pointer valid while the worker's run loop is
 //!   on the stack): the local fast path for wakes and spawns;
 //! - whether this thread is *driving* a runtime (a worker, or inside
@@ -13,13 +16,14 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::runtime::Handle;
-use crate::scheduler::worker::Core;
+use super::Shared;
+use super::worker::Core;
+use crate::loom::sync::Arc;
 
 struct Context {
-    handle: RefCell<Option<Handle>>,
-    /// How many `HandleGuard`s are alive: guards must drop innermost first.
-    handle_depth: Cell<usize>,
+    current: RefCell<Option<Arc<Shared>>>,
+    /// How many `CurrentGuard`s are alive: guards must drop innermost first.
+    current_depth: Cell<usize>,
     core: Cell<*const Core>,
     driving: Cell<Driving>,
 }
@@ -49,8 +53,8 @@ loom::thread_local! {
 impl Context {
     const fn empty() -> Context {
         Context {
-            handle: RefCell::new(None),
-            handle_depth: Cell::new(0),
+            current: RefCell::new(None),
+            current_depth: Cell::new(0),
             core: Cell::new(std::ptr::null()),
             driving: Cell::new(Driving::Nothing),
         }
@@ -70,43 +74,49 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     f(unsafe { core.as_ref() })
 }
 
-/// Calls `f` with the current handle, if any.
-pub(crate) fn with_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+/// Calls `f` with the current runtime, if any.
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
     let mut f = Some(f);
     CONTEXT
-        .try_with(|cx| (f.take().unwrap())(cx.handle.borrow().as_ref()))
+        .try_with(|cx| (f.take().unwrap())(cx.current.borrow().as_ref()))
         .unwrap_or_else(|_| (f.take().unwrap())(None))
 }
 
-/// Restores the previous handle on drop.
-pub(crate) struct HandleGuard {
-    previous: Option<Handle>,
+/// The current runtime, if any.
+pub(crate) fn current() -> Option<Arc<Shared>> {
+    with_current(|shared| shared.cloned())
+}
+
+/// Restores the previous current runtime on drop.
+pub(crate) struct CurrentGuard {
+    previous: Option<Arc<Shared>>,
     depth: usize,
 }
 
-pub(crate) fn set_handle(handle: Handle) -> HandleGuard {
+/// Makes `shared` the current runtime until the guard drops.
+pub(crate) fn set_current(shared: Arc<Shared>) -> CurrentGuard {
     CONTEXT.with(|cx| {
-        let previous = cx.handle.replace(Some(handle));
-        let depth = cx.handle_depth.get() + 1;
-        cx.handle_depth.set(depth);
-        HandleGuard { previous, depth }
+        let previous = cx.current.replace(Some(shared));
+        let depth = cx.current_depth.get() + 1;
+        cx.current_depth.set(depth);
+        CurrentGuard { previous, depth }
     })
 }
 
-impl Drop for HandleGuard {
+impl Drop for CurrentGuard {
     fn drop(&mut self) {
         let previous = self.previous.take();
         let in_order = CONTEXT
             .try_with(|cx| {
-                if cx.handle_depth.get() == self.depth {
-                    cx.handle.replace(previous);
-                    cx.handle_depth.set(self.depth - 1);
+                if cx.current_depth.get() == self.depth {
+                    cx.current.replace(previous);
+                    cx.current_depth.set(self.depth - 1);
                     true
                 } else {
                     // Out of order: no previous value is right any more, so
                     // leave no runtime current rather than a stale one.
-                    cx.handle.replace(None);
-                    cx.handle_depth.set(0);
+                    cx.current.replace(None);
+                    cx.current_depth.set(0);
                     false
                 }
             })
