@@ -80,6 +80,8 @@ fn build_shared(
         batch_share: 0.25,
         spare_slots,
         io_shards: 1,
+        time_slices: false,
+        fine_timer_slack: false,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {

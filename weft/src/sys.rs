@@ -370,18 +370,61 @@ mod tests {
     /// Every worker thread keeps time with a 1 µs timer slack.
     #[test]
     fn worker_threads_have_a_fine_timer_slack() {
+        assert_eq!(worker_slack_and_slice(true).0, TIMER_SLACK_NS);
+    }
+
+    /// The calling thread's timer slack and time slice (`sched_runtime`).
+    fn slack_and_slice() -> (libc::c_ulong, u64) {
+        // SAFETY: `prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)` takes integers and
+        // returns the calling thread's slack.
+        let slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+        let size = std::mem::size_of::<SchedAttr>() as u32;
+        let mut attr = SchedAttr {
+            size,
+            policy: 0,
+            flags: 0,
+            nice: 0,
+            priority: 0,
+            runtime_ns: 0,
+            deadline_ns: 0,
+            period_ns: 0,
+        };
+        // SAFETY: `sched_getattr(0, attr, size, 0)` writes at most `size`
+        // bytes into `attr`, a live `repr(C)` `sched_attr` v0.
+        let read = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &raw mut attr, size, 0u32) };
+        assert_eq!(read, 0, "{}", std::io::Error::last_os_error());
+        (slack as libc::c_ulong, attr.runtime_ns)
+    }
+
+    /// A worker's timer slack and slice, on a runtime with both settings
+    /// `tuned` or both off.
+    fn worker_slack_and_slice(tuned: bool) -> (libc::c_ulong, u64) {
         let rt = crate::runtime::Builder::new_multi_thread()
             .worker_threads(1)
+            .time_slices(tuned)
+            .fine_timer_slack(tuned)
             .build()
             .unwrap();
-        let slack = rt
-            .block_on(rt.spawn(async {
-                // SAFETY: `prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)` takes
-                // integers and returns the calling thread's slack.
-                unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }
-            }))
-            .unwrap();
-        assert_eq!(slack as libc::c_ulong, TIMER_SLACK_NS);
+        rt.block_on(rt.spawn(async { slack_and_slice() })).unwrap()
+    }
+
+    /// `Builder::time_slices(false)` and `fine_timer_slack(false)` leave a
+    /// worker what it inherited from the thread that built the runtime.
+    #[test]
+    fn builder_settings_turn_the_kernel_requests_off() {
+        let (inherited_slack, inherited_slice) =
+            std::thread::spawn(slack_and_slice).join().unwrap();
+        assert_eq!(
+            worker_slack_and_slice(false),
+            (inherited_slack, inherited_slice)
+        );
+        let (slack, slice) = worker_slack_and_slice(true);
+        assert_eq!(slack, TIMER_SLACK_NS);
+        // Kernels before 6.12 refuse a slice: nothing changes there.
+        assert!(
+            slice == SHORT_SLICE_NS || slice == inherited_slice,
+            "{slice}"
+        );
     }
 
     /// Asking for a slice keeps the policy and nice value a program gave

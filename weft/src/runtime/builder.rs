@@ -58,6 +58,8 @@ pub struct Builder {
     pub(super) io_shards: Option<usize>,
     pub(super) spare_idle_timeout: Duration,
     pub(super) on_stall: Option<StallHook>,
+    pub(super) time_slices: bool,
+    pub(super) fine_timer_slack: bool,
 }
 
 use crate::scheduler::monitor::StallHook;
@@ -93,6 +95,8 @@ impl Builder {
             io_shards: None,
             spare_idle_timeout: Duration::from_secs(10),
             on_stall: None,
+            time_slices: true,
+            fine_timer_slack: true,
         }
     }
 
@@ -225,7 +229,7 @@ impl Builder {
         self
     }
 
-    /// Whether the stall monitor runs (`runtime/monitor.rs`): one thread
+    /// Whether the stall monitor runs (`scheduler/monitor.rs`): one thread
     /// that notices a worker stuck inside one poll while work waits and
     /// lets a spare thread run that work. Default: on. Off, a long poll
     /// holds up everything queued behind it, as in tokio.
@@ -283,6 +287,39 @@ impl Builder {
     /// for it run no tasks and are not counted.)
     pub fn max_threads(&mut self, n: usize) -> &mut Self {
         self.max_threads = Some(n);
+        self
+    }
+
+    /// Whether the runtime's threads ask the kernel for time slices (Linux
+    /// 6.12 and later; `sched_setattr`, no privilege needed): every thread
+    /// that runs tasks or the monitor asks for the shortest slice, 0.1 ms,
+    /// so a thread woken on a busy core runs soon; and the monitor gives a
+    /// thread seen inside one poll for a sample period a 3 ms slice until
+    /// that poll returns, so threads woken behind it run first. The
+    /// thread's policy and nice value are kept; a thread moved to another
+    /// policy than `SCHED_OTHER`/`SCHED_BATCH` (in `on_thread_start`, say)
+    /// is left alone. Default: on. Off, the kernel's default slices apply
+    /// (short requests behind long polls wait longer: the mixed lane).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .time_slices(false)
+    ///     .fine_timer_slack(false)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn time_slices(&mut self, enabled: bool) -> &mut Self {
+        self.time_slices = enabled;
+        self
+    }
+
+    /// Whether the runtime's threads ask for a timer slack of 1 µs
+    /// (`prctl(PR_SET_TIMERSLACK)`, Linux) instead of the kernel's 50 µs,
+    /// so a timed wait (the worker keeping time) ends on time. Default:
+    /// on. Off, timers may fire up to the slack late.
+    pub fn fine_timer_slack(&mut self, enabled: bool) -> &mut Self {
+        self.fine_timer_slack = enabled;
         self
     }
 
@@ -355,6 +392,12 @@ impl Builder {
 
     fn validate(&self) -> io::Result<()> {
         let workers = self.resolved_worker_threads();
+        self.validate_threads(workers)?;
+        self.validate_scheduling()
+    }
+
+    /// The settings that say how many threads of each kind, and how big.
+    fn validate_threads(&self, workers: usize) -> io::Result<()> {
         if workers == 0 {
             return Err(invalid("worker_threads", "must be at least 1, got 0"));
         }
@@ -374,42 +417,8 @@ impl Builder {
                 ));
             }
         }
-        if self.inject_batch_cap == 0 {
-            return Err(invalid("inject_batch_cap", "must be at least 1, got 0"));
-        }
-        if self.poll_time_sample_every == 0 {
-            return Err(invalid(
-                "poll_time_sample_every",
-                "must be at least 1, got 0",
-            ));
-        }
         if self.max_blocking_threads == 0 {
             return Err(invalid("max_blocking_threads", "must be at least 1, got 0"));
-        }
-        let keep_alive = self.thread_keep_alive;
-        if keep_alive < Duration::from_millis(1) || keep_alive > Duration::from_secs(3600) {
-            return Err(invalid(
-                "thread_keep_alive",
-                &format!("must be between 1 ms and 1 hour, got {keep_alive:?}"),
-            ));
-        }
-        for (setting, value) in [
-            ("stall_threshold", self.stall_threshold),
-            ("slow_poll_threshold", self.slow_poll_threshold),
-        ] {
-            if value < Duration::from_micros(100) || value > Duration::from_secs(10) {
-                return Err(invalid(
-                    setting,
-                    &format!("must be between 100 µs and 10 s, got {value:?}"),
-                ));
-            }
-        }
-        let share = self.batch_share;
-        if !(share > 0.0 && share < 1.0) {
-            return Err(invalid(
-                "batch_share",
-                &format!("must be greater than 0 and less than 1, got {share}"),
-            ));
         }
         let shards = self.resolved_io_shards(workers);
         if shards == 0 || shards > workers {
@@ -425,21 +434,48 @@ impl Builder {
                 &format!("must be at least worker_threads ({workers}), got {max_threads}"),
             ));
         }
-        let spare = self.spare_idle_timeout;
-        if spare < Duration::from_millis(1) || spare > Duration::from_secs(3600) {
+        let hour = Duration::from_secs(3600);
+        within(
+            "thread_keep_alive",
+            self.thread_keep_alive,
+            Duration::from_millis(1),
+            hour,
+        )?;
+        within(
+            "spare_idle_timeout",
+            self.spare_idle_timeout,
+            Duration::from_millis(1),
+            hour,
+        )
+    }
+
+    /// The settings of the scheduler's policies.
+    fn validate_scheduling(&self) -> io::Result<()> {
+        if self.inject_batch_cap == 0 {
+            return Err(invalid("inject_batch_cap", "must be at least 1, got 0"));
+        }
+        if self.poll_time_sample_every == 0 {
             return Err(invalid(
-                "spare_idle_timeout",
-                &format!("must be between 1 ms and 1 hour, got {spare:?}"),
+                "poll_time_sample_every",
+                "must be at least 1, got 0",
             ));
         }
-        let target = self.global_check_target;
-        if target < Duration::from_micros(1) || target > Duration::from_secs(1) {
+        let (low, high) = (Duration::from_micros(100), Duration::from_secs(10));
+        within("stall_threshold", self.stall_threshold, low, high)?;
+        within("slow_poll_threshold", self.slow_poll_threshold, low, high)?;
+        let share = self.batch_share;
+        if !(share > 0.0 && share < 1.0) {
             return Err(invalid(
-                "global_check_target",
-                &format!("must be between 1 µs and 1 s, got {target:?}"),
+                "batch_share",
+                &format!("must be greater than 0 and less than 1, got {share}"),
             ));
         }
-        Ok(())
+        within(
+            "global_check_target",
+            self.global_check_target,
+            Duration::from_micros(1),
+            Duration::from_secs(1),
+        )
     }
 
     /// Validates the settings and starts the worker threads.
@@ -462,6 +498,39 @@ fn invalid(setting: &str, problem: &str) -> io::Error {
     )
 }
 
+/// `InvalidInput` naming `setting` unless `low <= value <= high`.
+fn within(setting: &str, value: Duration, low: Duration, high: Duration) -> io::Result<()> {
+    if (low..=high).contains(&value) {
+        Ok(())
+    } else {
+        Err(invalid(
+            setting,
+            &format!(
+                "must be between {} and {}, got {value:?}",
+                show(low),
+                show(high)
+            ),
+        ))
+    }
+}
+
+/// A bound as the error messages say it: `100 µs`, `1 ms`, `1 hour`.
+fn show(bound: Duration) -> String {
+    match bound.as_nanos() {
+        n if n >= 3_600_000_000_000 && n % 3_600_000_000_000 == 0 => {
+            let hours = n / 3_600_000_000_000;
+            if hours == 1 {
+                "1 hour".to_owned()
+            } else {
+                format!("{hours} hours")
+            }
+        }
+        n if n >= 1_000_000_000 && n % 1_000_000_000 == 0 => format!("{} s", n / 1_000_000_000),
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
+        n => format!("{} µs", n / 1_000),
+    }
+}
+
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
@@ -481,6 +550,8 @@ impl fmt::Debug for Builder {
             .field("batch_share", &self.batch_share)
             .field("max_threads", &self.max_threads)
             .field("io_shards", &self.io_shards)
+            .field("time_slices", &self.time_slices)
+            .field("fine_timer_slack", &self.fine_timer_slack)
             .field("spare_idle_timeout", &self.spare_idle_timeout)
             .finish_non_exhaustive()
     }

@@ -32,9 +32,10 @@ use std::time::{Duration, Instant};
 
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
+use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
-use crate::task::JoinHandle;
+use crate::task::{JoinHandle, Task};
 
 pub use crate::scheduler::monitor::StallInfo;
 pub use builder::{
@@ -133,17 +134,6 @@ impl Runtime {
         } else {
             0
         };
-        let config = Config {
-            num_workers,
-            inject_batch_cap: builder.inject_batch_cap,
-            lifo_slot: builder.lifo_slot,
-            global_check_target_ns: builder.global_check_target.as_nanos() as u64,
-            poll_time_sample_every: builder.poll_time_sample_every,
-            demote_slow_tasks: builder.demote_slow_tasks,
-            batch_share: builder.batch_share,
-            spare_slots,
-            io_shards: builder.resolved_io_shards(num_workers),
-        };
         let exited = Arc::new(ExitLatch {
             // Counted up per thread actually started, so that a start-up
             // that fails half-way waits only for the threads that exist.
@@ -151,71 +141,20 @@ impl Runtime {
             all_exited: Condvar::new(),
             helpers: Mutex::new(Vec::new()),
         });
-        let monitor = Monitor::new(
-            MonitorConfig {
-                enabled: builder.stall_monitor,
-                stall_threshold: builder.stall_threshold,
-                slow_poll_threshold: builder.slow_poll_threshold,
-                spare_idle_timeout: builder.spare_idle_timeout,
-                on_stall: builder.on_stall.clone(),
-                spawn_thread: helper_thread_spawner(builder, exited.clone(), true),
-                demote_threads: builder.demote_slow_tasks,
-            },
-            spare_slots,
-        );
-        let blocking = BlockingPool::new(PoolConfig {
-            max_threads: builder.max_blocking_threads,
-            keep_alive: builder.thread_keep_alive,
-            thread_name: builder.thread_name.clone(),
-            stack_size: builder.thread_stack_size,
-            on_thread_start: builder.on_thread_start.clone(),
-            on_thread_stop: builder.on_thread_stop.clone(),
-        });
-        let (shared, mut locals) = Shared::new(config, blocking, monitor)?;
+        let (shared, mut locals) = Shared::new(
+            scheduler_config(builder, num_workers, spare_slots),
+            blocking_pool(builder),
+            monitor(builder, exited.clone(), spare_slots),
+        )?;
         shared
             .monitor
             .add_spare_slots(num_workers, locals.split_off(num_workers));
-        let handle = Handle { shared };
         let mut runtime = Runtime {
-            handle,
+            handle: Handle { shared },
             workers: Vec::with_capacity(num_workers),
             exited,
         };
-        let (started_tx, started_rx) = mpsc::channel();
-        for (index, local) in locals.into_iter().enumerate() {
-            let mut thread = thread::Builder::new().name(thread_name(builder)?);
-            if let Some(size) = builder.thread_stack_size {
-                thread = thread.stack_size(size);
-            }
-            let worker = WorkerThread {
-                core: Core::new(index, runtime.handle.shared.clone(), local),
-                handle: runtime.handle.clone(),
-                on_start: builder.on_thread_start.clone(),
-                on_stop: builder.on_thread_stop.clone(),
-                exited: runtime.exited.clone(),
-                started: started_tx.clone(),
-            };
-            *runtime.exited.running.lock().unwrap() += 1;
-            match thread.spawn(move || worker.run()) {
-                Ok(join) => runtime.workers.push(join),
-                Err(err) => {
-                    *runtime.exited.running.lock().unwrap() -= 1;
-                    return Err(err);
-                }
-            }
-        }
-        drop(started_tx);
-        for _ in 0..runtime.workers.len() {
-            match started_rx.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(message)) => {
-                    return Err(io::Error::other(format!(
-                        "the `on_thread_start` hook panicked on a worker thread: {message}"
-                    )));
-                }
-                Err(_) => return Err(io::Error::other("a worker thread exited during start-up")),
-            }
-        }
+        runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
         if shared.monitor.is_enabled() {
             // The monitor runs no task: the thread hooks (for threads that
@@ -228,6 +167,94 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// Starts a worker thread per ring in `locals` and waits until each has
+    /// run `on_thread_start`.
+    fn start_workers(&mut self, builder: &Builder, locals: Vec<Local<Task>>) -> io::Result<()> {
+        let (started_tx, started_rx) = mpsc::channel();
+        for (index, local) in locals.into_iter().enumerate() {
+            let mut thread = thread::Builder::new().name(thread_name(builder)?);
+            if let Some(size) = builder.thread_stack_size {
+                thread = thread.stack_size(size);
+            }
+            let worker = WorkerThread {
+                core: Core::new(index, self.handle.shared.clone(), local),
+                handle: self.handle.clone(),
+                on_start: builder.on_thread_start.clone(),
+                on_stop: builder.on_thread_stop.clone(),
+                exited: self.exited.clone(),
+                started: started_tx.clone(),
+            };
+            *self.exited.running.lock().unwrap() += 1;
+            match thread.spawn(move || worker.run()) {
+                Ok(join) => self.workers.push(join),
+                Err(err) => {
+                    *self.exited.running.lock().unwrap() -= 1;
+                    return Err(err);
+                }
+            }
+        }
+        drop(started_tx);
+        for _ in 0..self.workers.len() {
+            match started_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => {
+                    return Err(io::Error::other(format!(
+                        "the `on_thread_start` hook panicked on a worker thread: {message}"
+                    )));
+                }
+                Err(_) => return Err(io::Error::other("a worker thread exited during start-up")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The engine's settings from the builder's.
+fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -> Config {
+    Config {
+        num_workers,
+        inject_batch_cap: builder.inject_batch_cap,
+        lifo_slot: builder.lifo_slot,
+        global_check_target_ns: builder.global_check_target.as_nanos() as u64,
+        poll_time_sample_every: builder.poll_time_sample_every,
+        demote_slow_tasks: builder.demote_slow_tasks,
+        batch_share: builder.batch_share,
+        spare_slots,
+        io_shards: builder.resolved_io_shards(num_workers),
+        time_slices: builder.time_slices,
+        fine_timer_slack: builder.fine_timer_slack,
+    }
+}
+
+/// The stall monitor, as the builder sets it up.
+fn monitor(builder: &Builder, exited: Arc<ExitLatch>, spare_slots: usize) -> Monitor {
+    Monitor::new(
+        MonitorConfig {
+            enabled: builder.stall_monitor,
+            stall_threshold: builder.stall_threshold,
+            slow_poll_threshold: builder.slow_poll_threshold,
+            spare_idle_timeout: builder.spare_idle_timeout,
+            on_stall: builder.on_stall.clone(),
+            spawn_thread: helper_thread_spawner(builder, exited, true),
+            demote_threads: builder.demote_slow_tasks,
+        },
+        spare_slots,
+    )
+}
+
+/// The blocking pool, as the builder sets it up.
+fn blocking_pool(builder: &Builder) -> BlockingPool {
+    BlockingPool::new(PoolConfig {
+        max_threads: builder.max_blocking_threads,
+        keep_alive: builder.thread_keep_alive,
+        thread_name: builder.thread_name.clone(),
+        stack_size: builder.thread_stack_size,
+        on_thread_start: builder.on_thread_start.clone(),
+        on_thread_stop: builder.on_thread_stop.clone(),
+    })
+}
+
+impl Runtime {
     /// A handle to this runtime, for spawning from other threads.
     pub fn handle(&self) -> &Handle {
         &self.handle
@@ -383,8 +410,7 @@ impl Drop for ExitGuard {
 impl WorkerThread {
     fn run(self) {
         let _exit = ExitGuard(self.exited.clone());
-        crate::sys::set_fine_timer_slack();
-        crate::sys::request_short_slice();
+        self.handle.shared.config.tune_this_thread();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _current = context::set_current(self.handle.shared.clone());
         let _driving = context::enter_driving(context::Driving::Worker);
@@ -442,8 +468,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
         *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
         let spawned = thread.spawn(move || {
             let _exit = ExitGuard(exit);
-            crate::sys::set_fine_timer_slack();
-            crate::sys::request_short_slice();
+            shared.config.tune_this_thread();
             let _slot = crate::metrics::WorkerSlot::acquire();
             let _current = context::set_current(shared.clone());
             let _driving = context::enter_driving(context::Driving::Worker);

@@ -145,9 +145,27 @@ pub(crate) struct Config {
     /// loom).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) io_shards: usize,
+    /// Whether runtime threads ask for the shortest time slice and the
+    /// monitor lengthens the slice of a long poll (`Builder::time_slices`).
+    pub(crate) time_slices: bool,
+    /// Whether runtime threads ask for a 1 µs timer slack
+    /// (`Builder::fine_timer_slack`).
+    pub(crate) fine_timer_slack: bool,
 }
 
 impl Config {
+    /// Asks the kernel for what the runtime's threads are tuned with, as
+    /// far as the builder allows: called first by every thread that runs
+    /// tasks or the monitor.
+    pub(crate) fn tune_this_thread(&self) {
+        if self.fine_timer_slack {
+            crate::sys::set_fine_timer_slack();
+        }
+        if self.time_slices {
+            crate::sys::request_short_slice();
+        }
+    }
+
     /// Worker slots plus spare slots: the length of `Shared::remotes`.
     pub(crate) fn num_slots(&self) -> usize {
         self.num_workers + self.spare_slots

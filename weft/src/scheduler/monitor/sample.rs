@@ -195,7 +195,7 @@ impl<'a> Sampler<'a> {
             return;
         }
         sample.suspicious = true;
-        if !last.slice_asked {
+        if !last.slice_asked && self.shared.config.time_slices {
             // In one poll for a sample period: a thread woken on its core
             // should go first (`sys::lengthen_slice` says why).
             last.slice_asked = true;

@@ -195,7 +195,7 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             let demoted = core.remote_watch().is_thread_demoted();
             let local = core.into_local();
-            if !demoted {
+            if !demoted && shared.config.time_slices {
                 // Its last poll may have been a long one, its slice
                 // lengthened, and the slot taken by another thread before
                 // the monitor's next sample (which then leaves it alone).
