@@ -21,7 +21,8 @@
 //! [`spawn`], [`task::JoinHandle`] (dropping it detaches the task),
 //! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`],
 //! [`time::sleep`], [`time::timeout`], [`time::interval`], [`net::TcpListener`],
-//! [`net::TcpStream`], [`net::UdpSocket`], [`task::consume_budget`].
+//! [`net::TcpStream`], [`net::UdpSocket`], [`task::consume_budget`],
+//! [`fs::File`], [`fs::read`], [`fs::write`], [`fs::read_dir`].
 //!
 //! Layers (each module's doc states its invariants): `task` (the task cell,
 //! join handles, the registry of live tasks), `scheduler` (local queues, the
@@ -29,13 +30,16 @@
 //! wheels per worker, the time driver, sleeps, timeouts, intervals), `io`
 //! (the reactor: one OS poller, a readiness word per source; `AsyncFd`),
 //! `net` (TCP, UDP and Unix sockets, their halves),
-//! `blocking` (the `spawn_blocking` thread pool), `runtime` (builder,
+//! `blocking` (the `spawn_blocking` thread pool), `fs` (files and
+//! directories on that pool), `runtime` (builder,
 //! context, `block_on`, shutdown), `metrics` (counters).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, missing_docs)]
 
 pub(crate) mod blocking;
+#[cfg(not(loom))]
+pub mod fs;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub mod hyper;
 pub mod io;

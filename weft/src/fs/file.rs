@@ -1,0 +1,382 @@
+//! `File`: an open file whose reads, writes and seeks run on the blocking
+//! pool, one at a time (the state machine and its rules are in
+//! `file/state.rs`).
+
+mod state;
+
+use std::fmt;
+use std::fs::{File as StdFile, Metadata, Permissions};
+use std::future::poll_fn;
+use std::io::{self, Seek, SeekFrom};
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use state::{Inner, Job, Reply};
+
+use super::{MAX_BUF, OpenOptions};
+
+/// An open file, as tokio's `File`: reads, writes and seeks through
+/// [`futures_io::AsyncRead`], [`AsyncWrite`](futures_io::AsyncWrite) and
+/// [`AsyncSeek`](futures_io::AsyncSeek) (and, with the `tokio-io` feature,
+/// tokio's three traits), each run on the blocking pool.
+///
+/// ```
+/// use futures_lite::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+/// use std::io::SeekFrom;
+/// use weft::fs::File;
+///
+/// # weft::runtime::Runtime::new()?.block_on(async {
+/// let path = std::env::temp_dir().join(format!("weft-file-doc-{}", std::process::id()));
+/// let mut file = File::create(&path).await?;
+/// file.write_all(b"hello, world").await?;
+/// file.sync_all().await?;                      // the write has landed and is on disk
+///
+/// let mut file = File::open(&path).await?;
+/// file.seek(SeekFrom::Start(7)).await?;
+/// let mut word = String::new();
+/// file.read_to_string(&mut word).await?;
+/// assert_eq!(word, "world");
+/// assert_eq!(file.metadata().await?.len(), 12);
+/// weft::fs::remove_file(&path).await?;
+/// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # How it behaves
+///
+/// One operation runs at a time, in the order they are made; each moves a
+/// buffer to a pool thread and back. So:
+///
+/// - `poll_write` copies up to [`max_buf_size`](Self::max_buf_size) bytes
+///   (2 MiB by default), starts the write and returns: a write returning
+///   `Ok(n)` has been *handed over*, not written. Writes land in order.
+///   **Flush before you drop the file** (or call `sync_all`) if you need to
+///   know they landed: a write still running when the `File` is dropped
+///   completes, but its error is lost. An error is returned by the next
+///   write, `flush`, `sync_all` or `sync_data`.
+/// - A read fetches up to `min(buffer, max_buf_size)` bytes per pool call.
+///   Bytes fetched and not yet taken (a read whose caller went away) are
+///   returned first by the next read, and seeks and writes account for
+///   them.
+/// - A seek, `sync_all`, `sync_data`, `set_len`, `metadata` and
+///   `try_clone` wait for the operation before them.
+/// - The methods on `&self` may be called from several tasks at once (an
+///   `Arc<File>`); they take turns.
+///
+/// Dropping a future of an operation a thread has started does not stop
+/// it. At runtime shutdown an operation not yet started fails with
+/// `ErrorKind::Other`; the `File` stays usable with another runtime.
+pub struct File {
+    std: Arc<StdFile>,
+    inner: Mutex<Inner>,
+}
+
+impl File {
+    /// Opens a file for reading: [`std::fs::File::open`] on the blocking
+    /// pool.
+    ///
+    /// ```
+    /// # weft::runtime::Runtime::new()?.block_on(async {
+    /// let missing = weft::fs::File::open("no such file").await.unwrap_err();
+    /// assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
+    /// ```
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        let path = super::owned(path);
+        let std = super::asyncify("File::open", move || StdFile::open(path)).await?;
+        Ok(File::from_std(std))
+    }
+
+    /// Opens a file for writing, creating it or truncating it:
+    /// [`std::fs::File::create`] on the blocking pool.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        let path = super::owned(path);
+        let std = super::asyncify("File::create", move || StdFile::create(path)).await?;
+        Ok(File::from_std(std))
+    }
+
+    /// Creates a new file for reading and writing, failing with
+    /// `AlreadyExists` if it exists: [`std::fs::File::create_new`] on the
+    /// blocking pool.
+    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+        let path = super::owned(path);
+        let std = super::asyncify("File::create_new", move || StdFile::create_new(path)).await?;
+        Ok(File::from_std(std))
+    }
+
+    /// [`OpenOptions::new`], for other ways to open.
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// Wraps an open `std` file. Its operations will run on the blocking
+    /// pool of the runtime they are polled on.
+    pub fn from_std(std: StdFile) -> File {
+        File {
+            std: Arc::new(std),
+            inner: Mutex::new(Inner::new(MAX_BUF)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every transition of `Inner` is a single assignment, and a panic
+        // (resumed from a pool thread) leaves it idle: poisoning is ignored.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn inner_mut(&mut self) -> (&Arc<StdFile>, &mut Inner) {
+        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        (&self.std, inner)
+    }
+
+    /// Runs a `&self` method's `job` after the operation in flight: takes
+    /// the turn (the state machine's rule 6), completes what runs, starts
+    /// `job` and waits for it.
+    async fn exclusive(&self, job: Job) -> io::Result<Reply> {
+        let _turn = poll_fn(|cx| {
+            if self.lock().turn.try_take(cx.waker()) {
+                Poll::Ready(TurnGuard(self))
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        poll_fn(|cx| self.lock().poll_idle(cx)).await;
+        {
+            let mut inner = self.lock();
+            if job.reports_write_error() {
+                if let Some(error) = inner.take_write_error() {
+                    return Err(error);
+                }
+            }
+            inner.start_other(&self.std, job);
+        }
+        poll_fn(|cx| self.lock().poll_other(cx)).await
+    }
+
+    /// Waits for the writes before it, then flushes the file's data and
+    /// metadata to the device: [`std::fs::File::sync_all`] on the blocking
+    /// pool. Returns the error of an earlier write not yet reported.
+    pub async fn sync_all(&self) -> io::Result<()> {
+        self.exclusive(Job::SyncAll).await.map(drop)
+    }
+
+    /// As [`sync_all`](Self::sync_all), without the metadata that reading
+    /// the file back does not need: [`std::fs::File::sync_data`].
+    pub async fn sync_data(&self) -> io::Result<()> {
+        self.exclusive(Job::SyncData).await.map(drop)
+    }
+
+    /// Truncates or extends (with zeros) the file to `size` bytes, after the
+    /// operations before it; the position does not change:
+    /// [`std::fs::File::set_len`] on the blocking pool.
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        self.exclusive(Job::SetLen(size)).await.map(drop)
+    }
+
+    /// The file's metadata, after the operations before it (so its length
+    /// counts every write handed over): [`std::fs::File::metadata`] on the
+    /// blocking pool.
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        match self.exclusive(Job::Metadata).await? {
+            Reply::Metadata(metadata) => Ok(metadata),
+            _ => unreachable!("a metadata job replies with metadata"),
+        }
+    }
+
+    /// Changes the file's permissions: [`std::fs::File::set_permissions`]
+    /// on the blocking pool.
+    pub async fn set_permissions(&self, perm: Permissions) -> io::Result<()> {
+        self.exclusive(Job::SetPermissions(perm)).await.map(drop)
+    }
+
+    /// A new `File` for the same open file (the same position and flags):
+    /// [`std::fs::File::try_clone`] on the blocking pool, after the
+    /// operations before it.
+    pub async fn try_clone(&self) -> io::Result<File> {
+        match self.exclusive(Job::TryClone).await? {
+            Reply::File(std) => Ok(File::from_std(std)),
+            _ => unreachable!("a clone job replies with a file"),
+        }
+    }
+
+    /// Waits for the operation in flight and gives back the `std` file,
+    /// its position where this `File`'s reader was (bytes read ahead are
+    /// given back to the OS). An earlier write's unreported error is lost:
+    /// flush first to see it.
+    pub async fn into_std(mut self) -> StdFile {
+        let (std, inner) = self.inner_mut();
+        poll_fn(|cx| inner.poll_idle(cx)).await;
+        if inner.unread() > 0 {
+            inner.start_other(std, Job::Rewind);
+            // An unseekable file cannot move back; it stays where it is.
+            let _ = poll_fn(|cx| inner.poll_other(cx)).await;
+        }
+        Arc::try_unwrap(self.std)
+            .expect("only the operation in flight shares the std file, and none is in flight")
+    }
+
+    /// Gives back the `std` file at once, or `self` if an operation is in
+    /// flight (or bytes read ahead cannot be given back). Bytes read ahead
+    /// are given back by an `lseek`, which does not block.
+    #[allow(clippy::result_large_err)]
+    pub fn try_into_std(mut self) -> Result<StdFile, File> {
+        let (std, inner) = self.inner_mut();
+        if !inner.is_idle() {
+            return Err(self);
+        }
+        let unread = inner.unread();
+        if unread > 0 {
+            // `unread` is at most one read's size, which fits a slice.
+            if (&**std).seek(SeekFrom::Current(-(unread as i64))).is_err() {
+                return Err(self);
+            }
+            inner.discard_unread();
+        }
+        Ok(Arc::try_unwrap(self.std)
+            .expect("only the operation in flight shares the std file, and none is in flight"))
+    }
+
+    /// Sets the most bytes one pool call reads or writes (2 MiB by default).
+    ///
+    /// # Panics
+    ///
+    /// If `max_buf_size` is 0.
+    #[track_caller]
+    pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        assert!(max_buf_size > 0, "`max_buf_size` must be at least 1");
+        self.inner_mut().1.max_buf = max_buf_size;
+    }
+
+    /// The most bytes one pool call reads or writes.
+    pub fn max_buf_size(&self) -> usize {
+        self.lock().max_buf
+    }
+}
+
+/// The turn of a `&self` method; released when dropped (also when its
+/// future is dropped mid-way).
+struct TurnGuard<'a>(&'a File);
+
+impl Drop for TurnGuard<'_> {
+    fn drop(&mut self) {
+        let waiting = self.0.lock().turn.release();
+        for waker in waiting {
+            waker.wake();
+        }
+    }
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("File").field("std", &self.std).finish()
+    }
+}
+
+impl From<StdFile> for File {
+    fn from(std: StdFile) -> File {
+        File::from_std(std)
+    }
+}
+
+impl futures_io::AsyncRead for File {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_read(std, cx, buf.len(), |bytes| {
+            buf[..bytes.len()].copy_from_slice(bytes)
+        })
+    }
+}
+
+impl futures_io::AsyncWrite for File {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_write(std, cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().inner_mut().1.poll_flush(cx)
+    }
+
+    /// Flushes; the file stays open until the `File` is dropped.
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().inner_mut().1.poll_flush(cx)
+    }
+}
+
+impl futures_io::AsyncSeek for File {
+    fn poll_seek(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        pos: SeekFrom,
+    ) -> Poll<io::Result<u64>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_seek(std, cx, pos)
+    }
+}
+
+#[cfg(feature = "tokio-io")]
+impl tokio::io::AsyncRead for File {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        // `put_slice` writes into the unfilled part without zeroing it first.
+        let room = buf.remaining();
+        std::task::ready!(inner.poll_read(std, cx, room, |bytes| buf.put_slice(bytes)))?;
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(feature = "tokio-io")]
+impl tokio::io::AsyncWrite for File {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_write(std, cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().inner_mut().1.poll_flush(cx)
+    }
+
+    /// Flushes; the file stays open until the `File` is dropped.
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().inner_mut().1.poll_flush(cx)
+    }
+}
+
+#[cfg(feature = "tokio-io")]
+impl tokio::io::AsyncSeek for File {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.start_seek(std, position)
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        self.get_mut().inner_mut().1.poll_complete(cx)
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync + Unpin>() {}
+    is::<File>();
+    is::<super::OpenOptions>();
+    is::<super::ReadDir>();
+    is::<super::DirEntry>();
+}
