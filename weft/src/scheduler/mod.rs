@@ -191,8 +191,12 @@ impl Remote {
     pub(crate) fn swap_lifo(&self, task: Option<Task>) -> Option<Task> {
         let new = task.map_or(std::ptr::null_mut(), |t| t.into_raw().as_ptr());
         let old = self.lifo.swap(new, Ordering::AcqRel);
-        // SAFETY: the slot only ever holds null or a pointer made by
-        // `Runnable::into_raw`; the swap hands ownership of it to us alone.
+        // SAFETY: `lifo` is private to `Remote`, starts null and is written
+        // only by this swap, so it holds null or a pointer `into_raw` gave up
+        // (a `Runnable<TaskMeta>`, as `Task` is); the swap takes it out, so
+        // this is its only `from_raw`. The swap's Acquire half reads the
+        // Release half of the swap that stored it: the task's memory, written
+        // by the threads that had it before, is visible here.
         NonNull::new(old).map(|ptr| unsafe { Task::from_raw(ptr) })
     }
 
