@@ -14,9 +14,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
 use crate::echo::{self, EchoConfig, Row};
+use crate::figure::gate::Tolerances;
+use crate::figure::{self, table::header};
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
-use crate::json::{self, Document, Status};
+use crate::json::{self, Document};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
@@ -337,11 +339,7 @@ struct DumpArgs {
 impl MetricsArgs {
     fn config(&self) -> MetricsConfig {
         MetricsConfig {
-            profile: if self.full {
-                Profile::Full
-            } else {
-                Profile::Quick
-            },
+            profile: profile(self.full),
             workers: usize::from(self.workers),
             tasks: self.tasks as usize,
             short_wait: self.short_wait,
@@ -383,11 +381,7 @@ impl RunArgs {
 
 impl RunArgs {
     fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+        profile(self.full)
     }
 
     /// The timers lane's configuration, if it is one of the lanes.
@@ -426,24 +420,11 @@ impl RunArgs {
 
 impl HttpArgs {
     fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+        profile(self.full)
     }
 
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
+        settings(self.profile(), self.workers, dedup(&self.runtimes))
     }
 
     fn http_config(&self) -> HttpConfig {
@@ -457,24 +438,11 @@ impl HttpArgs {
 
 impl EchoArgs {
     fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+        profile(self.full)
     }
 
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
+        settings(self.profile(), self.workers, dedup(&self.runtimes))
     }
 
     fn echo_config(&self) -> EchoConfig {
@@ -489,26 +457,12 @@ impl EchoArgs {
 
 impl MixedArgs {
     fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+        profile(self.full)
     }
 
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        let mut kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
-        kinds = dedup(&kinds);
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: kinds,
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
+        let kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
+        settings(self.profile(), self.workers, dedup(&kinds))
     }
 
     fn mixed_config(&self) -> MixedConfig {
@@ -530,24 +484,11 @@ impl MixedArgs {
 
 impl TimersArgs {
     fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+        profile(self.full)
     }
 
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
+        settings(self.profile(), self.workers, dedup(&self.runtimes))
     }
 
     fn timers_config(&self) -> TimersConfig {
@@ -557,6 +498,23 @@ impl TimersArgs {
             config.experiments.retain(|e| self.only.contains(e));
         }
         config
+    }
+}
+
+fn profile(full: bool) -> Profile {
+    if full { Profile::Full } else { Profile::Quick }
+}
+
+/// The scheduler lane's configuration with no workload, for a lane run
+/// alone: it only describes the document's settings.
+fn settings(profile: Profile, workers: u16, runtimes: Vec<RuntimeKind>) -> RunConfig {
+    RunConfig {
+        profile,
+        workers: usize::from(workers),
+        workloads: Vec::new(),
+        runtimes,
+        tuning: Tuning::default(),
+        iteration_timeout: Duration::from_secs(10),
     }
 }
 
@@ -638,7 +596,7 @@ pub fn main() -> ExitCode {
             timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
         }
         Command::Compare(args) => {
-            let tolerances = compare::Tolerances {
+            let tolerances = Tolerances {
                 time_pct: args.tolerance,
                 csw_pct: args.csw_tolerance,
             };
@@ -740,27 +698,26 @@ fn run(lanes: Lanes) -> ExitCode {
         }
         None => harness::document(&lanes.settings, Vec::new(), Vec::new()),
     };
-    let mut header_printed = lanes.scheduler.is_some();
-    if let Some(config) = lanes.timers {
-        if !header_printed {
-            print!(
-                "{}",
-                timers::report::header(&document.machine, &document.versions)
-            );
-            header_printed = true;
+    if lanes.scheduler.is_none() {
+        // The first lane to run heads the output with the machine.
+        let first = [
+            ("timers", lanes.timers.is_some()),
+            ("mixed", lanes.mixed.is_some()),
+            ("echo", lanes.echo.is_some()),
+            ("http", lanes.http.is_some()),
+        ]
+        .into_iter()
+        .find(|&(_, runs)| runs);
+        if let Some((lane, _)) = first {
+            print!("{}", header(lane, &document.machine, &document.versions));
         }
+    }
+    if let Some(config) = lanes.timers {
         let result = timers::run(&config);
         print!("{}", timers::report::render(&result));
         document.timers = Some(result);
     }
     if let Some(config) = lanes.mixed {
-        if !header_printed {
-            print!(
-                "{}",
-                mixed::report::header(&document.machine, &document.versions)
-            );
-            header_printed = true;
-        }
         let result = mixed::run(&config);
         print!("{}", mixed::report::render(&result));
         let chart = lanes
@@ -775,24 +732,11 @@ fn run(lanes: Lanes) -> ExitCode {
         document.mixed = Some(result);
     }
     if let Some(config) = lanes.echo {
-        if !header_printed {
-            print!(
-                "{}",
-                echo::report::header(&document.machine, &document.versions)
-            );
-        }
         let result = echo::run(&config);
         print!("{}", echo::report::render(&result));
         document.echo = Some(result);
-        header_printed = true;
     }
     if let Some(config) = lanes.http {
-        if !header_printed {
-            print!(
-                "{}",
-                http::report::header(&document.machine, &document.versions)
-            );
-        }
         let result = http::run(&config);
         print!("{}", http::report::render(&result));
         document.http = Some(result);
@@ -813,34 +757,12 @@ fn run(lanes: Lanes) -> ExitCode {
 }
 
 fn any_failed(document: &Document) -> bool {
-    let workload_failed = document
-        .workloads
-        .iter()
-        .flat_map(|w| w.runtimes.values())
-        .any(|r| r.ok_summary().is_none());
-    let timer_failed = document
-        .timers
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|v| v.status == Status::Failed);
-    let mixed_failed = document
-        .mixed
-        .iter()
-        .flat_map(|m| &m.loads)
-        .flat_map(|load| load.runtimes.values())
-        .any(|run| run.ok().is_none());
-    let echo_failed = document
-        .echo
-        .iter()
-        .flat_map(|e| &e.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|run| run.ok().is_none());
-    let http_failed = document
-        .http
-        .iter()
-        .flat_map(|h| &h.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|run| run.ok().is_none());
-    workload_failed || timer_failed || mixed_failed || echo_failed || http_failed
+    fn failed<R: figure::Row>(rows: &[R]) -> bool {
+        rows.iter().any(figure::Row::any_failed)
+    }
+    failed(&document.workloads)
+        || document.timers.as_ref().is_some_and(|t| failed(&t.rows))
+        || document.mixed.as_ref().is_some_and(|m| failed(&m.loads))
+        || document.echo.as_ref().is_some_and(|e| failed(&e.rows))
+        || document.http.as_ref().is_some_and(|h| failed(&h.rows))
 }

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::json::{Iterations, RuntimeResult};
-use crate::runtimes::RuntimeKind;
+use crate::figure::{Figure, Peer, WEFT};
+use crate::json::{Iterations, MEDIAN_MS, RuntimeResult};
 
 /// Statistics of one workload on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,24 +122,19 @@ pub struct Comparison {
 }
 
 /// Compares weft with every peer that completed the workload and passes
-/// `include_peer`; `None` when weft or every such peer failed or is absent.
+/// `include_peer` (the best peer as [`MEDIAN_MS`] picks it); `None` when
+/// weft or every such peer failed or is absent.
 pub fn compare(
     runtimes: &BTreeMap<String, RuntimeResult>,
     include_peer: impl Fn(&str) -> bool,
 ) -> Option<Comparison> {
-    let weft = runtimes.get(RuntimeKind::Weft.name())?.ok_summary()?;
-    let peers = runtimes
-        .iter()
-        .filter(|(name, _)| *name != RuntimeKind::Weft.name() && include_peer(name))
-        .filter_map(|(name, result)| Some((name, result.ok_summary()?)));
-    let (best_name, best) = peers.min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))?;
-    let best = Ratio::between(weft, best_name, best);
-    let tokio_name = RuntimeKind::Tokio.name();
-    let tokio = runtimes
-        .get(tokio_name)
-        .filter(|_| include_peer(tokio_name))
-        .and_then(RuntimeResult::ok_summary)
-        .map(|peer| Ratio::between(weft, tokio_name, peer));
+    let weft = runtimes.get(WEFT)?.ok_summary()?;
+    let ratio_to = |figure: Figure<Summary>| {
+        let (peer, _) = figure.peer(runtimes, &include_peer)?;
+        Some(Ratio::between(weft, peer, runtimes[peer].ok_summary()?))
+    };
+    let best = ratio_to(MEDIAN_MS)?;
+    let tokio = ratio_to(MEDIAN_MS.with_peer(Peer::Tokio));
     let verdict = match (best.resolved, best.rounds.first()) {
         (true, Some(&r)) if r < 1.0 => Verdict::Faster,
         (true, Some(_)) => Verdict::Slower,

@@ -22,11 +22,10 @@
 //! percentiles, the process's CPU; per row: weft's req/s over the best
 //! peer's and its p99 over the best peer's, and whether it meets the
 //! issue's targets (req/s ≥ the best peer's, p99 ≤ 1.1× the best peer's).
-//! [`result`] is the JSON and the ratios, [`report`] the table and
-//! [`compare`] the gate. A missed target never fails the run; a runtime
+//! [`result`] is the JSON, the figures `compare` gates and the ratios,
+//! [`report`] the table. A missed target never fails the run; a runtime
 //! that failed a row does.
 
-pub mod compare;
 pub mod generator;
 pub mod report;
 pub mod result;

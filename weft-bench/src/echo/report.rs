@@ -9,22 +9,9 @@ use super::Row;
 use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
-use crate::json::{Machine, Versions};
-use crate::table::Table;
-
-/// The header `weft-bench echo` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench echo: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
+use crate::figure::WEFT;
+use crate::figure::table::{Runs, footer};
+use crate::table::{Table, us};
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &EchoResult) -> String {
@@ -37,7 +24,11 @@ pub fn render(result: &EchoResult) -> String {
         s.warmup_ms / 1e3,
         s.measure_ms / 1e3,
     );
-    let _ = writeln!(out, "{}", figures_table(result).render());
+    let _ = writeln!(
+        out,
+        "{}",
+        runs_table(&result.rows, &s.runtimes, &FIGURE_HEADER, false).render()
+    );
     let _ = writeln!(
         out,
         "req/s: round trips finished per second; p50-max: round-trip latency, µs; CPU: the \
@@ -46,15 +37,7 @@ pub fn render(result: &EchoResult) -> String {
          peer p99 (target ≤ {P99_TARGET}); others: the machine's CPU other processes used \
          meanwhile"
     );
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
+    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
     out
 }
 
@@ -75,66 +58,52 @@ const FIGURE_HEADER: [&str; 14] = [
     "others",
 ];
 
-fn figures_table(result: &EchoResult) -> Table {
-    let mut table = Table::new(FIGURE_HEADER);
-    for row in &result.rows {
-        let label = label(row);
-        for (index, runtime) in result.settings.runtimes.iter().enumerate() {
-            let mut cells = vec![
-                if index == 0 { label } else { "" }.to_owned(),
-                runtime.clone(),
-            ];
-            match row.runtimes.get(runtime).map(|run| (run, run.ok())) {
-                None => cells.push("-".to_owned()),
-                Some((_, Some(figures))) => {
-                    cells.extend(figure_cells(figures));
-                    if runtime == crate::runtimes::RuntimeKind::Weft.name() {
-                        cells.extend(ratio_cells(row.ratios.as_ref()));
-                    }
-                    cells.resize(FIGURE_HEADER.len() - 1, String::new());
-                    cells.push(
-                        figures
-                            .others_cpu_pct
-                            .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
-                    );
-                }
-                Some((run, None)) => cells.push(format!(
-                    "FAILED: {}",
-                    run.error.as_deref().unwrap_or("unknown")
-                )),
+/// The table of runs of the echo lane (and, with `per_request`, of the
+/// HTTP lane, under its `header`): on weft's lines its ratios and targets.
+pub(crate) fn runs_table(
+    rows: &[RowResult],
+    runtimes: &[String],
+    header: &[&str],
+    per_request: bool,
+) -> Table {
+    let runs = Runs {
+        header,
+        label: (header[0] == "row").then_some(label as fn(&RowResult) -> &str),
+        cells: &|row: &RowResult, runtime: &str, figures: &Figures| {
+            let mut cells = figure_cells(figures, per_request);
+            if runtime == WEFT {
+                cells.extend(ratio_cells(row.ratios.as_ref()));
             }
-            table.row(cells);
-        }
-    }
-    table
+            cells
+        },
+        others_pct: |f| f.others_cpu_pct,
+    };
+    runs.table(rows, runtimes)
 }
 
-/// A latency in ms as whole µs (tenths below 10 µs).
-pub fn us(ms: f64) -> String {
-    let us = ms * 1e3;
-    if us >= 10.0 {
-        format!("{us:.0}")
-    } else {
-        format!("{us:.1}")
-    }
-}
-
-fn figure_cells(f: &Figures) -> Vec<String> {
+/// A run's cells: req/s, the percentiles in µs, CPU, CPU per request (if
+/// `per_request`: the HTTP lane's) and the generator's CPU.
+fn figure_cells(f: &Figures, per_request: bool) -> Vec<String> {
     let mut cells = vec![format!("{:.0}", f.req_per_s)];
     match &f.latency {
         Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(us)),
         None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
     }
     cells.push(format!("{:.0}", f.cpu_ms_per_s));
+    if per_request {
+        let cpu = f.cpu_us_per_req;
+        cells.push(cpu.map_or("-".to_owned(), |cpu| format!("{cpu:.1}")));
+    }
     cells.push(format!("{:.0}", f.generator_cpu_ms_per_s));
     cells
 }
 
-pub(crate) fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
+/// weft's ratios to the best peer and whether they meet the targets.
+fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
     let Some(r) = ratios else {
         return Vec::new();
     };
-    let ratio = |peer: &Option<crate::mixed::result::PeerRatio>| {
+    let ratio = |peer: &Option<crate::figure::PeerRatio>| {
         peer.as_ref()
             .map_or("-".to_owned(), |p| format!("{:.2} {}", p.value, p.peer))
     };
@@ -183,9 +152,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn latencies_read_in_microseconds() {
-        assert_eq!(us(0.0474), "47");
-        assert_eq!(us(0.0052), "5.2");
+    fn a_failed_run_reads_failed() {
         assert_eq!(
             one_line(&EchoRun::failed("server: no net".to_owned())),
             "FAILED: server: no net"

@@ -14,11 +14,10 @@
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
 //! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse).
-//! [`result`] is the JSON, [`report`] the table and [`compare`] the gate
-//! (the echo lane's, with this lane's floors). A missed target never fails
-//! the run; a runtime that failed does.
+//! [`result`] is the JSON and the figures `compare` gates (the echo
+//! lane's, with this lane's floors), [`report`] the table. A missed target
+//! never fails the run; a runtime that failed does.
 
-pub mod compare;
 pub mod generator;
 pub mod report;
 pub mod result;

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::server::BODY;
 use super::{HttpConfig, ROW};
-use crate::echo::result::{EchoRun, Ratios, RowResult};
+use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
+use crate::figure::Figure;
+use crate::figure::gate::Lane;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
 /// target: ≥ 1.1× the best peer).
@@ -19,7 +21,38 @@ pub const REQ_PER_S_TARGET: f64 = 1.1;
 /// weft's p99 over the best peer's must be at most this ("no worse").
 pub const P99_TARGET: f64 = 1.0;
 
-/// One run of the HTTP lane.
+/// The figures `compare` gates: the echo lane's (req/s higher-is-better,
+/// p99 lower-is-better, each over the best peer), with this lane's floors:
+/// 40,000 req/s and 3 ms. From the first five quick runs on the shared
+/// 2-core dev machine (2026-11-24, one build): with other processes at
+/// 3-15% of the machine, weft's req/s was 113-144k and its p99 0.63-1.89
+/// ms; with 42%, 76k and 3.35 ms. Each floor is above the swing of the
+/// quieter runs (31k req/s, 1.3 ms); tighten them from quiet runs.
+pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.with_floor(3.0)];
+
+/// The HTTP lane in `compare`.
+pub const LANE: Lane<Figures> = Lane {
+    name: "http",
+    row: "row",
+    figures: |_| &FIGURES,
+};
+
+/// One run of the HTTP lane. In JSON:
+///
+/// ```jsonc
+/// "http": {                                      // absent when the lane did not run
+///   "settings": { "profile": "quick", "workers": 2, "connections": 64,
+///                 "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0,
+///                 "measure_ms": 3000.0, "drain_timeout_ms": 5000.0, "body_bytes": 13 },
+///   "rows": [{                                   // one row, as in echo: requests for round trips
+///     "name": "hello_conn64", "connections": 64,
+///     "message_bytes": 13,                       // the response body
+///     "runtimes": { "weft": { "status": "ok", "figures": { … } }, … },   // as in echo
+///     "ratios": { …, "req_per_s_met": true, "p99_met": true }         // targets: ≥ 1.1 and ≤ 1.0
+///   }],
+///   "others_cpu_pct": 3.1, "warnings": ["…"]
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpResult {
     /// How it was measured.

@@ -25,14 +25,13 @@
 //! (load, runtime) pair runs on a runtime built for it and dropped after
 //! it, on a thread of its own that is abandoned (with a warning) if it does
 //! not answer in time; the pairs run one after the other, so only one
-//! runtime is ever alive. [`result`] is the JSON and the ratios,
-//! [`targets`] the targets, [`report`] the table, [`chart`] the SVG and
-//! [`compare`] the gate. Targets are reported, met or missed; a missed
+//! runtime is ever alive. [`result`] is the JSON, the figures `compare`
+//! gates and the ratios, [`targets`] the targets, [`report`] the table and
+//! [`chart`] the SVG. Targets are reported, met or missed; a missed
 //! target never fails the run (only a runtime that failed does).
 
 pub mod burn;
 pub mod chart;
-pub mod compare;
 pub mod generator;
 pub mod latency;
 pub mod oracle;

@@ -7,22 +7,8 @@ use std::fmt::Write;
 
 use super::Load;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
-use crate::json::{Machine, Versions};
+use crate::figure::table::{Runs, footer};
 use crate::table::{self, Table};
-
-/// The header `weft-bench mixed` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench mixed: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &MixedResult) -> String {
@@ -37,7 +23,17 @@ pub fn render(result: &MixedResult) -> String {
         s.warmup_ms / 1e3,
         s.measure_ms / 1e3,
     );
-    let _ = writeln!(out, "{}", figures_table(result).render());
+    let runs = Runs {
+        header: &FIGURE_HEADER,
+        label: Some(label),
+        cells: &|load: &LoadResult, runtime: &str, figures: &Figures| {
+            let mut cells = figure_cells(figures);
+            cells.extend(ratio_cells(load.ratios.get(runtime)));
+            cells
+        },
+        others_pct: |f| f.others_cpu_pct,
+    };
+    let _ = writeln!(out, "{}", runs.table(&result.loads, &s.runtimes).render());
     out.push_str(
         "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
          loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
@@ -68,15 +64,7 @@ pub fn render(result: &MixedResult) -> String {
         }
         _ => out.push('\n'),
     }
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
+    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
     out
 }
 
@@ -97,37 +85,6 @@ const FIGURE_HEADER: [&str; 15] = [
     "CPU÷tokio",
     "others",
 ];
-
-fn figures_table(result: &MixedResult) -> Table {
-    let mut table = Table::new(FIGURE_HEADER);
-    for load in &result.loads {
-        let label = label(load);
-        for (index, runtime) in result.settings.runtimes.iter().enumerate() {
-            let mut cells = vec![
-                if index == 0 { label } else { "" }.to_owned(),
-                runtime.clone(),
-            ];
-            match load.runtimes.get(runtime) {
-                None => cells.push("-".to_owned()),
-                Some(run) => match run.ok() {
-                    Some(figures) => {
-                        cells.extend(figure_cells(figures));
-                        cells.extend(ratio_cells(load.ratios.get(runtime)));
-                        cells.resize(FIGURE_HEADER.len() - 1, String::new());
-                        cells.push(
-                            figures
-                                .others_cpu_pct
-                                .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
-                        );
-                    }
-                    None => cells.push("FAILED".to_owned()),
-                },
-            }
-            table.row(cells);
-        }
-    }
-    table
-}
 
 fn figure_cells(f: &Figures) -> Vec<String> {
     let mut cells = vec![

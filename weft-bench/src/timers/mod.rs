@@ -25,9 +25,9 @@
 //! [`TimersConfig::timeout`] is marked failed for the experiment and its
 //! thread abandoned (with a warning), so a timer that never fires cannot
 //! hang the run. A row's value is the median of its repetitions.
-//! [`result`] is the JSON, [`report`] the table, [`compare`] the gate.
+//! [`result`] is the JSON, [`report`] the table; each row is one figure
+//! ([`RowSpec`]), gated by `compare` ([`LANE`]).
 
-pub mod compare;
 pub mod probe;
 pub mod report;
 pub mod result;
@@ -45,6 +45,8 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
+use crate::figure::Figure;
+use crate::figure::gate::Lane;
 use crate::harness::Profile;
 use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
@@ -79,21 +81,18 @@ pub enum Experiment {
     Idle,
 }
 
-/// A row of the lane's table.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RowSpec {
-    /// Its name in tables and JSON.
-    pub name: &'static str,
-    /// The unit of its values.
-    pub unit: &'static str,
-    /// Growth below which `compare` calls a change of weft's value (or of
-    /// its ratio, counted in weft's unit) noise, in the row's unit. Set
-    /// from re-runs of one build on the 2-core dev machine (README).
-    pub floor: f64,
-}
+/// A row of the lane: a lower-is-better figure of its own, weft's value
+/// over the best peer's. Its floor is the growth below which `compare`
+/// calls a change of weft's value (or of its ratio, counted in weft's
+/// unit) noise, in the row's unit: a few µs of lateness, a few ns of CPU.
+/// Set from re-runs of one build on the 2-core dev machine (README).
+pub type RowSpec = Figure<f64>;
 
 const fn row(name: &'static str, unit: &'static str, floor: f64) -> RowSpec {
-    RowSpec { name, unit, floor }
+    fn value(value: &f64) -> Option<f64> {
+        Some(*value)
+    }
+    Figure::lower(name, unit, value).with_floor(floor)
 }
 
 const ARM_CANCEL: [RowSpec; 1] = [row("arm_cancel_ns", "ns", 20.0)];
@@ -153,6 +152,13 @@ pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
         .flat_map(|e| e.rows())
         .find(|spec| spec.name == name)
 }
+
+/// The timers lane in `compare`: each row is its own figure.
+pub const LANE: Lane<f64> = Lane {
+    name: "timers",
+    row: "row",
+    figures: |name| row_spec(name).map_or(&[], std::slice::from_ref),
+};
 
 /// Everything a run of the timers lane needs to know.
 #[derive(Debug, Clone)]

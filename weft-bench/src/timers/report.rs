@@ -5,22 +5,8 @@
 use std::fmt::Write;
 
 use super::result::{TimerRow, TimerValue, TimersResult};
-use crate::json::{Machine, Versions};
+use crate::figure::table::footer;
 use crate::table::{self, Table};
-
-/// The header `weft-bench timers` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench timers: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
 
 /// Renders the lane's table, its legend and its warnings.
 pub fn render(result: &TimersResult) -> String {
@@ -35,15 +21,7 @@ pub fn render(result: &TimersResult) -> String {
         "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
          (below 1.0 weft is lower)\n",
     );
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
+    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
     out
 }
 
