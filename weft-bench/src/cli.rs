@@ -760,9 +760,10 @@ fn any_failed(document: &Document) -> bool {
     fn failed<R: figure::Row>(rows: &[R]) -> bool {
         rows.iter().any(figure::Row::any_failed)
     }
+    use compare::{loads, rows};
     failed(&document.workloads)
-        || document.timers.as_ref().is_some_and(|t| failed(&t.rows))
-        || document.mixed.as_ref().is_some_and(|m| failed(&m.loads))
-        || document.echo.as_ref().is_some_and(|e| failed(&e.rows))
-        || document.http.as_ref().is_some_and(|h| failed(&h.rows))
+        || rows(&document.timers).is_some_and(failed)
+        || loads(document).is_some_and(failed)
+        || rows(&document.echo).is_some_and(failed)
+        || rows(&document.http).is_some_and(failed)
 }

@@ -18,7 +18,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::figure::gate::{Gate, Tolerances};
+use crate::figure::lane::LaneResult;
 use crate::json::{self, Document};
+use crate::mixed::result::LoadResult;
 use crate::{echo, http, mixed, timers};
 
 /// Default tolerance of times, throughputs and ratios, percent: no re-run
@@ -56,26 +58,10 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
     };
     let lanes = [
         gate.check(&json::LANE, Some(&base.workloads), Some(&new.workloads)),
-        gate.check(
-            &timers::LANE,
-            base.timers.as_ref().map(|t| &t.rows[..]),
-            new.timers.as_ref().map(|t| &t.rows[..]),
-        ),
-        gate.check(
-            &mixed::result::LANE,
-            base.mixed.as_ref().map(|m| &m.loads[..]),
-            new.mixed.as_ref().map(|m| &m.loads[..]),
-        ),
-        gate.check(
-            &echo::result::LANE,
-            base.echo.as_ref().map(|e| &e.rows[..]),
-            new.echo.as_ref().map(|e| &e.rows[..]),
-        ),
-        gate.check(
-            &http::result::LANE,
-            base.http.as_ref().map(|h| &h.rows[..]),
-            new.http.as_ref().map(|h| &h.rows[..]),
-        ),
+        gate.check(&timers::LANE, rows(&base.timers), rows(&new.timers)),
+        gate.check(&mixed::result::LANE, loads(base), loads(new)),
+        gate.check(&echo::result::LANE, rows(&base.echo), rows(&new.echo)),
+        gate.check(&http::result::LANE, rows(&base.http), rows(&new.http)),
     ];
     let mut text = header(base, new, &gate);
     let mut passed = true;
@@ -84,6 +70,16 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
         passed &= lane_passed;
     }
     (text, passed)
+}
+
+/// The rows of a lane, if the document has it.
+pub fn rows<S, R>(lane: &Option<LaneResult<S, R>>) -> Option<&[R]> {
+    lane.as_ref().map(|lane| &lane.rows[..])
+}
+
+/// The mixed lane's loads, if the document has the lane.
+pub fn loads(document: &Document) -> Option<&[LoadResult]> {
+    document.mixed.as_ref().map(|mixed| &mixed.loads[..])
 }
 
 /// The documents compared, what is gated, and the tolerances.

@@ -27,7 +27,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::echo::result::EchoResult;
-use crate::figure::gate::Lane;
+use crate::figure::lane::Lane;
 use crate::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
 use crate::http::result::HttpResult;
 use crate::measure::Sample;
@@ -66,11 +66,7 @@ pub const SCHEDULER: [Figure<Summary>; 3] = [
 ];
 
 /// The scheduler lane in `compare`.
-pub const LANE: Lane<Summary> = Lane {
-    name: "scheduler",
-    row: "workload",
-    figures: |_| &SCHEDULER,
-};
+pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
 
 /// One run of the lanes. In JSON (the lanes' fields are shown with their
 /// types):

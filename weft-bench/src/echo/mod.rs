@@ -39,8 +39,9 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
+use crate::figure::lane::WindowSettings;
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use generator::{Outcome, Plan};
@@ -131,6 +132,21 @@ impl Timing {
         }
     }
 
+    /// The window as the document records it.
+    pub fn window(&self) -> WindowSettings {
+        WindowSettings::new(self.warmup, self.measure, self.drain_timeout)
+    }
+
+    /// Longest wait for one run's figures: its run and drain, a stall,
+    /// and building the runtime, with room for a loaded machine.
+    pub fn timeout(&self) -> Duration {
+        self.warmup
+            + self.measure
+            + self.drain_timeout
+            + self.stall_timeout
+            + Duration::from_secs(30)
+    }
+
     /// For smoke tests: every pair in a fraction of a second (not
     /// meaningful as measurements).
     pub fn tiny() -> Timing {
@@ -185,24 +201,16 @@ impl EchoConfig {
             stall_timeout: t.stall_timeout,
         }
     }
-
-    /// Longest wait for one pair's figures: its run and drain, a stall,
-    /// and building the runtime, with room for a loaded machine.
-    fn timeout(&self) -> Duration {
-        let t = &self.timing;
-        t.warmup + t.measure + t.drain_timeout + t.stall_timeout + Duration::from_secs(30)
-    }
 }
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &EchoConfig) -> EchoResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
+    let mut watch = Watch::start("echo");
     let mut rows = Vec::new();
     for &row in &config.rows {
         let mut runs = BTreeMap::new();
         for &kind in &config.runtimes {
-            let run = match measure(kind, row, config, &mut warnings) {
+            let run = match measure(kind, row, config, &mut watch.warnings) {
                 Ok(outcome) => EchoRun::from_outcome(&outcome),
                 Err(err) => EchoRun::failed(err),
             };
@@ -212,50 +220,20 @@ pub fn run(config: &EchoConfig) -> EchoResult {
                 kind.name(),
                 report::one_line(&run)
             );
-            warnings.extend(notes(row, kind, &run, config));
+            if let Some(f) = run.ok() {
+                let what = format!("echo: {} on {}", row.name(), kind.name());
+                let drain = config.timing.drain_timeout;
+                watch.window(&what, f.others_cpu_pct, f.unfinished, "round trips", drain);
+            }
             runs.insert(kind.name().to_owned(), run);
         }
         rows.push(RowResult::new(row, runs));
     }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the echo lane"
-        ));
-    }
     EchoResult {
         settings: EchoSettings::new(config),
         rows,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
-}
-
-/// Warnings about one pair's figures: other processes busy during its
-/// window, round trips left unfinished.
-fn notes(row: Row, kind: RuntimeKind, run: &EchoRun, config: &EchoConfig) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "echo: {} on {}: other processes used {pct:.0}% of the machine during the window",
-            row.name(),
-            kind.name()
-        ));
-    }
-    if figures.unfinished > 0 {
-        notes.push(format!(
-            "echo: {} on {}: {} round trips of the window unfinished after the {} s drain; \
-             counted with their latency so far",
-            row.name(),
-            kind.name(),
-            figures.unfinished,
-            config.timing.drain_timeout.as_secs()
-        ));
-    }
-    notes
 }
 
 /// What a pair's thread reports, in this order.
@@ -284,7 +262,14 @@ fn measure(
         RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
         RuntimeKind::Smol => serve_and_load(|| Server::<Smol>::start(workers), load, sender),
     };
-    measure_pair("echo", kind, row.name(), config.timeout(), warnings, pair)
+    measure_pair(
+        "echo",
+        kind,
+        row.name(),
+        config.timing.timeout(),
+        warnings,
+        pair,
+    )
 }
 
 /// Runs `pair` (a server on `kind`, and its load) on a thread of its own,

@@ -10,7 +10,7 @@ use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
 use crate::figure::WEFT;
-use crate::figure::table::{Runs, footer};
+use crate::figure::table::Runs;
 use crate::table::{Table, us};
 
 /// Renders the lane's table, legend and warnings.
@@ -18,16 +18,15 @@ pub fn render(result: &EchoResult) -> String {
     let s = &result.settings;
     let mut out = format!(
         "\necho lane: {} profile, {} workers per server, one load-generator thread; TCP over \
-         loopback, closed loop; {} s warm-up, {} s measured per row and runtime\n",
-        s.profile,
-        s.workers,
-        s.warmup_ms / 1e3,
-        s.measure_ms / 1e3,
+         loopback, closed loop; {} per row and runtime\n",
+        s.lane.profile,
+        s.lane.workers,
+        s.window.describe(),
     );
     let _ = writeln!(
         out,
         "{}",
-        runs_table(&result.rows, &s.runtimes, &FIGURE_HEADER, false).render()
+        runs_table(&result.rows, &s.lane.runtimes, &FIGURE_HEADER, false).render()
     );
     let _ = writeln!(
         out,
@@ -37,7 +36,7 @@ pub fn render(result: &EchoResult) -> String {
          peer p99 (target ≤ {P99_TARGET}); others: the machine's CPU other processes used \
          meanwhile"
     );
-    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
+    out.push_str(&result.skew.footer());
     out
 }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
-use crate::figure::gate::Lane;
+use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
 use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
 
@@ -63,11 +63,7 @@ pub const FIGURES: [Figure<Figures>; 2] = [
 ];
 
 /// The echo lane in `compare`.
-pub const LANE: Lane<Figures> = Lane {
-    name: "echo",
-    row: "row",
-    figures: |_| &FIGURES,
-};
+pub const LANE: Lane<Figures> = Lane::new("echo", "row", &FIGURES);
 
 /// One run of the echo lane. In JSON:
 ///
@@ -101,36 +97,17 @@ pub const LANE: Lane<Figures> = Lane {
 ///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
 /// }
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EchoResult {
-    /// How it was measured.
-    pub settings: EchoSettings,
-    /// One entry per row, in the order measured.
-    pub rows: Vec<RowResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+pub type EchoResult = LaneResult<EchoSettings, RowResult>;
 
 /// How the echo lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EchoSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime.
-    pub workers: usize,
-    /// The runtimes, in the order each row ran them.
-    pub runtimes: Vec<String>,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's round trips after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Profile, workers, runtimes.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// The most a server's connection task reads at once, bytes.
     pub server_buffer_bytes: usize,
 }
@@ -138,18 +115,10 @@ pub struct EchoSettings {
 impl EchoSettings {
     /// The settings of `config`.
     pub fn new(config: &EchoConfig) -> EchoSettings {
-        let t = &config.timing;
+        let runtimes = config.runtimes.iter().map(|r| r.name());
         EchoSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
-            warmup_ms: t.warmup.as_secs_f64() * 1e3,
-            measure_ms: t.measure.as_secs_f64() * 1e3,
-            drain_timeout_ms: t.drain_timeout.as_secs_f64() * 1e3,
+            lane: LaneSettings::new(config.profile, config.workers, runtimes),
+            window: config.timing.window(),
             server_buffer_bytes: super::server::BUFFER_BYTES,
         }
     }

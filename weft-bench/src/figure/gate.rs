@@ -20,6 +20,7 @@
 //! in BASE has nothing to regress from and passes; a row (or a whole
 //! lane) that BASE lacks is listed as new and passes.
 
+use super::lane::Lane;
 use super::{Attempt, Better, Figure, FiguresOf, Format, Row, Tolerance, ratio};
 use crate::table::{self, Table};
 
@@ -40,16 +41,6 @@ pub struct Gate {
     /// Whether weft's own (absolute) values are gated: both documents come
     /// from the same machine.
     pub same_machine: bool,
-}
-
-/// A lane as the gate reads it.
-pub struct Lane<F: 'static> {
-    /// Its name, heading its table (`echo`).
-    pub name: &'static str,
-    /// What its rows are called (`row`, `load`, `workload`).
-    pub row: &'static str,
-    /// The figures compared on the row called so.
-    pub figures: fn(row: &str) -> &'static [Figure<F>],
 }
 
 /// A value before and after.
@@ -200,7 +191,7 @@ impl Gate {
         if base.weft().is_none() {
             return vec![Delta::row(name, Verdict::Pass)];
         }
-        let figures = (lane.figures)(name);
+        let figures = lane.figures(name);
         let mut deltas = Vec::with_capacity(figures.len());
         for (index, figure) in figures.iter().enumerate() {
             // A figure compared with a second peer gates weft's value once.
@@ -360,11 +351,7 @@ mod tests {
             .with_floor(10.0),
     ];
 
-    const LANE: Lane<f64> = Lane {
-        name: "test",
-        row: "row",
-        figures: |_| &FIGURES,
-    };
+    const LANE: Lane<f64> = Lane::new("test", "row", &FIGURES);
 
     fn gate(same_machine: bool) -> Gate {
         Gate {

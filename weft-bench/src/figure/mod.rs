@@ -35,6 +35,8 @@
 //! * A ratio divides by a positive value only: a peer at zero gives none.
 
 pub mod gate;
+pub mod lane;
+pub mod skew;
 pub mod table;
 
 use std::collections::BTreeMap;

@@ -1,10 +1,8 @@
 //! The parts every lane's printed tables share: the header a lane's own
-//! command prints, the table of runs (one line per row and runtime), and
-//! the lines on what may have skewed the figures. Each lane keeps only its
-//! columns and its special tables (the mixed lane's targets, its
-//! from-submission lines).
-
-use std::fmt::Write;
+//! command prints and the table of runs (one line per row and runtime);
+//! below them, what may have skewed the figures ([`super::skew::Skew`]).
+//! Each lane keeps only its columns and its special tables (the mixed
+//! lane's targets, its from-submission lines).
 
 use super::{Attempt, FiguresOf, Row};
 use crate::json::{Machine, Versions};
@@ -22,22 +20,6 @@ pub fn header(lane: &str, machine: &Machine, versions: &Versions) -> String {
         versions.async_executor,
         versions.rustc
     )
-}
-
-/// Below a lane's tables: how much of the machine other processes used
-/// during the lane, and the lane's warnings.
-pub fn footer(others_cpu_pct: Option<f64>, warnings: &[String]) -> String {
-    let mut out = String::new();
-    if let Some(pct) = others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
-    out
 }
 
 /// A completed run's cells: from its row, its runtime's name and its

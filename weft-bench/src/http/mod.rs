@@ -30,8 +30,8 @@ use std::time::Duration;
 use crate::echo::generator::Outcome;
 use crate::echo::result::EchoRun;
 use crate::echo::{Report, Timing, measure_pair, serve_and_load};
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use generator::Plan;
@@ -101,22 +101,14 @@ impl HttpConfig {
             stall_timeout: t.stall_timeout,
         }
     }
-
-    /// Longest wait for one runtime's figures: its run and drain, a stall,
-    /// and building the runtime, with room for a loaded machine.
-    fn timeout(&self) -> Duration {
-        let t = &self.timing;
-        t.warmup + t.measure + t.drain_timeout + t.stall_timeout + Duration::from_secs(30)
-    }
 }
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &HttpConfig) -> HttpResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
+    let mut watch = Watch::start("http");
     let mut runs = BTreeMap::new();
     for &kind in &config.runtimes {
-        let run = match measure(kind, config, &mut warnings) {
+        let run = match measure(kind, config, &mut watch.warnings) {
             Ok(outcome) => EchoRun::from_outcome(&outcome),
             Err(err) => EchoRun::failed(err),
         };
@@ -125,46 +117,18 @@ pub fn run(config: &HttpConfig) -> HttpResult {
             kind.name(),
             report::one_line(&run)
         );
-        warnings.extend(notes(kind, &run, config));
+        if let Some(f) = run.ok() {
+            let what = format!("http: {}", kind.name());
+            let drain = config.timing.drain_timeout;
+            watch.window(&what, f.others_cpu_pct, f.unfinished, "requests", drain);
+        }
         runs.insert(kind.name().to_owned(), run);
-    }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the http lane"
-        ));
     }
     HttpResult {
         settings: HttpSettings::new(config),
         rows: vec![result::row(config.connections, runs)],
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
-}
-
-/// Warnings about one runtime's figures: other processes busy during its
-/// window, requests left unfinished.
-fn notes(kind: RuntimeKind, run: &EchoRun, config: &HttpConfig) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "http: {}: other processes used {pct:.0}% of the machine during the window",
-            kind.name()
-        ));
-    }
-    if figures.unfinished > 0 {
-        notes.push(format!(
-            "http: {}: {} requests of the window unfinished after the {} s drain; counted \
-             with their latency so far",
-            kind.name(),
-            figures.unfinished,
-            config.timing.drain_timeout.as_secs()
-        ));
-    }
-    notes
 }
 
 /// The hello server on `kind` under the generator, on a thread of its own.
@@ -180,5 +144,5 @@ fn measure(
         RuntimeKind::Tokio => serve_and_load(|| server::start::<Tokio>(workers), load, sender),
         RuntimeKind::Smol => serve_and_load(|| server::start::<Smol>(workers), load, sender),
     };
-    measure_pair("http", kind, ROW, config.timeout(), warnings, pair)
+    measure_pair("http", kind, ROW, config.timing.timeout(), warnings, pair)
 }

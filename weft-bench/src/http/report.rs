@@ -8,26 +8,23 @@ use std::fmt::Write;
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
 use crate::echo::report::runs_table;
 use crate::echo::result::EchoRun;
-use crate::figure::table::footer;
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &HttpResult) -> String {
     let s = &result.settings;
     let mut out = format!(
         "\nhttp lane: {} profile, hyper HTTP/1.1 hello ({} B body), {} workers per server; \
-         one hyper-client thread, {} keep-alive connections, closed loop; {} s warm-up, {} s \
-         measured per runtime\n",
-        s.profile,
+         one hyper-client thread, {} keep-alive connections, closed loop; {} per runtime\n",
+        s.lane.profile,
         s.body_bytes,
-        s.workers,
+        s.lane.workers,
         s.connections,
-        s.warmup_ms / 1e3,
-        s.measure_ms / 1e3,
+        s.window.describe(),
     );
     let _ = writeln!(
         out,
         "{}",
-        runs_table(&result.rows, &s.runtimes, &FIGURE_HEADER, true).render()
+        runs_table(&result.rows, &s.lane.runtimes, &FIGURE_HEADER, true).render()
     );
     let _ = writeln!(
         out,
@@ -38,7 +35,7 @@ pub fn render(result: &HttpResult) -> String {
          (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target \
          ≤ {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
+    out.push_str(&result.skew.footer());
     out
 }
 

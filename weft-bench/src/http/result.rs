@@ -12,7 +12,7 @@ use super::server::BODY;
 use super::{HttpConfig, ROW};
 use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
 use crate::figure::Figure;
-use crate::figure::gate::Lane;
+use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
 /// target: ≥ 1.1× the best peer).
@@ -31,11 +31,7 @@ pub const P99_TARGET: f64 = 1.0;
 pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.with_floor(3.0)];
 
 /// The HTTP lane in `compare`.
-pub const LANE: Lane<Figures> = Lane {
-    name: "http",
-    row: "row",
-    figures: |_| &FIGURES,
-};
+pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
 
 /// One run of the HTTP lane. In JSON:
 ///
@@ -53,38 +49,19 @@ pub const LANE: Lane<Figures> = Lane {
 ///   "others_cpu_pct": 3.1, "warnings": ["…"]
 /// }
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HttpResult {
-    /// How it was measured.
-    pub settings: HttpSettings,
-    /// One entry per row (one row today: [`ROW`]).
-    pub rows: Vec<RowResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+pub type HttpResult = LaneResult<HttpSettings, RowResult>;
 
-/// How the HTTP lane was measured.
+/// How the HTTP lane was measured (one row today: [`ROW`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every server's runtime.
-    pub workers: usize,
+    /// Profile, workers of every server's runtime, runtimes.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// Keep-alive connections of the load generator.
     pub connections: usize,
-    /// The runtimes, in the order they ran.
-    pub runtimes: Vec<String>,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's requests after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// Bytes of every response body.
     pub body_bytes: usize,
 }
@@ -92,19 +69,11 @@ pub struct HttpSettings {
 impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
-        let t = &config.timing;
+        let runtimes = config.runtimes.iter().map(|r| r.name());
         HttpSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
+            lane: LaneSettings::new(config.profile, config.workers, runtimes),
             connections: config.connections,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
-            warmup_ms: t.warmup.as_secs_f64() * 1e3,
-            measure_ms: t.measure.as_secs_f64() * 1e3,
-            drain_timeout_ms: t.drain_timeout.as_secs_f64() * 1e3,
+            window: config.timing.window(),
             body_bytes: BODY.len(),
         }
     }

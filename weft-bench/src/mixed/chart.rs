@@ -61,12 +61,12 @@ pub fn write(path: &Path, result: &MixedResult) -> io::Result<()> {
     root.fill(&WHITE).map_err(to_io)?;
     let title = format!(
         "mixed lane: short-request latency ({} workers)",
-        result.settings.workers
+        result.settings.lane.workers
     );
     let root = root.titled(&title, ("sans-serif", 18)).map_err(to_io)?;
     let areas = root.split_evenly((1, result.loads.len().max(1)));
     for (area, load) in areas.iter().zip(&result.loads) {
-        panel(area, load, &result.settings.runtimes)?;
+        panel(area, load, &result.settings.lane.runtimes)?;
     }
     root.present().map_err(to_io)
 }

@@ -48,8 +48,8 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
 
 use burn::{Burner, Calibration};
@@ -295,7 +295,7 @@ impl MixedConfig {
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &MixedConfig) -> MixedResult {
-    let others_start = others::CpuTimes::now();
+    let mut watch = Watch::start("mixed");
     let burner = Burner::calibrate();
     let mut calibration = Calibration {
         iterations_per_us: burner.iterations_per_us,
@@ -303,14 +303,13 @@ pub fn run(config: &MixedConfig) -> MixedResult {
         short_measured_us: burner.measure(config.timing.short_cpu, 21).as_secs_f64() * 1e6,
         long_measured_ms: burner.measure(config.timing.long_cpu, 3).as_secs_f64() * 1e3,
     };
-    let mut warnings = Vec::new();
     let mut loads = Vec::new();
     for &load in &config.loads {
         let mut runs = BTreeMap::new();
         let oracle = config.oracle.then_some(None);
         for variant in config.variants.iter().copied().map(Some).chain(oracle) {
             let name = variant.map_or(result::ORACLE, Variant::name);
-            let run = match measure(variant, load, config, burner, &mut warnings) {
+            let run = match measure(variant, load, config, burner, &mut watch.warnings) {
                 Ok(outcome) => MixedRun::from_outcome(&outcome),
                 Err(err) => MixedRun::failed(err),
             };
@@ -319,15 +318,11 @@ pub fn run(config: &MixedConfig) -> MixedResult {
                 load.label(),
                 report::one_line(&run)
             );
-            warnings.extend(notes(load, name, &run));
-            if run.unfinished() > 0 {
-                warnings.push(format!(
-                    "mixed: {} on {name}: {} requests of the window unfinished after the {} s \
-                     drain; counted with their latency so far",
-                    load.name(),
-                    run.unfinished(),
-                    config.timing.drain_timeout.as_secs()
-                ));
+            if let Some(f) = run.ok() {
+                let what = format!("mixed: {} on {name}", load.name());
+                let drain = config.timing.drain_timeout;
+                watch.window(&what, f.others_cpu_pct, f.unfinished, "requests", drain);
+                watch.warnings.extend(lag_note(&what, f));
             }
             runs.insert(name.to_owned(), run);
         }
@@ -335,57 +330,37 @@ pub fn run(config: &MixedConfig) -> MixedResult {
     }
     calibration.end_iterations_per_us = Some(Burner::calibrate().iterations_per_us);
     if let Some(drift) = calibration.drift_pct().filter(|d| d.abs() >= 10.0) {
-        warnings.push(format!(
+        watch.warnings.push(format!(
             "mixed: the work loop ran {drift:+.0}% faster at the end than at the start: the \
              requests burnt {} CPU than asked",
             if drift > 0.0 { "less" } else { "more" }
-        ));
-    }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the mixed lane"
         ));
     }
     MixedResult {
         settings: MixedSettings::new(config, SEED, SPIN),
         calibration,
         loads,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
 }
 
-/// Warnings about one pair's figures: other processes busy during its
-/// window, or a generator so late that the open loop's tail is partly its.
-fn notes(load: Load, name: &str, run: &MixedRun) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "mixed: {} on {name}: other processes used {pct:.0}% of the machine during the window",
-            load.name(),
-        ));
-    }
-    if let Some(lag) = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0) {
-        let own = figures
-            .short_from_submit
-            .as_ref()
-            .map_or(String::new(), |p| {
-                format!(
-                    " (from submission: p99 {:.1} ms, p99.9 {:.1} ms)",
-                    p.p99_ms, p.p999_ms
-                )
-            });
-        notes.push(format!(
-            "mixed: {} on {name}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
-             that lateness is part of the latencies{own}",
-            load.name(),
-        ));
-    }
-    notes
+/// A warning about one pair (`what`) whose generator was so late that the
+/// open loop's tail is partly its.
+fn lag_note(what: &str, figures: &result::Figures) -> Option<String> {
+    let lag = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0)?;
+    let own = figures
+        .short_from_submit
+        .as_ref()
+        .map_or(String::new(), |p| {
+            format!(
+                " (from submission: p99 {:.1} ms, p99.9 {:.1} ms)",
+                p.p99_ms, p.p999_ms
+            )
+        });
+    Some(format!(
+        "{what}: the generator submitted arrivals up to {lag:.1} ms late (p99); that lateness \
+         is part of the latencies{own}"
+    ))
 }
 
 /// One load on one runtime (`None`: on the oracle), on a thread of its

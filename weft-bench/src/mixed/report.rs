@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::Load;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
-use crate::figure::table::{Runs, footer};
+use crate::figure::table::Runs;
 use crate::table::{self, Table};
 
 /// Renders the lane's tables, legend and warnings.
@@ -15,13 +15,12 @@ pub fn render(result: &MixedResult) -> String {
     let s = &result.settings;
     let mut out = format!(
         "\nmixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
-         {} s warm-up, {} s measured per load and runtime\n",
-        s.profile,
-        s.workers,
+         {} per load and runtime\n",
+        s.lane.profile,
+        s.lane.workers,
         s.short_cpu_us,
         table::ms(s.long_cpu_ms),
-        s.warmup_ms / 1e3,
-        s.measure_ms / 1e3,
+        s.window.describe(),
     );
     let runs = Runs {
         header: &FIGURE_HEADER,
@@ -33,7 +32,11 @@ pub fn render(result: &MixedResult) -> String {
         },
         others_pct: |f| f.others_cpu_pct,
     };
-    let _ = writeln!(out, "{}", runs.table(&result.loads, &s.runtimes).render());
+    let _ = writeln!(
+        out,
+        "{}",
+        runs.table(&result.loads, &s.lane.runtimes).render()
+    );
     out.push_str(
         "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
          loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
@@ -64,7 +67,7 @@ pub fn render(result: &MixedResult) -> String {
         }
         _ => out.push('\n'),
     }
-    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
+    out.push_str(&result.skew.footer());
     out
 }
 
@@ -121,6 +124,7 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 fn targets_table(result: &MixedResult) -> Table {
     let weft: Vec<&String> = result
         .settings
+        .lane
         .runtimes
         .iter()
         .filter(|r| super::result::is_weft(r))
@@ -162,6 +166,7 @@ fn from_submission_lines(result: &MixedResult) -> Vec<String> {
     for load in &result.loads {
         let parts: Vec<String> = result
             .settings
+            .lane
             .runtimes
             .iter()
             .filter_map(|name| {

@@ -16,7 +16,8 @@ use super::generator::Outcome;
 use super::latency::Percentiles;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::figure::gate::Lane;
+use crate::figure::lane::{Lane, LaneSettings, WindowSettings};
+use crate::figure::skew::Skew;
 use crate::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::runtimes::RuntimeKind;
 
@@ -55,11 +56,7 @@ pub const FIGURES: [Figure<Figures>; 3] = [
 ];
 
 /// The mixed lane in `compare`.
-pub const LANE: Lane<Figures> = Lane {
-    name: "mixed",
-    row: "load",
-    figures: |_| &FIGURES,
-};
+pub const LANE: Lane<Figures> = Lane::new("mixed", "load", &FIGURES);
 
 /// One run of the mixed lane. In JSON:
 ///
@@ -112,34 +109,24 @@ pub struct MixedResult {
     pub calibration: Calibration,
     /// One entry per load, in the order measured.
     pub loads: Vec<LoadResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    /// What may have skewed the figures.
+    #[serde(flatten)]
+    pub skew: Skew,
 }
 
 /// How the mixed lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MixedSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime.
-    pub workers: usize,
-    /// The runtimes, in the order each load ran them.
-    pub runtimes: Vec<String>,
+    /// Profile, workers, runtimes in the order each load ran them.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// CPU a short request burns, µs.
     pub short_cpu_us: f64,
     /// CPU a long request burns, ms.
     pub long_cpu_ms: f64,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's requests after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// The open loop's schedule seed.
     pub open_seed: u64,
     /// How long the generator spins before an open-loop arrival, µs.
@@ -151,21 +138,13 @@ impl MixedSettings {
     pub fn new(config: &MixedConfig, seed: u64, spin: Duration) -> MixedSettings {
         let t = &config.timing;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let runtimes = config.variants.iter().map(|v| v.name());
+        let runtimes = runtimes.chain(config.oracle.then_some(ORACLE));
         MixedSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .variants
-                .iter()
-                .map(|v| v.name())
-                .chain(config.oracle.then_some(ORACLE))
-                .map(str::to_owned)
-                .collect(),
+            lane: LaneSettings::new(config.profile, config.workers, runtimes),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
-            warmup_ms: ms(t.warmup),
-            measure_ms: ms(t.measure),
-            drain_timeout_ms: ms(t.drain_timeout),
+            window: WindowSettings::new(t.warmup, t.measure, t.drain_timeout),
             open_seed: seed,
             spin_us: ms(spin) * 1e3,
         }
@@ -265,11 +244,6 @@ impl MixedRun {
                     .collect()
             }),
         })
-    }
-
-    /// Requests left unfinished (0 for a failed run).
-    pub fn unfinished(&self) -> u64 {
-        self.ok().map_or(0, |f| f.unfinished)
     }
 }
 

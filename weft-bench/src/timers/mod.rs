@@ -46,9 +46,9 @@ use clap::ValueEnum;
 
 use crate::driver::catch_panic;
 use crate::figure::Figure;
-use crate::figure::gate::Lane;
+use crate::figure::lane::{Lane, LaneSettings};
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use result::{TimerRow, TimerValue, TimersResult, TimersSettings};
@@ -154,11 +154,9 @@ pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
 }
 
 /// The timers lane in `compare`: each row is its own figure.
-pub const LANE: Lane<f64> = Lane {
-    name: "timers",
-    row: "row",
-    figures: |name| row_spec(name).map_or(&[], std::slice::from_ref),
-};
+pub const LANE: Lane<f64> = Lane::by_row("timers", "row", |name| {
+    row_spec(name).map_or(&[], std::slice::from_ref)
+});
 
 /// Everything a run of the timers lane needs to know.
 #[derive(Debug, Clone)]
@@ -198,36 +196,23 @@ impl TimersConfig {
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &TimersConfig) -> TimersResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
+    let mut watch = Watch::start("timers");
     let mut rows = Vec::new();
     for &experiment in &config.experiments {
-        let measured = run_experiment(experiment, config, &mut warnings);
+        let measured = run_experiment(experiment, config, &mut watch.warnings);
         for row in &measured {
             eprintln!("weft-bench: timers: {}", report::one_line(row));
         }
         rows.extend(measured);
     }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the timers lane"
-        ));
-    }
+    let runtimes = config.runtimes.iter().map(|k| k.name());
     TimersResult {
         settings: TimersSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|k| k.name().to_owned())
-                .collect(),
+            lane: LaneSettings::new(config.profile, config.workers, runtimes),
             sizes: config.sizes.clone(),
         },
         rows,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
 }
 

@@ -5,7 +5,6 @@
 use std::fmt::Write;
 
 use super::result::{TimerRow, TimerValue, TimersResult};
-use crate::figure::table::footer;
 use crate::table::{self, Table};
 
 /// Renders the lane's table, its legend and its warnings.
@@ -14,19 +13,23 @@ pub fn render(result: &TimersResult) -> String {
     let z = &s.sizes;
     let mut out = format!(
         "\ntimers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})\n",
-        s.profile, s.workers, z.repetitions, z.arm_cancel_repetitions, z.heartbeat_repetitions
+        s.lane.profile,
+        s.lane.workers,
+        z.repetitions,
+        z.arm_cancel_repetitions,
+        z.heartbeat_repetitions
     );
     let _ = writeln!(out, "{}", table(result).render());
     out.push_str(
         "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
          (below 1.0 weft is lower)\n",
     );
-    out.push_str(&footer(result.others_cpu_pct, &result.warnings));
+    out.push_str(&result.skew.footer());
     out
 }
 
 fn table(result: &TimersResult) -> Table {
-    let runtimes = &result.settings.runtimes;
+    let runtimes = &result.settings.lane.runtimes;
     let header = ["row", "unit"]
         .into_iter()
         .map(String::from)

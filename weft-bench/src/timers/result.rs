@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RowSpec;
 use super::sizes::Sizes;
+use crate::figure::lane::{LaneResult, LaneSettings};
 use crate::figure::{self, Attempt, PeerRatio, Status};
 use crate::stats;
 
@@ -31,30 +32,15 @@ use crate::stats;
 ///   "warnings": ["…"]                            // absent when empty
 /// }
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TimersResult {
-    /// How it was measured.
-    pub settings: TimersSettings,
-    /// One entry per row, in the order measured.
-    pub rows: Vec<TimerRow>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+pub type TimersResult = LaneResult<TimersSettings, TimerRow>;
 
 /// How the timers lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimersSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime (`stuck_worker` uses at least 2).
-    pub workers: usize,
-    /// The runtimes, in the order each repetition ran them.
-    pub runtimes: Vec<String>,
+    /// Profile, workers of every runtime (`stuck_worker` uses at least 2),
+    /// runtimes in the order each repetition ran them.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// The sizes of every row.
     pub sizes: Sizes,
 }

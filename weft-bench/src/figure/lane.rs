@@ -1,0 +1,133 @@
+//! A lane as `compare` and the document see it: its name, what its rows
+//! are called and the figures gated on each ([`Lane`]); its part of the
+//! `--json` document ([`LaneResult`]: settings, rows and what may have
+//! skewed them), with the settings every lane shares ([`LaneSettings`],
+//! [`WindowSettings`]).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::Figure;
+use super::skew::Skew;
+use crate::harness::Profile;
+
+/// A lane in `compare`.
+pub struct Lane<F: 'static> {
+    /// Its name, heading its table (`echo`).
+    pub name: &'static str,
+    /// What its rows are called (`row`, `load`, `workload`).
+    pub row: &'static str,
+    figures: Figures<F>,
+}
+
+/// The figures gated on a lane's rows.
+enum Figures<F: 'static> {
+    /// The same on every row.
+    Every(&'static [Figure<F>]),
+    /// Per row, by its name (each timers row is its own figure).
+    ByRow(fn(row: &str) -> &'static [Figure<F>]),
+}
+
+impl<F> Lane<F> {
+    /// A lane gating `figures` on each of its rows.
+    pub const fn new(name: &'static str, row: &'static str, figures: &'static [Figure<F>]) -> Self {
+        let figures = Figures::Every(figures);
+        Lane { name, row, figures }
+    }
+
+    /// A lane whose rows each have their own figures.
+    pub const fn by_row(
+        name: &'static str,
+        row: &'static str,
+        figures: fn(row: &str) -> &'static [Figure<F>],
+    ) -> Self {
+        let figures = Figures::ByRow(figures);
+        Lane { name, row, figures }
+    }
+
+    /// The figures gated on the row called `row`.
+    pub fn figures(&self, row: &str) -> &'static [Figure<F>] {
+        match self.figures {
+            Figures::Every(figures) => figures,
+            Figures::ByRow(figures) => figures(row),
+        }
+    }
+}
+
+/// One run of a lane whose rows are `R`, measured as `S` says. In JSON:
+/// `{ "settings": {…}, "rows": […], "others_cpu_pct": 0.4, "warnings":
+/// ["…"] }` (the last two as [`Skew`] says).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneResult<S, R> {
+    /// How it was measured.
+    pub settings: S,
+    /// One entry per row, in the order measured.
+    pub rows: Vec<R>,
+    /// What may have skewed the figures.
+    #[serde(flatten)]
+    pub skew: Skew,
+}
+
+/// How every lane was run. In JSON, among the lane's settings:
+/// `"profile": "quick", "workers": 2, "runtimes": ["weft", "tokio",
+/// "smol"]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneSettings {
+    /// `quick` or `full`.
+    pub profile: String,
+    /// Worker threads of every runtime.
+    pub workers: usize,
+    /// The runtimes, in the order each row ran them.
+    pub runtimes: Vec<String>,
+}
+
+impl LaneSettings {
+    /// The settings of a lane run with `profile` on `workers` workers.
+    pub fn new<'a>(
+        profile: Profile,
+        workers: usize,
+        runtimes: impl IntoIterator<Item = &'a str>,
+    ) -> LaneSettings {
+        LaneSettings {
+            profile: profile.name().to_owned(),
+            workers,
+            runtimes: runtimes.into_iter().map(str::to_owned).collect(),
+        }
+    }
+}
+
+/// The window of a lane that runs a load for a while (mixed, echo, HTTP).
+/// In JSON, among the lane's settings: `"warmup_ms": 500.0, "measure_ms":
+/// 1500.0, "drain_timeout_ms": 5000.0`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowSettings {
+    /// Warm-up excluded from the figures, ms.
+    pub warmup_ms: f64,
+    /// The measured window, ms.
+    pub measure_ms: f64,
+    /// Longest wait for the window's requests after it, ms.
+    pub drain_timeout_ms: f64,
+}
+
+impl WindowSettings {
+    /// The window of these durations.
+    pub fn new(warmup: Duration, measure: Duration, drain_timeout: Duration) -> WindowSettings {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        WindowSettings {
+            warmup_ms: ms(warmup),
+            measure_ms: ms(measure),
+            drain_timeout_ms: ms(drain_timeout),
+        }
+    }
+
+    /// `{warm-up} s warm-up, {measured} s measured`, as the lanes' tables
+    /// head it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} s warm-up, {} s measured",
+            self.warmup_ms / 1e3,
+            self.measure_ms / 1e3
+        )
+    }
+}
