@@ -227,17 +227,7 @@ pub struct WorkloadResult {
     pub comparison: Option<Comparison>,
 }
 
-impl figure::Row for WorkloadResult {
-    type Run = RuntimeResult;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn runs(&self) -> &BTreeMap<String, RuntimeResult> {
-        &self.runtimes
-    }
-}
+figure::impl_row!(WorkloadResult, RuntimeResult);
 
 /// One workload on one runtime.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -260,17 +250,7 @@ impl RuntimeResult {
     }
 }
 
-impl Attempt for RuntimeResult {
-    type Figures = Summary;
-
-    fn ok(&self) -> Option<&Summary> {
-        self.summary.as_ref().filter(|_| self.status == Status::Ok)
-    }
-
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-}
+figure::impl_attempt!(RuntimeResult, summary: Summary);
 
 /// Per-iteration values, one array element per measured iteration. Round
 /// `r` is elements `r * iterations_per_round ..` of every array.

@@ -210,21 +210,16 @@ pub fn run(config: &EchoConfig) -> EchoResult {
     for &row in &config.rows {
         let mut runs = BTreeMap::new();
         for &kind in &config.runtimes {
-            let run = match measure(kind, row, config, &mut watch.warnings) {
-                Ok(outcome) => EchoRun::from_outcome(&outcome),
-                Err(err) => EchoRun::failed(err),
-            };
+            let measured = measure(kind, row, config, &mut watch.warnings);
+            let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
             eprintln!(
                 "weft-bench: echo: {} on {}: {}",
                 row.label(),
                 kind.name(),
                 report::one_line(&run)
             );
-            if let Some(f) = run.ok() {
-                let what = format!("echo: {} on {}", row.name(), kind.name());
-                let drain = config.timing.drain_timeout;
-                watch.window(&what, f.others_cpu_pct, f.unfinished, "round trips", drain);
-            }
+            let what = format!("echo: {} on {}", row.name(), kind.name());
+            watch.window(&what, &run, "round trips", config.timing.drain_timeout);
             runs.insert(kind.name().to_owned(), run);
         }
         rows.push(RowResult::new(row, runs));

@@ -11,6 +11,7 @@ use super::result::{
 };
 use crate::figure::WEFT;
 use crate::figure::table::Runs;
+use crate::mixed::latency::Percentiles;
 use crate::table::{Table, us};
 
 /// Renders the lane's table, legend and warnings.
@@ -26,7 +27,7 @@ pub fn render(result: &EchoResult) -> String {
     let _ = writeln!(
         out,
         "{}",
-        runs_table(&result.rows, &s.lane.runtimes, &FIGURE_HEADER, false).render()
+        runs_table(&result.rows, &s.lane.runtimes, &header(), false).render()
     );
     let _ = writeln!(
         out,
@@ -40,22 +41,18 @@ pub fn render(result: &EchoResult) -> String {
     out
 }
 
-const FIGURE_HEADER: [&str; 14] = [
-    "row",
-    "runtime",
-    "req/s",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "CPU",
-    "gen CPU",
-    "req÷best",
-    "p99÷best",
-    "targets",
-    "others",
-];
+/// The columns of the lane's table: the row's and the runtime's, a run's
+/// figures, weft's ratios and targets, and the others' share.
+fn header() -> Vec<&'static str> {
+    let ratios = ["req÷best", "p99÷best", "targets", "others"];
+    [
+        &["row", "runtime", "req/s"][..],
+        &Percentiles::LABELS,
+        &["CPU", "gen CPU"],
+        &ratios,
+    ]
+    .concat()
+}
 
 /// The table of runs of the echo lane (and, with `per_request`, of the
 /// HTTP lane, under its `header`): on weft's lines its ratios and targets.
@@ -75,7 +72,6 @@ pub(crate) fn runs_table(
             }
             cells
         },
-        others_pct: |f| f.others_cpu_pct,
     };
     runs.table(rows, runtimes)
 }
@@ -84,10 +80,7 @@ pub(crate) fn runs_table(
 /// `per_request`: the HTTP lane's) and the generator's CPU.
 fn figure_cells(f: &Figures, per_request: bool) -> Vec<String> {
     let mut cells = vec![format!("{:.0}", f.req_per_s)];
-    match &f.latency {
-        Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(us)),
-        None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
-    }
+    cells.extend(Percentiles::cells(f.latency.as_ref(), us));
     cells.push(format!("{:.0}", f.cpu_ms_per_s));
     if per_request {
         let cpu = f.cpu_us_per_req;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::figure::skew::Windowed;
 use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
 
@@ -140,17 +141,7 @@ pub struct RowResult {
     pub ratios: Option<Ratios>,
 }
 
-impl figure::Row for RowResult {
-    type Run = EchoRun;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn runs(&self) -> &BTreeMap<String, EchoRun> {
-        &self.runtimes
-    }
-}
+figure::impl_row!(RowResult, EchoRun);
 
 /// One row on one runtime.
 pub type EchoRun = Run<Figures>;
@@ -186,6 +177,16 @@ impl Figures {
     /// The round trips' p99, ms.
     pub fn p99_ms(&self) -> Option<f64> {
         self.latency.as_ref().map(|p| p.p99_ms)
+    }
+}
+
+impl Windowed for Figures {
+    fn others_cpu_pct(&self) -> Option<f64> {
+        self.others_cpu_pct
+    }
+
+    fn unfinished(&self) -> u64 {
+        self.unfinished
     }
 }
 

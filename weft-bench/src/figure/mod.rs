@@ -396,6 +396,46 @@ impl<F> Attempt for Run<F> {
     }
 }
 
+/// Implements [`Attempt`] for a run type with `status: Status`, `error:
+/// Option<String>` and its figures in an `Option` field:
+/// `impl_attempt!(RuntimeResult, summary: Summary)`.
+macro_rules! impl_attempt {
+    ($run:ty, $field:ident: $figures:ty) => {
+        impl $crate::figure::Attempt for $run {
+            type Figures = $figures;
+
+            fn ok(&self) -> Option<&$figures> {
+                let ok = self.status == $crate::figure::Status::Ok;
+                self.$field.as_ref().filter(|_| ok)
+            }
+
+            fn error(&self) -> Option<&str> {
+                self.error.as_deref()
+            }
+        }
+    };
+}
+
+/// Implements [`Row`] for a row type with `name: String` and its runs in
+/// `runtimes: BTreeMap<String, Run>`: `impl_row!(RowResult, EchoRun)`.
+macro_rules! impl_row {
+    ($row:ty, $run:ty) => {
+        impl $crate::figure::Row for $row {
+            type Run = $run;
+
+            fn name(&self) -> &str {
+                &self.name
+            }
+
+            fn runs(&self) -> &std::collections::BTreeMap<String, $run> {
+                &self.runtimes
+            }
+        }
+    };
+}
+
+pub(crate) use {impl_attempt, impl_row};
+
 /// The figures of a completed run of a row of type `R`.
 pub type FiguresOf<R> = <<R as Row>::Run as Attempt>::Figures;
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::Run;
 use crate::metrics::others::{self, CpuTimes};
 
 /// Other processes using this share of the machine, percent, or more
@@ -44,6 +45,16 @@ impl Skew {
     }
 }
 
+/// Figures measured over a window of a load (the mixed, echo and HTTP
+/// lanes').
+pub trait Windowed {
+    /// Percent of the machine other processes used during the window.
+    fn others_cpu_pct(&self) -> Option<f64>;
+
+    /// Requests of the window still out after the drain.
+    fn unfinished(&self) -> u64;
+}
+
 /// A lane watching itself run: the machine's CPU at its start, and the
 /// warnings gathered since.
 pub struct Watch {
@@ -63,22 +74,22 @@ impl Watch {
         }
     }
 
-    /// Warns about one run's window (`what`: `echo: conn1_64b on weft`):
-    /// other processes busy during it, `unfinished` requests (`units`)
-    /// still out after the `drain`.
-    pub fn window(
-        &mut self,
-        what: &str,
-        others_pct: Option<f64>,
-        unfinished: u64,
-        units: &str,
-        drain: Duration,
-    ) {
-        if let Some(pct) = others_pct.filter(|&pct| pct >= BUSY_OTHERS_PCT) {
+    /// Warns about one run's window (`what`: `echo: conn1_64b on weft`),
+    /// if the run completed: other processes busy during it, requests
+    /// (`units`) still out after the `drain`.
+    pub fn window<F: Windowed>(&mut self, what: &str, run: &Run<F>, units: &str, drain: Duration) {
+        let Some(figures) = run.ok() else {
+            return;
+        };
+        if let Some(pct) = figures
+            .others_cpu_pct()
+            .filter(|&pct| pct >= BUSY_OTHERS_PCT)
+        {
             self.warnings.push(format!(
                 "{what}: other processes used {pct:.0}% of the machine during the window"
             ));
         }
+        let unfinished = figures.unfinished();
         if unfinished > 0 {
             self.warnings.push(format!(
                 "{what}: {unfinished} {units} of the window unfinished after the {} s drain; \

@@ -4,6 +4,7 @@
 //! Each lane keeps only its columns and its special tables (the mixed
 //! lane's targets, its from-submission lines).
 
+use super::skew::Windowed;
 use super::{Attempt, FiguresOf, Row};
 use crate::json::{Machine, Versions};
 use crate::table::Table;
@@ -36,11 +37,12 @@ pub struct Runs<'a, R: Row> {
     pub label: Option<fn(&R) -> &str>,
     /// A completed run's cells between the runtime and the last column.
     pub cells: &'a Cells<'a, R>,
-    /// The share of the machine other processes used during the run.
-    pub others_pct: fn(&FiguresOf<R>) -> Option<f64>,
 }
 
-impl<R: Row> Runs<'_, R> {
+impl<R: Row> Runs<'_, R>
+where
+    FiguresOf<R>: Windowed,
+{
     /// One line per row and runtime of `runtimes` (in that order): a
     /// completed run's cells, `FAILED` and the error of a failed one, `-`
     /// for a runtime that did not run the row.
@@ -59,7 +61,7 @@ impl<R: Row> Runs<'_, R> {
                         Some(figures) => {
                             cells.extend((self.cells)(row, runtime, figures));
                             cells.resize(self.header.len() - 1, String::new());
-                            let others = (self.others_pct)(figures);
+                            let others = figures.others_cpu_pct();
                             cells.push(others.map_or("-".to_owned(), |pct| format!("{pct:.0}%")));
                         }
                         None => cells.push(format!("FAILED: {}", run.error().unwrap_or("unknown"))),

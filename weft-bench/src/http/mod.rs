@@ -108,20 +108,15 @@ pub fn run(config: &HttpConfig) -> HttpResult {
     let mut watch = Watch::start("http");
     let mut runs = BTreeMap::new();
     for &kind in &config.runtimes {
-        let run = match measure(kind, config, &mut watch.warnings) {
-            Ok(outcome) => EchoRun::from_outcome(&outcome),
-            Err(err) => EchoRun::failed(err),
-        };
+        let measured = measure(kind, config, &mut watch.warnings);
+        let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
         eprintln!(
             "weft-bench: http: hello on {}: {}",
             kind.name(),
             report::one_line(&run)
         );
-        if let Some(f) = run.ok() {
-            let what = format!("http: {}", kind.name());
-            let drain = config.timing.drain_timeout;
-            watch.window(&what, f.others_cpu_pct, f.unfinished, "requests", drain);
-        }
+        let what = format!("http: {}", kind.name());
+        watch.window(&what, &run, "requests", config.timing.drain_timeout);
         runs.insert(kind.name().to_owned(), run);
     }
     HttpResult {

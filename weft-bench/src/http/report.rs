@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
 use crate::echo::report::runs_table;
 use crate::echo::result::EchoRun;
+use crate::mixed::latency::Percentiles;
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &HttpResult) -> String {
@@ -24,7 +25,7 @@ pub fn render(result: &HttpResult) -> String {
     let _ = writeln!(
         out,
         "{}",
-        runs_table(&result.rows, &s.lane.runtimes, &FIGURE_HEADER, true).render()
+        runs_table(&result.rows, &s.lane.runtimes, &header(), true).render()
     );
     let _ = writeln!(
         out,
@@ -39,22 +40,19 @@ pub fn render(result: &HttpResult) -> String {
     out
 }
 
-const FIGURE_HEADER: [&str; 14] = [
-    "runtime",
-    "req/s",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "CPU",
-    "µs/req",
-    "gen CPU",
-    "req÷best",
-    "p99÷best",
-    "targets",
-    "others",
-];
+/// The columns of the lane's table: the runtime, a run's figures, weft's
+/// ratios and targets, and the others' share.
+fn header() -> Vec<&'static str> {
+    let ratios = ["req÷best", "p99÷best", "targets", "others"];
+    let cpu = ["CPU", "µs/req", "gen CPU"];
+    [
+        &["runtime", "req/s"][..],
+        &Percentiles::LABELS,
+        &cpu,
+        &ratios,
+    ]
+    .concat()
+}
 
 /// A run's figures on one line, for the progress output.
 pub fn one_line(run: &EchoRun) -> String {

@@ -309,21 +309,18 @@ pub fn run(config: &MixedConfig) -> MixedResult {
         let oracle = config.oracle.then_some(None);
         for variant in config.variants.iter().copied().map(Some).chain(oracle) {
             let name = variant.map_or(result::ORACLE, Variant::name);
-            let run = match measure(variant, load, config, burner, &mut watch.warnings) {
-                Ok(outcome) => MixedRun::from_outcome(&outcome),
-                Err(err) => MixedRun::failed(err),
-            };
+            let measured = measure(variant, load, config, burner, &mut watch.warnings);
+            let run = measured.map_or_else(MixedRun::failed, |o| MixedRun::from_outcome(&o));
             eprintln!(
                 "weft-bench: mixed: {} on {name}: {}",
                 load.label(),
                 report::one_line(&run)
             );
-            if let Some(f) = run.ok() {
-                let what = format!("mixed: {} on {name}", load.name());
-                let drain = config.timing.drain_timeout;
-                watch.window(&what, f.others_cpu_pct, f.unfinished, "requests", drain);
-                watch.warnings.extend(lag_note(&what, f));
-            }
+            let what = format!("mixed: {} on {name}", load.name());
+            watch.window(&what, &run, "requests", config.timing.drain_timeout);
+            watch
+                .warnings
+                .extend(run.ok().and_then(|f| lag_note(&what, f)));
             runs.insert(name.to_owned(), run);
         }
         loads.push(LoadResult::new(load, runs));

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::Load;
+use super::latency::Percentiles;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
 use crate::figure::table::Runs;
 use crate::table::{self, Table};
@@ -23,14 +24,13 @@ pub fn render(result: &MixedResult) -> String {
         s.window.describe(),
     );
     let runs = Runs {
-        header: &FIGURE_HEADER,
+        header: &header(),
         label: Some(label),
         cells: &|load: &LoadResult, runtime: &str, figures: &Figures| {
             let mut cells = figure_cells(figures);
             cells.extend(ratio_cells(load.ratios.get(runtime)));
             cells
         },
-        others_pct: |f| f.others_cpu_pct,
     };
     let _ = writeln!(
         out,
@@ -71,33 +71,26 @@ pub fn render(result: &MixedResult) -> String {
     out
 }
 
-const FIGURE_HEADER: [&str; 15] = [
-    "load",
-    "runtime",
-    "short/s",
-    "long/s",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "long p99",
-    "CPU",
-    "p99÷best",
-    "long÷tokio",
-    "CPU÷tokio",
-    "others",
-];
+/// The columns of the lane's table: the load's and the runtime's, a run's
+/// figures, each weft variant's ratios, and the others' share.
+fn header() -> Vec<&'static str> {
+    let ratios = ["p99÷best", "long÷tokio", "CPU÷tokio", "others"];
+    let first = ["load", "runtime", "short/s", "long/s"];
+    [
+        &first[..],
+        &Percentiles::LABELS,
+        &["long p99", "CPU"],
+        &ratios,
+    ]
+    .concat()
+}
 
 fn figure_cells(f: &Figures) -> Vec<String> {
     let mut cells = vec![
         format!("{:.0}", f.short_per_s),
         format!("{:.1}", f.long_per_s),
     ];
-    match &f.short {
-        Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(table::ms)),
-        None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
-    }
+    cells.extend(Percentiles::cells(f.short.as_ref(), table::ms));
     cells.push(
         f.long
             .as_ref()

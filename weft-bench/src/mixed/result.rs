@@ -18,6 +18,7 @@ use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
 use crate::figure::lane::{Lane, LaneSettings, WindowSettings};
 use crate::figure::skew::Skew;
+use crate::figure::skew::Windowed;
 use crate::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::runtimes::RuntimeKind;
 
@@ -164,17 +165,7 @@ pub struct LoadResult {
     pub targets: Vec<Check>,
 }
 
-impl figure::Row for LoadResult {
-    type Run = MixedRun;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn runs(&self) -> &BTreeMap<String, MixedRun> {
-        &self.runtimes
-    }
-}
+figure::impl_row!(LoadResult, MixedRun);
 
 /// One load on one runtime.
 pub type MixedRun = Run<Figures>;
@@ -212,6 +203,16 @@ pub struct Figures {
     /// demoted, step-asides, task demotions. Absent for the peers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<BTreeMap<String, u64>>,
+}
+
+impl Windowed for Figures {
+    fn others_cpu_pct(&self) -> Option<f64> {
+        self.others_cpu_pct
+    }
+
+    fn unfinished(&self) -> u64 {
+        self.unfinished
+    }
 }
 
 impl MixedRun {

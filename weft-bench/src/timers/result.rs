@@ -100,29 +100,9 @@ impl TimerValue {
     }
 }
 
-impl Attempt for TimerValue {
-    type Figures = f64;
+figure::impl_attempt!(TimerValue, value: f64);
 
-    fn ok(&self) -> Option<&f64> {
-        self.value.as_ref().filter(|_| self.status == Status::Ok)
-    }
-
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-}
-
-impl figure::Row for TimerRow {
-    type Run = TimerValue;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn runs(&self) -> &BTreeMap<String, TimerValue> {
-        &self.runtimes
-    }
-}
+figure::impl_row!(TimerRow, TimerValue);
 
 impl TimerRow {
     /// A row from every runtime's value, with weft's ratio to the best peer.
