@@ -28,15 +28,15 @@ fn every_load_gives_figures_on_every_runtime() {
             assert!(short.count > 0 && short.p50_ms > 0.0, "{figures:?}");
             assert!(short.p50_ms <= short.p99_ms && short.p99_ms <= short.max_ms);
             assert!(figures.short_per_s > 0.0 && figures.long_per_s > 0.0);
-            assert!(figures.cpu_ms_per_s > 0.0, "{figures:?}");
-            assert_eq!(figures.unfinished, 0);
+            assert!(figures.window.cpu_ms_per_s > 0.0, "{figures:?}");
+            assert_eq!(figures.window.unfinished, 0);
         }
         // The oracle serves every load too; its long requests may get
         // nothing in closed loop (they run only on cores nobody else
         // wants), so only its short figures are asserted.
         let oracle = load.runtimes[ORACLE].ok().expect("the oracle's figures");
         assert!(oracle.short.as_ref().is_some_and(|s| s.count > 0));
-        assert_eq!(oracle.unfinished, 0);
+        assert_eq!(oracle.window.unfinished, 0);
         assert!(!load.ratios.contains_key(ORACLE));
         assert!(load.ratios["weft"].short_p99_vs_best.is_some());
         assert!(load.targets.iter().all(|check| check.met.is_some()));

@@ -81,7 +81,7 @@ pub(crate) fn runs_table(
 fn figure_cells(f: &Figures, per_request: bool) -> Vec<String> {
     let mut cells = vec![format!("{:.0}", f.req_per_s)];
     cells.extend(Percentiles::cells(f.latency.as_ref(), us));
-    cells.push(format!("{:.0}", f.cpu_ms_per_s));
+    cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
     if per_request {
         let cpu = f.cpu_us_per_req;
         cells.push(cpu.map_or("-".to_owned(), |cpu| format!("{cpu:.1}")));
@@ -131,11 +131,12 @@ pub fn one_line(run: &EchoRun) -> String {
             (us(p.p50_ms), us(p.p99_ms))
         });
     let others = f
+        .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     format!(
         "{:.0} req/s, p50 {p50} µs, p99 {p99} µs, CPU {:.0} ms/s (generator {:.0}){others}",
-        f.req_per_s, f.cpu_ms_per_s, f.generator_cpu_ms_per_s
+        f.req_per_s, f.window.cpu_ms_per_s, f.generator_cpu_ms_per_s
     )
 }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
-use crate::figure::skew::Windowed;
+use crate::figure::skew::{Window, Windowed};
 use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
 
@@ -149,14 +149,14 @@ pub type EchoRun = Run<Figures>;
 /// The figures of one row on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
-    /// The measured window, s.
-    pub window_s: f64,
+    /// The window: its length, the process's CPU, round trips unfinished,
+    /// the others' share.
+    #[serde(flatten)]
+    pub window: Window,
     /// Round trips finished per second of the window.
     pub req_per_s: f64,
     /// Round-trip latencies of the window; `None` if none finished.
     pub latency: Option<Percentiles>,
-    /// The process's CPU over the window, ms per s of wall time.
-    pub cpu_ms_per_s: f64,
     /// The process's CPU over the window per round trip finished in it, µs
     /// (absent when none finished, and from documents written before it
     /// existed).
@@ -165,12 +165,6 @@ pub struct Figures {
     /// The load generator's thread's share of it, ms per s: near 1,000 the
     /// generator, not the server, bounds the throughput.
     pub generator_cpu_ms_per_s: f64,
-    /// Round trips of the window unfinished after the drain (their latency
-    /// so far is in the percentiles).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
 }
 
 impl Figures {
@@ -181,30 +175,29 @@ impl Figures {
 }
 
 impl Windowed for Figures {
-    fn others_cpu_pct(&self) -> Option<f64> {
-        self.others_cpu_pct
-    }
-
-    fn unfinished(&self) -> u64 {
-        self.unfinished
+    fn window(&self) -> &Window {
+        &self.window
     }
 }
 
 impl EchoRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> EchoRun {
-        let window_s = outcome.window.as_secs_f64().max(1e-9);
-        let cpu_window_s = outcome.cpu_window.as_secs_f64().max(1e-9);
+        let o = outcome;
+        let window = Window::of(
+            o.window,
+            o.cpu,
+            o.cpu_window,
+            o.unfinished,
+            o.others_cpu_pct,
+        );
+        let cpu_window_s = o.cpu_window.as_secs_f64().max(1e-9);
         Run::completed(Figures {
-            window_s,
-            req_per_s: outcome.finished as f64 / window_s,
-            latency: outcome.latency.summary(),
-            cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
-            cpu_us_per_req: (outcome.finished > 0)
-                .then(|| outcome.cpu.as_secs_f64() * 1e6 / outcome.finished as f64),
-            generator_cpu_ms_per_s: outcome.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
-            unfinished: outcome.unfinished,
-            others_cpu_pct: outcome.others_cpu_pct,
+            req_per_s: window.per_s(o.finished),
+            latency: o.latency.summary(),
+            cpu_us_per_req: (o.finished > 0).then(|| o.cpu.as_secs_f64() * 1e6 / o.finished as f64),
+            generator_cpu_ms_per_s: o.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
+            window,
         })
     }
 }
@@ -285,7 +278,7 @@ mod tests {
         let run = EchoRun::from_outcome(&outcome(30_000, 80));
         let f = run.ok().unwrap();
         assert_eq!(f.req_per_s, 20_000.0);
-        assert_eq!(f.cpu_ms_per_s, 1_600.0);
+        assert_eq!(f.window.cpu_ms_per_s, 1_600.0);
         assert_eq!(f.cpu_us_per_req, Some(80.0));
         assert!((f.p99_ms().unwrap() - 0.080).abs() < 1e-3);
         assert!(EchoRun::failed("x".to_owned()).ok().is_none());

@@ -45,14 +45,53 @@ impl Skew {
     }
 }
 
-/// Figures measured over a window of a load (the mixed, echo and HTTP
-/// lanes').
-pub trait Windowed {
+/// The window over which a run of a load was measured (the mixed, echo
+/// and HTTP lanes). In JSON, among the run's figures: `"window_s": 1.5,
+/// "cpu_ms_per_s": 1988.0, "unfinished": 0, "others_cpu_pct": 0.2`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    /// The measured window, s.
+    pub window_s: f64,
+    /// The process's CPU over the window, ms per s of wall time.
+    pub cpu_ms_per_s: f64,
+    /// Requests of the window unfinished after the drain (their latency
+    /// so far is in the percentiles).
+    pub unfinished: u64,
     /// Percent of the machine other processes used during the window.
-    fn others_cpu_pct(&self) -> Option<f64>;
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_pct: Option<f64>,
+}
 
-    /// Requests of the window still out after the drain.
-    fn unfinished(&self) -> u64;
+impl Window {
+    /// The window of a generator's readings: its length, the process's
+    /// CPU time between its readings at the window's start and end and
+    /// the wall time between them, the requests left unfinished, the
+    /// others' share.
+    pub fn of(
+        window: Duration,
+        cpu: Duration,
+        cpu_window: Duration,
+        unfinished: u64,
+        others_cpu_pct: Option<f64>,
+    ) -> Window {
+        Window {
+            window_s: window.as_secs_f64().max(1e-9),
+            cpu_ms_per_s: cpu.as_secs_f64() * 1e3 / cpu_window.as_secs_f64().max(1e-9),
+            unfinished,
+            others_cpu_pct,
+        }
+    }
+
+    /// `count` per second of the window.
+    pub fn per_s(&self, count: u64) -> f64 {
+        count as f64 / self.window_s
+    }
+}
+
+/// Figures measured over a [`Window`].
+pub trait Windowed {
+    /// Their window.
+    fn window(&self) -> &Window;
 }
 
 /// A lane watching itself run: the machine's CPU at its start, and the
@@ -78,18 +117,15 @@ impl Watch {
     /// if the run completed: other processes busy during it, requests
     /// (`units`) still out after the `drain`.
     pub fn window<F: Windowed>(&mut self, what: &str, run: &Run<F>, units: &str, drain: Duration) {
-        let Some(figures) = run.ok() else {
+        let Some(window) = run.ok().map(Windowed::window) else {
             return;
         };
-        if let Some(pct) = figures
-            .others_cpu_pct()
-            .filter(|&pct| pct >= BUSY_OTHERS_PCT)
-        {
+        if let Some(pct) = window.others_cpu_pct.filter(|&pct| pct >= BUSY_OTHERS_PCT) {
             self.warnings.push(format!(
                 "{what}: other processes used {pct:.0}% of the machine during the window"
             ));
         }
-        let unfinished = figures.unfinished();
+        let unfinished = window.unfinished;
         if unfinished > 0 {
             self.warnings.push(format!(
                 "{what}: {unfinished} {units} of the window unfinished after the {} s drain; \

@@ -61,7 +61,7 @@ where
                         Some(figures) => {
                             cells.extend((self.cells)(row, runtime, figures));
                             cells.resize(self.header.len() - 1, String::new());
-                            let others = figures.others_cpu_pct();
+                            let others = figures.window().others_cpu_pct;
                             cells.push(others.map_or("-".to_owned(), |pct| format!("{pct:.0}%")));
                         }
                         None => cells.push(format!("FAILED: {}", run.error().unwrap_or("unknown"))),

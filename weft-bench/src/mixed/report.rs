@@ -96,7 +96,7 @@ fn figure_cells(f: &Figures) -> Vec<String> {
             .as_ref()
             .map_or("-".to_owned(), |p| table::ms(p.p99_ms)),
     );
-    cells.push(format!("{:.0}", f.cpu_ms_per_s));
+    cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
     cells
 }
 
@@ -210,6 +210,7 @@ pub fn one_line(run: &MixedRun) -> String {
         format!(", generator lag p99 {} ms", table::ms(lag))
     });
     let others = f
+        .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
@@ -233,7 +234,7 @@ pub fn one_line(run: &MixedRun) -> String {
         p99(f.short.as_ref()),
         f.long_per_s,
         p99(f.long.as_ref()),
-        f.cpu_ms_per_s
+        f.window.cpu_ms_per_s
     )
 }
 

@@ -18,7 +18,7 @@ use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
 use crate::figure::lane::{Lane, LaneSettings, WindowSettings};
 use crate::figure::skew::Skew;
-use crate::figure::skew::Windowed;
+use crate::figure::skew::{Window, Windowed};
 use crate::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::runtimes::RuntimeKind;
 
@@ -31,9 +31,10 @@ pub const LONG_PER_S: Figure<Figures> =
     Figure::higher("long_per_s", "req/s", |f: &Figures| Some(f.long_per_s)).with_peer(Peer::Tokio);
 
 /// The process's CPU per second, over tokio's.
-pub const CPU: Figure<Figures> =
-    Figure::lower("cpu_ms_per_s", "ms/s", |f: &Figures| Some(f.cpu_ms_per_s))
-        .with_peer(Peer::Tokio);
+pub const CPU: Figure<Figures> = Figure::lower("cpu_ms_per_s", "ms/s", |f: &Figures| {
+    Some(f.window.cpu_ms_per_s)
+})
+.with_peer(Peer::Tokio);
 
 /// The figures `compare` gates, of weft (the default variant; the others
 /// are diagnostic), with their floors:
@@ -173,8 +174,10 @@ pub type MixedRun = Run<Figures>;
 /// The figures of one load on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
-    /// The measured window, s.
-    pub window_s: f64,
+    /// The window: its length, the process's CPU, requests unfinished, the
+    /// others' share.
+    #[serde(flatten)]
+    pub window: Window,
     /// Short requests finished per second of the window.
     pub short_per_s: f64,
     /// Long requests finished per second of the window.
@@ -183,8 +186,6 @@ pub struct Figures {
     pub short: Option<Percentiles>,
     /// Latencies of the long requests due in the window; `None` if none.
     pub long: Option<Percentiles>,
-    /// The process's CPU over the window, ms per s of wall time.
-    pub cpu_ms_per_s: f64,
     /// Open loop: p99 of how late the generator submitted an arrival, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_lag_p99_ms: Option<f64>,
@@ -192,12 +193,6 @@ pub struct Figures {
     /// (without the generator's lateness: the runtime's own part).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_from_submit: Option<Percentiles>,
-    /// Requests of the window unfinished after the drain (their latency
-    /// so far is in the percentiles).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
     /// weft's stall-monitor counters over the whole run (warm-up and drain
     /// included): stalls, handoffs, spares started and woken, threads
     /// demoted, step-asides, task demotions. Absent for the peers.
@@ -206,27 +201,28 @@ pub struct Figures {
 }
 
 impl Windowed for Figures {
-    fn others_cpu_pct(&self) -> Option<f64> {
-        self.others_cpu_pct
-    }
-
-    fn unfinished(&self) -> u64 {
-        self.unfinished
+    fn window(&self) -> &Window {
+        &self.window
     }
 }
 
 impl MixedRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> MixedRun {
-        let window_s = outcome.window.as_secs_f64().max(1e-9);
-        let cpu_window_s = outcome.cpu_window.as_secs_f64().max(1e-9);
+        let o = outcome;
+        let window = Window::of(
+            o.window,
+            o.cpu,
+            o.cpu_window,
+            o.unfinished,
+            o.others_cpu_pct,
+        );
         Run::completed(Figures {
-            window_s,
-            short_per_s: outcome.short_finished as f64 / window_s,
-            long_per_s: outcome.long_finished as f64 / window_s,
+            short_per_s: window.per_s(o.short_finished),
+            long_per_s: window.per_s(o.long_finished),
+            window,
             short: outcome.short.summary(),
             long: outcome.long.summary(),
-            cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
             submit_lag_p99_ms: outcome
                 .submit_lag
                 .as_ref()
@@ -236,8 +232,6 @@ impl MixedRun {
                 .short_from_submit
                 .as_ref()
                 .and_then(|from_submit| from_submit.summary()),
-            unfinished: outcome.unfinished,
-            others_cpu_pct: outcome.others_cpu_pct,
             monitor: outcome.monitor.as_ref().map(|counters| {
                 counters
                     .iter()
@@ -337,7 +331,7 @@ mod tests {
         let run = MixedRun::from_outcome(&outcome(5, 30, 3_000));
         let f = run.ok().unwrap();
         assert_eq!((f.short_per_s, f.long_per_s), (200.0, 20.0));
-        assert_eq!(f.cpu_ms_per_s, 2_000.0);
+        assert_eq!(f.window.cpu_ms_per_s, 2_000.0);
         assert!(f.long.is_none());
         assert!(MixedRun::failed("x".to_owned()).ok().is_none());
     }
