@@ -43,14 +43,31 @@ pub struct Cli {
 enum Command {
     /// Run the scheduler lane, the timers lane, the mixed lane, the echo
     /// lane and the HTTP lane, and print their tables (the default).
+    ///
+    /// Quick profile: the scheduler lane in well under two minutes; full:
+    /// twice the rounds, twice the iterations per round (and each lane's
+    /// full profile).
     Run(RunArgs),
     /// The timers lane alone: weft's timers next to tokio's and async-io's.
+    ///
+    /// Quick profile: the lane in well under a minute; full: three to five
+    /// repetitions of every row, longer loops. `stuck_worker` uses at
+    /// least 2 workers.
     Timers(TimersArgs),
     /// The mixed lane alone: 150 µs and 50 ms requests on one runtime.
+    ///
+    /// Quick profile: 1.5 s measured per load and runtime, the lane in
+    /// about 30 s; full: 6 s.
     Mixed(MixedArgs),
     /// The echo lane alone: TCP echo over loopback, one load generator.
+    ///
+    /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and
+    /// runtime, the lane in about 20 s; full: 1 s and 6 s.
     Echo(EchoArgs),
     /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
+    ///
+    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
+    /// in about 15 s; full: 1 s and 10 s.
     Http(HttpArgs),
     /// Serve the HTTP lane's hello server on one runtime for an outside
     /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
@@ -61,9 +78,45 @@ enum Command {
     /// Compare two `--json` documents; exit 1 on a failure or regression.
     Compare(CompareArgs),
     /// The metrics lane: are weft's counters exact, and cheap to sample?
+    ///
+    /// Quick profile: the whole lane in about a minute; full: 20 s per
+    /// sampling interval, twice the overhead rounds.
     Metrics(MetricsArgs),
     /// Run a small workload on weft and print `Handle::metrics()`.
     MetricsDump(DumpArgs),
+}
+
+/// The profile of a command that measures, and where its JSON goes.
+#[derive(Debug, Args)]
+struct Profiled {
+    /// Quick profile (the default; the command's help says how long).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: longer windows or more rounds (the command's help).
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a lane run alone writes a
+    /// document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// What a lane run alone takes.
+#[derive(Debug, Args)]
+struct LaneArgs {
+    /// Worker threads of every runtime.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    #[command(flatten)]
+    profiled: Profiled,
+    /// The runtimes to run, in the order each row runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -71,15 +124,8 @@ struct RunArgs {
     /// Worker threads of every runtime.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: the whole lane in well under two minutes (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: twice the rounds, twice the iterations per round.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Run only these workloads (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "WORKLOAD")]
     only: Vec<Workload>,
@@ -144,29 +190,11 @@ enum Lane {
 
 #[derive(Debug, Args)]
 struct TimersArgs {
-    /// Worker threads of every runtime (`stuck_worker` uses at least 2).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: the lane in well under a minute (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: three to five repetitions of every row, longer loops.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Run only these experiments (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "EXPERIMENT")]
     only: Vec<Experiment>,
-    /// The runtimes to run, in the order each repetition runs them.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -174,16 +202,8 @@ struct MixedArgs {
     /// Worker threads of every runtime.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: 1.5 s measured per load and runtime, the lane in
-    /// about 30 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 6 s measured per load and runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Where the chart goes (default: beside `--json` as STEM-mixed.svg,
     /// else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -207,30 +227,11 @@ struct MixedArgs {
 
 #[derive(Debug, Args)]
 struct EchoArgs {
-    /// Worker threads of every runtime.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and runtime,
-    /// the lane in about 20 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 1 s warm-up and 6 s measured per row and runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Run only these rows (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
     only: Vec<Row>,
-    /// The runtimes to run, in the order each row runs them.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -248,30 +249,11 @@ struct HttpServeArgs {
 
 #[derive(Debug, Args)]
 struct HttpArgs {
-    /// Worker threads of every server's runtime.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
-    /// in about 15 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 1 s warm-up and 10 s measured per runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     connections: u16,
-    /// The runtimes to run, in this order.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -306,15 +288,8 @@ struct MetricsArgs {
     /// Worker threads of every weft runtime.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: the whole lane in about a minute (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 20 s per sampling interval, twice the overhead rounds.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Tasks counting transactions.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     tasks: u32,
@@ -336,38 +311,55 @@ struct DumpArgs {
     workers: u16,
 }
 
+impl Profiled {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+}
+
+impl LaneArgs {
+    fn profile(&self) -> Profile {
+        self.profiled.profile()
+    }
+
+    fn workers(&self) -> usize {
+        usize::from(self.workers)
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        settings(self.profile(), self.workers, dedup(&self.runtimes))
+    }
+}
+
 impl MetricsArgs {
     fn config(&self) -> MetricsConfig {
+        let parts = [Part::Counting, Part::Overhead];
         MetricsConfig {
-            profile: profile(self.full),
+            profile: self.profiled.profile(),
             workers: usize::from(self.workers),
             tasks: self.tasks as usize,
             short_wait: self.short_wait,
-            parts: if self.only.is_empty() {
-                vec![Part::Counting, Part::Overhead]
-            } else {
-                [Part::Counting, Part::Overhead]
-                    .into_iter()
-                    .filter(|p| self.only.contains(p))
-                    .collect()
-            },
+            parts: only(&parts, &self.only),
         }
     }
 }
 
 impl RunArgs {
+    fn profile(&self) -> Profile {
+        self.profiled.profile()
+    }
+
     fn config(&self) -> RunConfig {
         RunConfig {
             profile: self.profile(),
             workers: usize::from(self.workers),
-            workloads: if self.only.is_empty() {
-                Workload::ALL.to_vec()
-            } else {
-                Workload::ALL
-                    .into_iter()
-                    .filter(|w| self.only.contains(w))
-                    .collect()
-            },
+            workloads: only(&Workload::ALL, &self.only),
             runtimes: dedup(&self.runtimes),
             tuning: Tuning {
                 inject_batch_cap: self.inject_batch_cap,
@@ -376,12 +368,6 @@ impl RunArgs {
             },
             iteration_timeout: self.iteration_timeout,
         }
-    }
-}
-
-impl RunArgs {
-    fn profile(&self) -> Profile {
-        profile(self.full)
     }
 
     /// The timers lane's configuration, if it is one of the lanes.
@@ -419,90 +405,58 @@ impl RunArgs {
 }
 
 impl HttpArgs {
-    fn profile(&self) -> Profile {
-        profile(self.full)
-    }
-
-    fn run_config(&self) -> RunConfig {
-        settings(self.profile(), self.workers, dedup(&self.runtimes))
-    }
-
     fn http_config(&self) -> HttpConfig {
         HttpConfig {
-            runtimes: dedup(&self.runtimes),
+            runtimes: dedup(&self.lane.runtimes),
             connections: usize::from(self.connections),
-            ..HttpConfig::new(self.profile(), usize::from(self.workers))
+            ..HttpConfig::new(self.lane.profile(), self.lane.workers())
         }
     }
 }
 
 impl EchoArgs {
-    fn profile(&self) -> Profile {
-        profile(self.full)
-    }
-
-    fn run_config(&self) -> RunConfig {
-        settings(self.profile(), self.workers, dedup(&self.runtimes))
-    }
-
     fn echo_config(&self) -> EchoConfig {
-        let mut config = EchoConfig::new(self.profile(), usize::from(self.workers));
-        config.runtimes = dedup(&self.runtimes);
-        if !self.only.is_empty() {
-            config.rows.retain(|row| self.only.contains(row));
+        let config = EchoConfig::new(self.lane.profile(), self.lane.workers());
+        EchoConfig {
+            runtimes: dedup(&self.lane.runtimes),
+            rows: only(&config.rows, &self.only),
+            ..config
         }
-        config
     }
 }
 
 impl MixedArgs {
-    fn profile(&self) -> Profile {
-        profile(self.full)
-    }
-
     fn run_config(&self) -> RunConfig {
         let kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
-        settings(self.profile(), self.workers, dedup(&kinds))
+        settings(self.profiled.profile(), self.workers, dedup(&kinds))
     }
 
     fn mixed_config(&self) -> MixedConfig {
-        let mut config = MixedConfig::new(self.profile(), usize::from(self.workers));
-        let mut variants = Vec::new();
-        for &variant in &self.runtimes {
-            if !variants.contains(&variant) {
-                variants.push(variant);
-            }
+        let config = MixedConfig::new(self.profiled.profile(), usize::from(self.workers));
+        MixedConfig {
+            variants: dedup(&self.runtimes),
+            oracle: !self.no_oracle,
+            loads: only(&config.loads, &self.only),
+            ..config
         }
-        config.variants = variants;
-        config.oracle = !self.no_oracle;
-        if !self.only.is_empty() {
-            config.loads.retain(|load| self.only.contains(load));
-        }
-        config
     }
 }
 
 impl TimersArgs {
-    fn profile(&self) -> Profile {
-        profile(self.full)
-    }
-
-    fn run_config(&self) -> RunConfig {
-        settings(self.profile(), self.workers, dedup(&self.runtimes))
-    }
-
     fn timers_config(&self) -> TimersConfig {
-        let mut config = TimersConfig::new(self.profile(), usize::from(self.workers));
-        config.runtimes = dedup(&self.runtimes);
-        if !self.only.is_empty() {
-            config.experiments.retain(|e| self.only.contains(e));
+        let config = TimersConfig::new(self.lane.profile(), self.lane.workers());
+        TimersConfig {
+            runtimes: dedup(&self.lane.runtimes),
+            experiments: only(&config.experiments, &self.only),
+            ..config
         }
-        config
     }
 }
 
-fn profile(full: bool) -> Profile {
-    if full { Profile::Full } else { Profile::Quick }
+/// `all`, or those of them in `chosen` when any is (`--only`).
+fn only<T: PartialEq + Copy>(all: &[T], chosen: &[T]) -> Vec<T> {
+    let chosen = |item: &&T| chosen.is_empty() || chosen.contains(item);
+    all.iter().filter(chosen).copied().collect()
 }
 
 /// The scheduler lane's configuration with no workload, for a lane run
@@ -527,11 +481,12 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
     }
 }
 
-fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
-    let mut unique = Vec::with_capacity(runtimes.len());
-    for &kind in runtimes {
-        if !unique.contains(&kind) {
-            unique.push(kind);
+/// `items` without repeats, in order.
+fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut unique = Vec::with_capacity(items.len());
+    for &item in items {
+        if !unique.contains(&item) {
+            unique.push(item);
         }
     }
     unique
@@ -548,49 +503,27 @@ pub fn main() -> ExitCode {
             mixed: args.mixed_config(),
             echo: args.echo_config(),
             http: args.http_config(),
-            json: args.json.clone(),
+            json: args.profiled.json.clone(),
             chart: args.chart.clone(),
         }),
         Command::Timers(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
             timers: Some(args.timers_config()),
-            mixed: None,
-            echo: None,
-            http: None,
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
         }),
         Command::Mixed(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
             mixed: Some(args.mixed_config()),
-            echo: None,
-            http: None,
-            json: args.json.clone(),
             chart: args.chart.clone(),
+            json: args.profiled.json.clone(),
+            ..Lanes::none(args.run_config())
         }),
         Command::Echo(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
-            mixed: None,
             echo: Some(args.echo_config()),
-            http: None,
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
         }),
         Command::HttpServe(args) => http_serve(&args),
         Command::Http(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
-            mixed: None,
-            echo: None,
             http: Some(args.http_config()),
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
         }),
         Command::TimersRss(args) => {
             timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
@@ -627,7 +560,7 @@ fn run_metrics(args: &MetricsArgs) -> ExitCode {
         }
     };
     print!("{}", metrics::report::render(&document));
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.profiled.json {
         if let Err(err) = metrics::document::write(path, &document) {
             eprintln!("weft-bench: cannot write {}: {err}", path.display());
             return ExitCode::FAILURE;
@@ -659,6 +592,30 @@ struct Lanes {
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
     chart: Option<PathBuf>,
+}
+
+impl Lanes {
+    /// No lane, and a document described by `settings`.
+    fn none(settings: RunConfig) -> Lanes {
+        Lanes {
+            scheduler: None,
+            settings,
+            timers: None,
+            mixed: None,
+            echo: None,
+            http: None,
+            json: None,
+            chart: None,
+        }
+    }
+
+    /// No lane yet, for a lane run alone with `args`.
+    fn alone(args: &LaneArgs) -> Lanes {
+        Lanes {
+            json: args.profiled.json.clone(),
+            ..Lanes::none(args.run_config())
+        }
+    }
 }
 
 /// Runs the scheduler lane, the timers lane, the mixed lane, the echo lane
