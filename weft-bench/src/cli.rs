@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::compare;
 use crate::echo::{self, EchoConfig, Row};
 use crate::figure::gate::Tolerances;
+use crate::figure::lane::Setup;
 use crate::figure::{self, table::header};
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
@@ -322,18 +323,15 @@ impl Profiled {
 }
 
 impl LaneArgs {
-    fn profile(&self) -> Profile {
-        self.profiled.profile()
-    }
-
-    fn workers(&self) -> usize {
-        usize::from(self.workers)
+    fn setup(&self) -> Setup {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(self.workers), &dedup(&self.runtimes))
     }
 
     /// The scheduler lane's configuration with no workload: it only
     /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        settings(self.profile(), self.workers, dedup(&self.runtimes))
+        RunConfig::describing(self.setup())
     }
 }
 
@@ -351,74 +349,59 @@ impl MetricsArgs {
 }
 
 impl RunArgs {
-    fn profile(&self) -> Profile {
-        self.profiled.profile()
+    /// Every runtime asked for on `workers` workers.
+    fn setup(&self, workers: u16) -> Setup {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(workers), &dedup(&self.runtimes))
     }
 
     fn config(&self) -> RunConfig {
         RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
             workloads: only(&Workload::ALL, &self.only),
-            runtimes: dedup(&self.runtimes),
             tuning: Tuning {
                 inject_batch_cap: self.inject_batch_cap,
                 lifo_slot: !self.no_lifo,
                 ..Tuning::default()
             },
             iteration_timeout: self.iteration_timeout,
+            ..RunConfig::describing(self.setup(self.workers))
         }
     }
 
-    /// The timers lane's configuration, if it is one of the lanes.
-    fn timers_config(&self) -> Option<TimersConfig> {
-        self.lanes.contains(&Lane::Timers).then(|| TimersConfig {
-            runtimes: dedup(&self.runtimes),
-            ..TimersConfig::new(self.profile(), usize::from(self.timer_workers))
-        })
-    }
-
-    /// The mixed lane's configuration, if it is one of the lanes: every
-    /// variant of the runtimes asked for (weft brings its two variants).
-    fn mixed_config(&self) -> Option<MixedConfig> {
-        self.lanes.contains(&Lane::Mixed).then(|| MixedConfig {
-            variants: Variant::of(&self.runtimes),
-            ..MixedConfig::new(self.profile(), usize::from(self.mixed_workers))
-        })
-    }
-
-    /// The echo lane's configuration, if it is one of the lanes.
-    fn echo_config(&self) -> Option<EchoConfig> {
-        self.lanes.contains(&Lane::Echo).then(|| EchoConfig {
-            runtimes: dedup(&self.runtimes),
-            ..EchoConfig::new(self.profile(), usize::from(self.echo_workers))
-        })
-    }
-
-    /// The HTTP lane's configuration, if it is one of the lanes.
-    fn http_config(&self) -> Option<HttpConfig> {
-        self.lanes.contains(&Lane::Http).then(|| HttpConfig {
-            runtimes: dedup(&self.runtimes),
-            ..HttpConfig::new(self.profile(), usize::from(self.http_workers))
-        })
+    /// The lanes asked for, each on its own workers: the mixed lane on
+    /// every variant of the runtimes asked for (weft brings its two).
+    fn lanes(&self) -> Lanes {
+        let on = |lane| self.lanes.contains(&lane);
+        let mixed = |setup: Setup| {
+            let variants = Variant::of(&setup.runtimes);
+            MixedConfig::new(Setup::new(setup.profile, setup.workers, &variants))
+        };
+        Lanes {
+            scheduler: on(Lane::Scheduler).then(|| self.config()),
+            settings: self.config(),
+            timers: on(Lane::Timers).then(|| TimersConfig::new(self.setup(self.timer_workers))),
+            mixed: on(Lane::Mixed).then(|| mixed(self.setup(self.mixed_workers))),
+            echo: on(Lane::Echo).then(|| EchoConfig::new(self.setup(self.echo_workers))),
+            http: on(Lane::Http).then(|| HttpConfig::new(self.setup(self.http_workers))),
+            json: self.profiled.json.clone(),
+            chart: self.chart.clone(),
+        }
     }
 }
 
 impl HttpArgs {
     fn http_config(&self) -> HttpConfig {
         HttpConfig {
-            runtimes: dedup(&self.lane.runtimes),
             connections: usize::from(self.connections),
-            ..HttpConfig::new(self.lane.profile(), self.lane.workers())
+            ..HttpConfig::new(self.lane.setup())
         }
     }
 }
 
 impl EchoArgs {
     fn echo_config(&self) -> EchoConfig {
-        let config = EchoConfig::new(self.lane.profile(), self.lane.workers());
+        let config = EchoConfig::new(self.lane.setup());
         EchoConfig {
-            runtimes: dedup(&self.lane.runtimes),
             rows: only(&config.rows, &self.only),
             ..config
         }
@@ -426,15 +409,20 @@ impl EchoArgs {
 }
 
 impl MixedArgs {
+    fn setup(&self) -> Setup<Variant> {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(self.workers), &dedup(&self.runtimes))
+    }
+
     fn run_config(&self) -> RunConfig {
-        let kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
-        settings(self.profiled.profile(), self.workers, dedup(&kinds))
+        let setup = self.setup();
+        let kinds: Vec<RuntimeKind> = setup.runtimes.iter().map(|v| v.kind()).collect();
+        RunConfig::describing(Setup::new(setup.profile, setup.workers, &dedup(&kinds)))
     }
 
     fn mixed_config(&self) -> MixedConfig {
-        let config = MixedConfig::new(self.profiled.profile(), usize::from(self.workers));
+        let config = MixedConfig::new(self.setup());
         MixedConfig {
-            variants: dedup(&self.runtimes),
             oracle: !self.no_oracle,
             loads: only(&config.loads, &self.only),
             ..config
@@ -444,9 +432,8 @@ impl MixedArgs {
 
 impl TimersArgs {
     fn timers_config(&self) -> TimersConfig {
-        let config = TimersConfig::new(self.lane.profile(), self.lane.workers());
+        let config = TimersConfig::new(self.lane.setup());
         TimersConfig {
-            runtimes: dedup(&self.lane.runtimes),
             experiments: only(&config.experiments, &self.only),
             ..config
         }
@@ -457,19 +444,6 @@ impl TimersArgs {
 fn only<T: PartialEq + Copy>(all: &[T], chosen: &[T]) -> Vec<T> {
     let chosen = |item: &&T| chosen.is_empty() || chosen.contains(item);
     all.iter().filter(chosen).copied().collect()
-}
-
-/// The scheduler lane's configuration with no workload, for a lane run
-/// alone: it only describes the document's settings.
-fn settings(profile: Profile, workers: u16, runtimes: Vec<RuntimeKind>) -> RunConfig {
-    RunConfig {
-        profile,
-        workers: usize::from(workers),
-        workloads: Vec::new(),
-        runtimes,
-        tuning: Tuning::default(),
-        iteration_timeout: Duration::from_secs(10),
-    }
 }
 
 fn positive_seconds(text: &str) -> Result<Duration, String> {
@@ -496,16 +470,7 @@ fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run(cli.run)) {
-        Command::Run(args) => run(Lanes {
-            scheduler: args.lanes.contains(&Lane::Scheduler).then(|| args.config()),
-            settings: args.config(),
-            timers: args.timers_config(),
-            mixed: args.mixed_config(),
-            echo: args.echo_config(),
-            http: args.http_config(),
-            json: args.profiled.json.clone(),
-            chart: args.chart.clone(),
-        }),
+        Command::Run(args) => run(args.lanes()),
         Command::Timers(args) => run(Lanes {
             timers: Some(args.timers_config()),
             ..Lanes::alone(&args.lane)

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
-use crate::figure::lane::WindowSettings;
+use crate::figure::lane::{Setup, WindowSettings};
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
@@ -165,27 +165,22 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Everything a run of the echo lane needs to know.
 #[derive(Debug, Clone)]
 pub struct EchoConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers, runtimes in the order each row runs them.
+    pub setup: Setup,
     /// Durations.
     pub timing: Timing,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The rows, in order.
     pub rows: Vec<Row>,
-    /// The runtimes, in the order each row runs them.
-    pub runtimes: Vec<RuntimeKind>,
 }
 
 impl EchoConfig {
-    /// The default configuration of `profile`: every row, every runtime.
-    pub fn new(profile: Profile, workers: usize) -> EchoConfig {
+    /// The default configuration of `setup`: every row, the profile's
+    /// timing.
+    pub fn new(setup: Setup) -> EchoConfig {
         EchoConfig {
-            profile,
-            timing: Timing::of(profile),
-            workers,
+            timing: Timing::of(setup.profile),
             rows: Row::ALL.to_vec(),
-            runtimes: RuntimeKind::ALL.to_vec(),
+            setup,
         }
     }
 
@@ -209,7 +204,7 @@ pub fn run(config: &EchoConfig) -> EchoResult {
     let mut rows = Vec::new();
     for &row in &config.rows {
         let mut runs = BTreeMap::new();
-        for &kind in &config.runtimes {
+        for &kind in &config.setup.runtimes {
             let measured = measure(kind, row, config, &mut watch.warnings);
             let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
             eprintln!(
@@ -250,7 +245,7 @@ fn measure(
     config: &EchoConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(row), config.workers);
+    let (plan, workers) = (config.plan(row), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),

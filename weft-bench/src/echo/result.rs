@@ -16,6 +16,7 @@ use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
 use crate::figure::skew::{Window, Windowed};
 use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
+use crate::runtimes::RuntimeKind;
 
 /// weft's throughput over the best peer's must be at least this (issue
 /// #16's target).
@@ -116,9 +117,8 @@ pub struct EchoSettings {
 impl EchoSettings {
     /// The settings of `config`.
     pub fn new(config: &EchoConfig) -> EchoSettings {
-        let runtimes = config.runtimes.iter().map(|r| r.name());
         EchoSettings {
-            lane: LaneSettings::new(config.profile, config.workers, runtimes),
+            lane: config.setup.settings(RuntimeKind::name),
             window: config.timing.window(),
             server_buffer_bytes: super::server::BUFFER_BYTES,
         }

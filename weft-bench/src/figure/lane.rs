@@ -1,7 +1,8 @@
 //! A lane as `compare` and the document see it: its name, what its rows
-//! are called and the figures gated on each ([`Lane`]); its part of the
-//! `--json` document ([`LaneResult`]: settings, rows and what may have
-//! skewed them), with the settings every lane shares ([`LaneSettings`],
+//! are called and the figures gated on each ([`Lane`]); how it is set up
+//! ([`Setup`]: profile, workers, runtimes); its part of the `--json`
+//! document ([`LaneResult`]: settings, rows and what may have skewed
+//! them), with the settings every lane shares ([`LaneSettings`],
 //! [`WindowSettings`]).
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Figure;
 use super::skew::Skew;
 use crate::harness::Profile;
+use crate::runtimes::RuntimeKind;
 
 /// A lane in `compare`.
 pub struct Lane<F: 'static> {
@@ -67,6 +69,40 @@ pub struct LaneResult<S, R> {
     /// What may have skewed the figures.
     #[serde(flatten)]
     pub skew: Skew,
+}
+
+/// How a lane is set up: its profile, the worker threads of every runtime,
+/// and the runtimes in the order it runs them (the mixed lane's are
+/// variants of them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup<K = RuntimeKind> {
+    /// Quick or full.
+    pub profile: Profile,
+    /// Worker threads of every runtime.
+    pub workers: usize,
+    /// The runtimes, in order.
+    pub runtimes: Vec<K>,
+}
+
+impl<K: Copy> Setup<K> {
+    /// `profile` on `workers` workers, with `runtimes`.
+    pub fn new(profile: Profile, workers: usize, runtimes: &[K]) -> Setup<K> {
+        let runtimes = runtimes.to_vec();
+        Setup {
+            profile,
+            workers,
+            runtimes,
+        }
+    }
+
+    /// Its settings in the document, the runtimes named by `name`.
+    pub fn settings(&self, name: fn(K) -> &'static str) -> LaneSettings {
+        LaneSettings::new(
+            self.profile,
+            self.workers,
+            self.runtimes.iter().map(|&k| name(k)),
+        )
+    }
 }
 
 /// How every lane was run. In JSON, among the lane's settings:

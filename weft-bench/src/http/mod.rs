@@ -30,6 +30,7 @@ use std::time::Duration;
 use crate::echo::generator::Outcome;
 use crate::echo::result::EchoRun;
 use crate::echo::{Report, Timing, measure_pair, serve_and_load};
+use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
@@ -66,28 +67,22 @@ pub fn timing(profile: Profile) -> Timing {
 /// Everything a run of the HTTP lane needs to know.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers of every server's runtime, runtimes in order.
+    pub setup: Setup,
     /// Durations ([`timing`], or [`Timing::tiny`] in smoke tests).
     pub timing: Timing,
-    /// Worker threads of every server's runtime.
-    pub workers: usize,
     /// The generator's keep-alive connections.
     pub connections: usize,
-    /// The runtimes, in the order they run.
-    pub runtimes: Vec<RuntimeKind>,
 }
 
 impl HttpConfig {
-    /// The default configuration of `profile`: every runtime, 64
+    /// The default configuration of `setup`: the profile's timing, 64
     /// connections.
-    pub fn new(profile: Profile, workers: usize) -> HttpConfig {
+    pub fn new(setup: Setup) -> HttpConfig {
         HttpConfig {
-            profile,
-            timing: timing(profile),
-            workers,
+            timing: timing(setup.profile),
             connections: CONNECTIONS,
-            runtimes: RuntimeKind::ALL.to_vec(),
+            setup,
         }
     }
 
@@ -107,7 +102,7 @@ impl HttpConfig {
 pub fn run(config: &HttpConfig) -> HttpResult {
     let mut watch = Watch::start("http");
     let mut runs = BTreeMap::new();
-    for &kind in &config.runtimes {
+    for &kind in &config.setup.runtimes {
         let measured = measure(kind, config, &mut watch.warnings);
         let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
         eprintln!(
@@ -132,7 +127,7 @@ fn measure(
     config: &HttpConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(), config.workers);
+    let (plan, workers) = (config.plan(), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| server::start::<Weft>(workers), load, sender),

@@ -13,6 +13,7 @@ use super::{HttpConfig, ROW};
 use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
 use crate::figure::Figure;
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::runtimes::RuntimeKind;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
 /// target: ≥ 1.1× the best peer).
@@ -69,9 +70,8 @@ pub struct HttpSettings {
 impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
-        let runtimes = config.runtimes.iter().map(|r| r.name());
         HttpSettings {
-            lane: LaneSettings::new(config.profile, config.workers, runtimes),
+            lane: config.setup.settings(RuntimeKind::name),
             connections: config.connections,
             window: config.timing.window(),
             body_bytes: BODY.len(),

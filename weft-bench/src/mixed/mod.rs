@@ -48,6 +48,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
+use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
@@ -240,31 +241,26 @@ const SPIN: Duration = Duration::from_micros(20);
 /// Everything a run of the mixed lane needs to know.
 #[derive(Debug, Clone)]
 pub struct MixedConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers, the runtimes in the order each load runs them.
+    pub setup: Setup<Variant>,
     /// Durations and request sizes.
     pub timing: Timing,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The loads, in order.
     pub loads: Vec<Load>,
-    /// The runtimes, in the order each load runs them.
-    pub variants: Vec<Variant>,
     /// Whether each load also runs on the oracle ([`oracle`]), after the
     /// runtimes.
     pub oracle: bool,
 }
 
 impl MixedConfig {
-    /// The default configuration of `profile`: every load, every runtime.
-    pub fn new(profile: Profile, workers: usize) -> MixedConfig {
+    /// The default configuration of `setup`: every load, the profile's
+    /// timing, the oracle.
+    pub fn new(setup: Setup<Variant>) -> MixedConfig {
         MixedConfig {
-            profile,
-            timing: Timing::of(profile),
-            workers,
+            timing: Timing::of(setup.profile),
             loads: Load::ALL.to_vec(),
-            variants: Variant::ALL.to_vec(),
             oracle: true,
+            setup,
         }
     }
 
@@ -307,7 +303,14 @@ pub fn run(config: &MixedConfig) -> MixedResult {
     for &load in &config.loads {
         let mut runs = BTreeMap::new();
         let oracle = config.oracle.then_some(None);
-        for variant in config.variants.iter().copied().map(Some).chain(oracle) {
+        for variant in config
+            .setup
+            .runtimes
+            .iter()
+            .copied()
+            .map(Some)
+            .chain(oracle)
+        {
             let name = variant.map_or(result::ORACLE, Variant::name);
             let measured = measure(variant, load, config, burner, &mut watch.warnings);
             let run = measured.map_or_else(MixedRun::failed, |o| MixedRun::from_outcome(&o));
@@ -369,7 +372,7 @@ fn measure(
     burner: Burner,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let (plan, workers, timeout) = (config.plan(load), config.workers, config.timeout());
+    let (plan, workers, timeout) = (config.plan(load), config.setup.workers, config.timeout());
     let name = variant.map_or(result::ORACLE, Variant::name);
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()

@@ -140,10 +140,11 @@ impl MixedSettings {
     pub fn new(config: &MixedConfig, seed: u64, spin: Duration) -> MixedSettings {
         let t = &config.timing;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let runtimes = config.variants.iter().map(|v| v.name());
+        let setup = &config.setup;
+        let runtimes = setup.runtimes.iter().map(|v| v.name());
         let runtimes = runtimes.chain(config.oracle.then_some(ORACLE));
         MixedSettings {
-            lane: LaneSettings::new(config.profile, config.workers, runtimes),
+            lane: LaneSettings::new(setup.profile, setup.workers, runtimes),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
             window: WindowSettings::new(t.warmup, t.measure, t.drain_timeout),

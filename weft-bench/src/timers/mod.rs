@@ -46,9 +46,8 @@ use clap::ValueEnum;
 
 use crate::driver::catch_panic;
 use crate::figure::Figure;
-use crate::figure::lane::{Lane, LaneSettings};
+use crate::figure::lane::{Lane, Setup};
 use crate::figure::skew::Watch;
-use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use result::{TimerRow, TimerValue, TimersResult, TimersSettings};
@@ -161,16 +160,13 @@ pub const LANE: Lane<f64> = Lane::by_row("timers", "row", |name| {
 /// Everything a run of the timers lane needs to know.
 #[derive(Debug, Clone)]
 pub struct TimersConfig {
-    /// Quick or full (recorded; the sizes say what is run).
-    pub profile: Profile,
+    /// Profile (recorded; the sizes say what is run), workers, runtimes in
+    /// the order each repetition runs them.
+    pub setup: Setup,
     /// How much each row measures.
     pub sizes: Sizes,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The experiments, in order.
     pub experiments: Vec<Experiment>,
-    /// The runtimes, in the order each repetition runs them.
-    pub runtimes: Vec<RuntimeKind>,
     /// This binary, re-run for `bytes_per_timer` (a test passes
     /// `CARGO_BIN_EXE_weft-bench`, its own executable being the test's).
     pub exe: PathBuf,
@@ -179,15 +175,13 @@ pub struct TimersConfig {
 }
 
 impl TimersConfig {
-    /// The default configuration of `profile`: every experiment, every
-    /// runtime, this executable, a 60 s timeout.
-    pub fn new(profile: Profile, workers: usize) -> TimersConfig {
+    /// The default configuration of `setup`: the profile's sizes, every
+    /// experiment, this executable, a 60 s timeout.
+    pub fn new(setup: Setup) -> TimersConfig {
         TimersConfig {
-            profile,
-            sizes: Sizes::of(profile),
-            workers,
+            sizes: Sizes::of(setup.profile),
+            setup,
             experiments: Experiment::ALL.to_vec(),
-            runtimes: RuntimeKind::ALL.to_vec(),
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("weft-bench")),
             timeout: Duration::from_secs(60),
         }
@@ -205,10 +199,9 @@ pub fn run(config: &TimersConfig) -> TimersResult {
         }
         rows.extend(measured);
     }
-    let runtimes = config.runtimes.iter().map(|k| k.name());
     TimersResult {
         settings: TimersSettings {
-            lane: LaneSettings::new(config.profile, config.workers, runtimes),
+            lane: config.setup.settings(RuntimeKind::name),
             sizes: config.sizes.clone(),
         },
         rows,
@@ -225,6 +218,7 @@ fn run_experiment(
 ) -> Vec<TimerRow> {
     // Per runtime: each repetition's figures, and the error that ended it.
     let mut outcomes: Vec<(RuntimeKind, Vec<Vec<f64>>, Option<String>)> = config
+        .setup
         .runtimes
         .iter()
         .map(|&kind| (kind, Vec::new(), None))
@@ -270,7 +264,7 @@ fn measure(
     config: &TimersConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Measured, String> {
-    let (workers, timeout) = (config.workers, config.timeout);
+    let (workers, timeout) = (config.setup.workers, config.timeout);
     if experiment == Experiment::BytesPerTimer {
         let timers = config.sizes.rss_timers;
         return rss::measure_in_child(&config.exe, kind, workers, timers, timeout).map(|bytes| {
