@@ -41,13 +41,11 @@ pub mod schedule;
 pub mod targets;
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
 use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::driver::catch_panic;
+use crate::driver::on_thread;
 use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
@@ -374,42 +372,31 @@ fn measure(
 ) -> Result<Outcome, String> {
     let (plan, workers, timeout) = (config.plan(load), config.setup.workers, config.timeout());
     let name = variant.map_or(result::ORACLE, Variant::name);
-    let (sender, receiver) = mpsc::channel();
-    let thread = thread::Builder::new()
-        .name(format!("mixed-{name}"))
-        .spawn(move || {
-            let result = catch_panic(|| match variant {
-                Some(variant) => {
-                    let tuning = variant.tuning();
-                    match variant.kind() {
-                        RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
-                        RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
-                        RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
-                    }
+    let work = move || {
+        let outcome = match variant {
+            Some(variant) => {
+                let tuning = variant.tuning();
+                match variant.kind() {
+                    RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
+                    RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
+                    RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
                 }
-                // A short thread per worker, a long thread per long client.
-                None => Oracle::start(workers, plan.long_clients as usize)
-                    .and_then(|oracle| generator::run(&oracle, burner, &plan)),
-            });
-            let _ = sender.send(result.and_then(|r| r.map_err(|e| e.to_string())));
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    match receiver.recv_timeout(timeout) {
-        Ok(result) => {
-            let _ = thread.join();
-            result
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            warnings.push(format!(
-                "mixed: {name} abandoned in {} after {} s; it may still be running and disturb \
-                 what follows",
-                load.name(),
-                timeout.as_secs()
-            ));
-            Err(format!("no result within {} s", timeout.as_secs()))
-        }
-        Err(RecvTimeoutError::Disconnected) => Err("its thread died".to_owned()),
-    }
+            }
+            // A short thread per worker, a long thread per long client.
+            None => Oracle::start(workers, plan.long_clients as usize)
+                .and_then(|oracle| generator::run(&oracle, burner, &plan)),
+        };
+        outcome.map_err(|e| e.to_string())
+    };
+    let abandoned = || {
+        warnings.push(format!(
+            "mixed: {name} abandoned in {} after {} s; it may still be running and disturb \
+             what follows",
+            load.name(),
+            timeout.as_secs()
+        ));
+    };
+    on_thread(format!("mixed-{name}"), timeout, work, abandoned)
 }
 
 /// Builds `R`, runs the plan against it from this thread, drops it.

@@ -38,13 +38,11 @@ pub mod workloads;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
 use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::driver::catch_panic;
+use crate::driver::on_thread;
 use crate::figure::Figure;
 use crate::figure::lane::{Lane, Setup};
 use crate::figure::skew::Watch;
@@ -275,32 +273,18 @@ fn measure(
         });
     }
     let sizes = config.sizes.clone();
-    let (sender, receiver) = mpsc::channel();
-    let thread = thread::Builder::new()
-        .name(format!("timers-{}", kind.name()))
-        .spawn(move || {
-            let result = catch_panic(|| match kind {
-                RuntimeKind::Weft => workloads::measure::<Weft>(experiment, &sizes, workers),
-                RuntimeKind::Tokio => workloads::measure::<Tokio>(experiment, &sizes, workers),
-                RuntimeKind::Smol => workloads::measure::<Smol>(experiment, &sizes, workers),
-            });
-            let _ = sender.send(result.and_then(|measured| measured));
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    match receiver.recv_timeout(timeout) {
-        Ok(result) => {
-            let _ = thread.join();
-            result
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            warnings.push(format!(
-                "timers: {} abandoned in {experiment:?} after {} s; it may still be running and \
-                 disturb what follows",
-                kind.name(),
-                timeout.as_secs()
-            ));
-            Err(format!("no result within {} s", timeout.as_secs()))
-        }
-        Err(RecvTimeoutError::Disconnected) => Err("its thread died".to_owned()),
-    }
+    let work = move || match kind {
+        RuntimeKind::Weft => workloads::measure::<Weft>(experiment, &sizes, workers),
+        RuntimeKind::Tokio => workloads::measure::<Tokio>(experiment, &sizes, workers),
+        RuntimeKind::Smol => workloads::measure::<Smol>(experiment, &sizes, workers),
+    };
+    let abandoned = || {
+        warnings.push(format!(
+            "timers: {} abandoned in {experiment:?} after {} s; it may still be running and \
+             disturb what follows",
+            kind.name(),
+            timeout.as_secs()
+        ));
+    };
+    on_thread(format!("timers-{}", kind.name()), timeout, work, abandoned)
 }
