@@ -10,6 +10,7 @@ use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
 use crate::figure::WEFT;
+use crate::figure::lane::RowKind;
 use crate::figure::table::Runs;
 use crate::mixed::latency::Percentiles;
 use crate::table::{Table, us};
@@ -113,10 +114,7 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 
 /// The row's name as the table reads it.
 fn label(row: &RowResult) -> &str {
-    match Row::from_name(&row.name) {
-        Some(known) => known.label(),
-        None => &row.name,
-    }
+    Row::label_of(&row.name)
 }
 
 /// A run's figures on one line, for the progress output.

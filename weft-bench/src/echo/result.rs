@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
-use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
 use crate::figure::skew::{Window, Windowed};
 use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;

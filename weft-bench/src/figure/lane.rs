@@ -57,6 +57,42 @@ impl<F> Lane<F> {
     }
 }
 
+/// A lane's kind of row (the echo lane's connection shapes, the mixed
+/// lane's loads): its name in JSON, its label in tables.
+pub trait RowKind: clap::ValueEnum + Copy + PartialEq + 'static {
+    /// Every one, in the order the lane runs them.
+    fn all() -> &'static [Self] {
+        Self::value_variants()
+    }
+
+    /// Its name in JSON and its label in tables.
+    fn names(self) -> (&'static str, &'static str);
+
+    /// Its name in JSON.
+    fn name(self) -> &'static str {
+        self.names().0
+    }
+
+    /// Its label in tables and charts.
+    fn label(self) -> &'static str {
+        self.names().1
+    }
+
+    /// The one called `name` in JSON.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::all().iter().copied().find(|kind| kind.name() == name)
+    }
+
+    /// The label of the row called `name` (the name itself for a row this
+    /// build does not know).
+    fn label_of(name: &str) -> &str {
+        match Self::from_name(name) {
+            Some(kind) => kind.label(),
+            None => name,
+        }
+    }
+}
+
 /// One run of a lane whose rows are `R`, measured as `S` says. In JSON:
 /// `{ "settings": {…}, "rows": […], "others_cpu_pct": 0.4, "warnings":
 /// ["…"] }` (the last two as [`Skew`] says).
@@ -165,5 +201,27 @@ impl WindowSettings {
             self.warmup_ms / 1e3,
             self.measure_ms / 1e3
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::echo::Row;
+    use crate::mixed::Load;
+
+    fn names_round_trip<K: RowKind + std::fmt::Debug>() {
+        for &kind in K::all() {
+            assert_eq!(K::from_name(kind.name()), Some(kind));
+            assert_eq!(K::label_of(kind.name()), kind.label());
+        }
+        assert_eq!(K::from_name("unknown"), None);
+        assert_eq!(K::label_of("unknown"), "unknown");
+    }
+
+    #[test]
+    fn row_names_round_trip_and_unknown_rows_keep_their_name() {
+        names_round_trip::<Row>();
+        names_round_trip::<Load>();
     }
 }

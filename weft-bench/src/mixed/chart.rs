@@ -18,6 +18,7 @@ use plotters::prelude::*;
 use super::Load;
 use super::result::{LoadResult, MixedResult};
 use super::targets::Rule;
+use crate::figure::lane::RowKind;
 
 /// Width of one load's panel, px.
 const PANEL_WIDTH: u32 = 480;
@@ -106,7 +107,7 @@ fn panel<DB: DrawingBackend>(
     } else {
         (0.1, 1_000.0)
     };
-    let caption = known.map_or(load.name.clone(), |l| l.label().to_owned());
+    let caption = Load::label_of(&load.name).to_owned();
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
         .margin(12)

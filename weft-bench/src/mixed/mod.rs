@@ -46,7 +46,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::driver::on_thread;
-use crate::figure::lane::Setup;
+use crate::figure::lane::{RowKind, Setup};
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
@@ -70,32 +70,19 @@ pub enum Load {
     Open2000,
 }
 
+impl RowKind for Load {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Load::Closed32x2 => ("closed_32_2", "closed 32+2"),
+            Load::Closed128x8 => ("closed_128_8", "closed 128+8"),
+            Load::Open2000 => ("open_2000", "open 2000/s+2"),
+        }
+    }
+}
+
 impl Load {
     /// Every load, in the order the lane runs them.
     pub const ALL: [Load; 3] = [Load::Closed32x2, Load::Closed128x8, Load::Open2000];
-
-    /// Its name in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Load::Closed32x2 => "closed_32_2",
-            Load::Closed128x8 => "closed_128_8",
-            Load::Open2000 => "open_2000",
-        }
-    }
-
-    /// Its name in tables and the chart.
-    pub fn label(self) -> &'static str {
-        match self {
-            Load::Closed32x2 => "closed 32+2",
-            Load::Closed128x8 => "closed 128+8",
-            Load::Open2000 => "open 2000/s+2",
-        }
-    }
-
-    /// The load called `name` in JSON.
-    pub fn from_name(name: &str) -> Option<Load> {
-        Load::ALL.into_iter().find(|load| load.name() == name)
-    }
 
     /// (closed-loop short clients, open-loop short rate, long clients).
     fn shape(self) -> (u32, Option<f64>, u32) {
@@ -417,10 +404,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_variants_follow_the_runtimes() {
-        for load in Load::ALL {
-            assert_eq!(Load::from_name(load.name()), Some(load));
-        }
+    fn variants_follow_the_runtimes() {
         assert_eq!(
             Variant::of(&[RuntimeKind::Tokio, RuntimeKind::Weft]),
             [

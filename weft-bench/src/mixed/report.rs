@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::Load;
 use super::latency::Percentiles;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
+use crate::figure::lane::RowKind;
 use crate::figure::table::Runs;
 use crate::table::{self, Table};
 
@@ -184,10 +185,7 @@ fn from_submission_lines(result: &MixedResult) -> Vec<String> {
 
 /// The load's name as the tables read it.
 fn label(load: &LoadResult) -> &str {
-    match Load::from_name(&load.name) {
-        Some(known) => known.label(),
-        None => &load.name,
-    }
+    Load::label_of(&load.name)
 }
 
 fn target_cell(load: &LoadResult, runtime: &str, target: &str) -> String {

@@ -16,7 +16,7 @@ use super::generator::Outcome;
 use super::latency::Percentiles;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::figure::lane::{Lane, LaneSettings, WindowSettings};
+use crate::figure::lane::{Lane, LaneSettings, RowKind, WindowSettings};
 use crate::figure::skew::Skew;
 use crate::figure::skew::{Window, Windowed};
 use crate::figure::{self, Figure, Peer, PeerRatio, Run};
