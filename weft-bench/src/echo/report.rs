@@ -3,43 +3,35 @@
 //! best peer and whether it meets the targets; the settings above, a
 //! legend and warnings below.
 
-use std::fmt::Write;
-
 use super::Row;
 use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
 use crate::figure::WEFT;
 use crate::figure::lane::RowKind;
-use crate::figure::table::Runs;
+use crate::figure::table::{Runs, lane_text};
 use crate::mixed::latency::Percentiles;
 use crate::table::{Table, us};
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &EchoResult) -> String {
     let s = &result.settings;
-    let mut out = format!(
-        "\necho lane: {} profile, {} workers per server, one load-generator thread; TCP over \
-         loopback, closed loop; {} per row and runtime\n",
+    let title = format!(
+        "echo lane: {} profile, {} workers per server, one load-generator thread; TCP over \
+         loopback, closed loop; {} per row and runtime",
         s.lane.profile,
         s.lane.workers,
         s.window.describe(),
     );
-    let _ = writeln!(
-        out,
-        "{}",
-        runs_table(&result.rows, &s.lane.runtimes, &header(), false).render()
-    );
-    let _ = writeln!(
-        out,
+    let table = runs_table(&result.rows, &s.lane.runtimes, &header(), false);
+    let legend = format!(
         "req/s: round trips finished per second; p50-max: round-trip latency, µs; CPU: the \
          process's (server, generator, helper threads), ms per s; gen CPU: the load \
-         generator thread's part of it; req÷best: weft's req/s over the best peer's (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest \
-         peer p99 (target ≤ {P99_TARGET}); others: the machine's CPU other processes used \
-         meanwhile"
+         generator thread's part of it; req÷best: weft's req/s over the best peer's (target ≥ \
+         {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target ≤ \
+         {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    out.push_str(&result.skew.footer());
-    out
+    lane_text(&title, &table, &legend) + &result.skew.footer()
 }
 
 /// The columns of the lane's table: the row's and the runtime's, a run's

@@ -23,6 +23,13 @@ pub fn header(lane: &str, machine: &Machine, versions: &Versions) -> String {
     )
 }
 
+/// A lane's printed text up to its own sections: its title line, its
+/// table and the legend under it (below them go the lane's special tables
+/// and [`super::skew::Skew::footer`]).
+pub fn lane_text(title: &str, table: &Table, legend: &str) -> String {
+    format!("\n{title}\n{}\n{legend}\n", table.render())
+}
+
 /// A completed run's cells: from its row, its runtime's name and its
 /// figures.
 pub type Cells<'a, R> = dyn Fn(&R, &str, &FiguresOf<R>) -> Vec<String> + 'a;

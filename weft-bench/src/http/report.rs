@@ -3,32 +3,26 @@
 //! weft's line its ratios to the best peer and whether it meets the
 //! targets; the settings above, a legend and warnings below.
 
-use std::fmt::Write;
-
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
 use crate::echo::report::runs_table;
 use crate::echo::result::EchoRun;
+use crate::figure::table::lane_text;
 use crate::mixed::latency::Percentiles;
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &HttpResult) -> String {
     let s = &result.settings;
-    let mut out = format!(
-        "\nhttp lane: {} profile, hyper HTTP/1.1 hello ({} B body), {} workers per server; \
-         one hyper-client thread, {} keep-alive connections, closed loop; {} per runtime\n",
+    let title = format!(
+        "http lane: {} profile, hyper HTTP/1.1 hello ({} B body), {} workers per server; \
+         one hyper-client thread, {} keep-alive connections, closed loop; {} per runtime",
         s.lane.profile,
         s.body_bytes,
         s.lane.workers,
         s.connections,
         s.window.describe(),
     );
-    let _ = writeln!(
-        out,
-        "{}",
-        runs_table(&result.rows, &s.lane.runtimes, &header(), true).render()
-    );
-    let _ = writeln!(
-        out,
+    let table = runs_table(&result.rows, &s.lane.runtimes, &header(), true);
+    let legend = format!(
         "req/s: responses finished per second; p50-max: request latency (send to last body \
          byte), µs; CPU: the process's (server, generator, helper threads), ms per s; µs/req: \
          that CPU per request; gen CPU: the load generator thread's part, ms per s (near \
@@ -36,8 +30,7 @@ pub fn render(result: &HttpResult) -> String {
          (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target \
          ≤ {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    out.push_str(&result.skew.footer());
-    out
+    lane_text(&title, &table, &legend) + &result.skew.footer()
 }
 
 /// The columns of the lane's table: the runtime, a run's figures, weft's

@@ -9,15 +9,15 @@ use super::Load;
 use super::latency::Percentiles;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
 use crate::figure::lane::RowKind;
-use crate::figure::table::Runs;
+use crate::figure::table::{Runs, lane_text};
 use crate::table::{self, Table};
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &MixedResult) -> String {
     let s = &result.settings;
-    let mut out = format!(
-        "\nmixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
-         {} per load and runtime\n",
+    let title = format!(
+        "mixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
+         {} per load and runtime",
         s.lane.profile,
         s.lane.workers,
         s.short_cpu_us,
@@ -33,19 +33,15 @@ pub fn render(result: &MixedResult) -> String {
             cells
         },
     };
-    let _ = writeln!(
-        out,
-        "{}",
-        runs.table(&result.loads, &s.lane.runtimes).render()
-    );
-    out.push_str(
-        "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
-         loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
-         ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
-         tokio's; others: the machine's CPU other processes used meanwhile; oracle: the \
-         load served by a scheduler told each request's kind (short ones on threads of their \
-         own, long ones under SCHED_IDLE): what this machine allows, not a peer\n",
-    );
+    let legend = "short/s, long/s: completions per second; p50-max: short-request latency, ms \
+         (closed loop: from submission, open loop: from the scheduled arrival); CPU: the \
+         process's, ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, \
+         CPU÷tokio: over tokio's; others: the machine's CPU other processes used meanwhile; \
+         oracle: the load served by a scheduler told each request's kind (short ones on \
+         threads of their own, long ones under SCHED_IDLE): what this machine allows, not a \
+         peer";
+    let table = runs.table(&result.loads, &s.lane.runtimes);
+    let mut out = lane_text(&title, &table, legend);
     for line in from_submission_lines(result) {
         let _ = writeln!(out, "{line}");
     }

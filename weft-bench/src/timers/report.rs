@@ -2,30 +2,25 @@
 //! the best peer and weft's ratio to it; the settings above it and the
 //! warnings below.
 
-use std::fmt::Write;
-
 use super::result::{TimerRow, TimerValue, TimersResult};
+use crate::figure::table::lane_text;
 use crate::table::{self, Table};
 
 /// Renders the lane's table, its legend and its warnings.
 pub fn render(result: &TimersResult) -> String {
     let s = &result.settings;
     let z = &s.sizes;
-    let mut out = format!(
-        "\ntimers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})\n",
+    let title = format!(
+        "timers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})",
         s.lane.profile,
         s.lane.workers,
         z.repetitions,
         z.arm_cancel_repetitions,
         z.heartbeat_repetitions
     );
-    let _ = writeln!(out, "{}", table(result).render());
-    out.push_str(
-        "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
-         (below 1.0 weft is lower)\n",
-    );
-    out.push_str(&result.skew.footer());
-    out
+    let legend = "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
+                  (below 1.0 weft is lower)";
+    lane_text(&title, &table(result), legend) + &result.skew.footer()
 }
 
 fn table(result: &TimersResult) -> Table {
