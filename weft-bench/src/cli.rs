@@ -634,35 +634,21 @@ fn run(lanes: Lanes) -> ExitCode {
             print!("{}", header(lane, &document.machine, &document.versions));
         }
     }
-    if let Some(config) = lanes.timers {
-        let result = timers::run(&config);
-        print!("{}", timers::report::render(&result));
-        document.timers = Some(result);
-    }
-    if let Some(config) = lanes.mixed {
-        let result = mixed::run(&config);
-        print!("{}", mixed::report::render(&result));
+    document.timers = lane(lanes.timers, timers::run, timers::report::render);
+    document.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
+    if let Some(result) = &document.mixed {
         let chart = lanes
             .chart
             .unwrap_or_else(|| mixed::chart::path_for(lanes.json.as_deref()));
-        match mixed::chart::write(&chart, &result) {
+        match mixed::chart::write(&chart, result) {
             Ok(()) => println!("mixed lane chart: {}", chart.display()),
             // The chart is a view of the numbers above: losing it does not
             // lose the run.
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
-        document.mixed = Some(result);
     }
-    if let Some(config) = lanes.echo {
-        let result = echo::run(&config);
-        print!("{}", echo::report::render(&result));
-        document.echo = Some(result);
-    }
-    if let Some(config) = lanes.http {
-        let result = http::run(&config);
-        print!("{}", http::report::render(&result));
-        document.http = Some(result);
-    }
+    document.echo = lane(lanes.echo, echo::run, echo::report::render);
+    document.http = lane(lanes.http, http::run, http::report::render);
     print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -676,6 +662,13 @@ fn run(lanes: Lanes) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Runs a lane if it is configured, and prints its tables.
+fn lane<C, R>(config: Option<C>, run: fn(&C) -> R, render: fn(&R) -> String) -> Option<R> {
+    let result = run(&config?);
+    print!("{}", render(&result));
+    Some(result)
 }
 
 fn any_failed(document: &Document) -> bool {

@@ -81,17 +81,47 @@ pub struct Ratio {
 
 impl Ratio {
     fn between(weft: &Summary, peer_name: &str, peer: &Summary) -> Ratio {
-        let rounds: Vec<f64> = weft
+        let RoundRatio {
+            value,
+            rounds,
+            resolved,
+        } = RoundRatio::between(weft, peer);
+        let peer = peer_name.to_owned();
+        Ratio {
+            peer,
+            value,
+            rounds,
+            resolved,
+        }
+    }
+}
+
+/// One median over another, overall and per round (the metrics lane's
+/// modes; [`Ratio`] names its peer).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundRatio {
+    /// Ratio of the medians.
+    pub value: f64,
+    /// Ratio of the round medians, round by round.
+    pub rounds: Vec<f64>,
+    /// Every round's ratio lies on the same side of 1.0 (never with no
+    /// round).
+    pub resolved: bool,
+}
+
+impl RoundRatio {
+    /// `a` over `b`.
+    pub fn between(a: &Summary, b: &Summary) -> RoundRatio {
+        let rounds: Vec<f64> = a
             .round_medians_ms
             .iter()
-            .zip(&peer.round_medians_ms)
-            .map(|(w, p)| w / p)
+            .zip(&b.round_medians_ms)
+            .map(|(a, b)| a / b)
             .collect();
         let resolved = !rounds.is_empty()
             && (rounds.iter().all(|&r| r < 1.0) || rounds.iter().all(|&r| r > 1.0));
-        Ratio {
-            peer: peer_name.to_owned(),
-            value: weft.median_ms / peer.median_ms,
+        RoundRatio {
+            value: a.median_ms / b.median_ms,
             rounds,
             resolved,
         }

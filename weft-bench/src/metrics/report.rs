@@ -9,9 +9,9 @@ use crate::metrics::document::{
     COUNTER_ERR_TARGET_PCT, MetricsDocument, OVERHEAD_TARGET_RATIO, TargetStatus, Targets,
 };
 use crate::metrics::estimate::Estimate;
-use crate::metrics::overhead::{OverheadResult, RoundRatio};
+use crate::metrics::overhead::OverheadResult;
 use crate::metrics::wait::{Mechanism, NOISE};
-use crate::stats::Summary;
+use crate::stats::{RoundRatio, Summary};
 use crate::table::{self, Table};
 
 /// Renders every table of a run.
