@@ -473,11 +473,16 @@ pub trait Row {
 mod tests {
     use super::*;
 
-    fn runs(values: &[(&str, Option<f64>)]) -> BTreeMap<String, Run<f64>> {
+    /// Runs from `runtime=value` pairs; `runtime=-` failed.
+    fn runs(values: &str) -> BTreeMap<String, Run<f64>> {
         values
-            .iter()
-            .map(|&(name, value)| {
-                let run = value.map_or_else(|| Run::failed("x".to_owned()), Run::completed);
+            .split_whitespace()
+            .map(|pair| {
+                let (name, value) = pair.split_once('=').unwrap();
+                let run = match value.parse() {
+                    Ok(value) => Run::completed(value),
+                    Err(_) => Run::failed(format!("{name} failed")),
+                };
                 (name.to_owned(), run)
             })
             .collect()
@@ -488,11 +493,7 @@ mod tests {
 
     #[test]
     fn the_best_peer_is_best_in_the_figures_direction() {
-        let runs = runs(&[
-            ("weft", Some(2.0)),
-            ("tokio", Some(4.0)),
-            ("smol", Some(1.0)),
-        ]);
+        let runs = runs("weft=2 tokio=4 smol=1");
         let lower = LOWER.weft_ratio(&runs).unwrap();
         assert_eq!((lower.peer.as_str(), lower.value), ("smol", 2.0));
         let higher = HIGHER.weft_ratio(&runs).unwrap();
@@ -506,23 +507,15 @@ mod tests {
 
     #[test]
     fn failed_peers_variants_and_the_oracle_are_no_peers() {
-        let runs = runs(&[
-            ("weft", Some(2.0)),
-            ("weft-no-demote", Some(0.5)),
-            ("oracle", Some(0.1)),
-            ("tokio", None),
-            ("smol", Some(4.0)),
-        ]);
+        let runs = runs("weft=2 weft-no-demote=0.5 oracle=0.1 tokio=- smol=4");
         assert_eq!(LOWER.weft_ratio(&runs).unwrap().peer, "smol");
         assert!(!is_peer("weft") && !is_peer("oracle") && is_peer("tokio"));
     }
 
     #[test]
     fn no_ratio_to_a_zero_or_without_weft() {
-        let zero = runs(&[("weft", Some(1.0)), ("tokio", Some(0.0))]);
-        assert_eq!(LOWER.weft_ratio(&zero), None);
-        let failed = runs(&[("weft", None), ("tokio", Some(1.0))]);
-        assert_eq!(LOWER.weft_ratio(&failed), None);
+        assert_eq!(LOWER.weft_ratio(&runs("weft=1 tokio=0")), None);
+        assert_eq!(LOWER.weft_ratio(&runs("weft=- tokio=1")), None);
     }
 
     #[test]
