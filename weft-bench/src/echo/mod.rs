@@ -190,20 +190,15 @@ pub fn run(config: &EchoConfig) -> EchoResult {
     let mut watch = Watch::start("echo");
     let mut rows = Vec::new();
     for &row in &config.rows {
-        let mut runs = BTreeMap::new();
-        for &kind in &config.setup.runtimes {
-            let measured = measure(kind, row, config, &mut watch.warnings);
-            let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
-            eprintln!(
-                "weft-bench: echo: {} on {}: {}",
-                row.label(),
-                kind.name(),
-                report::one_line(&run)
-            );
-            let what = format!("echo: {} on {}", row.name(), kind.name());
-            watch.window(&what, &run, "round trips", config.timing.drain_timeout);
-            runs.insert(kind.name().to_owned(), run);
-        }
+        let served = Served {
+            lane: "echo",
+            name: row.name(),
+            label: row.label(),
+            units: "round trips",
+            line: report::one_line,
+        };
+        let measure = |kind, watch: &mut Watch| measure(kind, row, config, watch);
+        let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
         rows.push(RowResult::new(row, runs));
     }
     EchoResult {
@@ -211,6 +206,49 @@ pub fn run(config: &EchoConfig) -> EchoResult {
         rows,
         skew: watch.finish(),
     }
+}
+
+/// A row of a lane of servers under one load generator (the echo lane's
+/// rows, the HTTP lane's one), as its progress lines and warnings name it.
+pub(crate) struct Served<'a> {
+    /// The lane.
+    pub lane: &'static str,
+    /// The row's name in JSON.
+    pub name: &'a str,
+    /// Its label in tables.
+    pub label: &'a str,
+    /// What its requests are called (`round trips`).
+    pub units: &'static str,
+    /// A run's progress line.
+    pub line: fn(&EchoRun) -> String,
+}
+
+/// Runs `row` on every runtime of `setup`, one after the other: `measure`
+/// measures one (a run it abandons warns through the watch); prints each
+/// run's progress line and warns about its window.
+pub(crate) fn run_row(
+    row: &Served,
+    setup: &Setup,
+    timing: &Timing,
+    watch: &mut Watch,
+    mut measure: impl FnMut(RuntimeKind, &mut Watch) -> Result<Outcome, String>,
+) -> BTreeMap<String, EchoRun> {
+    let mut runs = BTreeMap::new();
+    for &kind in &setup.runtimes {
+        let measured = measure(kind, watch);
+        let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
+        let line = (row.line)(&run);
+        eprintln!(
+            "weft-bench: {}: {} on {}: {line}",
+            row.lane,
+            row.label,
+            kind.name()
+        );
+        let what = format!("{}: {} on {}", row.lane, row.name, kind.name());
+        watch.window(&what, &run, row.units, timing.drain_timeout);
+        runs.insert(kind.name().to_owned(), run);
+    }
+    runs
 }
 
 /// What a pair's thread reports, in this order.
@@ -230,7 +268,7 @@ fn measure(
     kind: RuntimeKind,
     row: Row,
     config: &EchoConfig,
-    warnings: &mut Vec<String>,
+    watch: &mut Watch,
 ) -> Result<Outcome, String> {
     let (plan, workers) = (config.plan(row), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
@@ -244,7 +282,7 @@ fn measure(
         kind,
         row.name(),
         config.timing.timeout(),
-        warnings,
+        &mut watch.warnings,
         pair,
     )
 }

@@ -23,13 +23,11 @@ pub mod report;
 pub mod result;
 pub mod server;
 
-use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::echo::generator::Outcome;
-use crate::echo::result::EchoRun;
-use crate::echo::{Report, Timing, measure_pair, serve_and_load};
+use crate::echo::{Report, Served, Timing, measure_pair, run_row, serve_and_load};
 use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
@@ -101,19 +99,15 @@ impl HttpConfig {
 /// Runs the lane and returns what it measured.
 pub fn run(config: &HttpConfig) -> HttpResult {
     let mut watch = Watch::start("http");
-    let mut runs = BTreeMap::new();
-    for &kind in &config.setup.runtimes {
-        let measured = measure(kind, config, &mut watch.warnings);
-        let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
-        eprintln!(
-            "weft-bench: http: hello on {}: {}",
-            kind.name(),
-            report::one_line(&run)
-        );
-        let what = format!("http: {}", kind.name());
-        watch.window(&what, &run, "requests", config.timing.drain_timeout);
-        runs.insert(kind.name().to_owned(), run);
-    }
+    let served = Served {
+        lane: "http",
+        name: ROW,
+        label: "hello",
+        units: "requests",
+        line: report::one_line,
+    };
+    let measure = |kind, watch: &mut Watch| measure(kind, config, watch);
+    let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
     HttpResult {
         settings: HttpSettings::new(config),
         rows: vec![result::row(config.connections, runs)],
@@ -122,11 +116,7 @@ pub fn run(config: &HttpConfig) -> HttpResult {
 }
 
 /// The hello server on `kind` under the generator, on a thread of its own.
-fn measure(
-    kind: RuntimeKind,
-    config: &HttpConfig,
-    warnings: &mut Vec<String>,
-) -> Result<Outcome, String> {
+fn measure(kind: RuntimeKind, config: &HttpConfig, watch: &mut Watch) -> Result<Outcome, String> {
     let (plan, workers) = (config.plan(), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
@@ -134,5 +124,6 @@ fn measure(
         RuntimeKind::Tokio => serve_and_load(|| server::start::<Tokio>(workers), load, sender),
         RuntimeKind::Smol => serve_and_load(|| server::start::<Smol>(workers), load, sender),
     };
-    measure_pair("http", kind, ROW, config.timing.timeout(), warnings, pair)
+    let timeout = config.timing.timeout();
+    measure_pair("http", kind, ROW, timeout, &mut watch.warnings, pair)
 }
