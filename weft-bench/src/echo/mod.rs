@@ -103,19 +103,26 @@ impl Timing {
     /// The timing of `profile`. Quick: 0.5 s warm-up and 1.5 s measured
     /// per pair, about 20 s for the 9 pairs; full: 1 s and 6 s.
     pub fn of(profile: Profile) -> Timing {
-        let quick = Timing {
-            warmup: Duration::from_millis(500),
-            measure: Duration::from_millis(1_500),
+        Timing::measuring(
+            profile,
+            Duration::from_millis(1_500),
+            Duration::from_secs(6),
+        )
+    }
+
+    /// A window of `quick` or `full` (by `profile`) after a warm-up of
+    /// 0.5 s (1 s in full), with 5 s for the drain and for a stall (the
+    /// HTTP lane's timing too).
+    pub fn measuring(profile: Profile, quick: Duration, full: Duration) -> Timing {
+        let (warmup, measure) = match profile {
+            Profile::Quick => (Duration::from_millis(500), quick),
+            Profile::Full => (Duration::from_secs(1), full),
+        };
+        Timing {
+            warmup,
+            measure,
             drain_timeout: Duration::from_secs(5),
             stall_timeout: Duration::from_secs(5),
-        };
-        match profile {
-            Profile::Quick => quick,
-            Profile::Full => Timing {
-                warmup: Duration::from_secs(1),
-                measure: Duration::from_secs(6),
-                ..quick
-            },
         }
     }
 
@@ -378,6 +385,18 @@ pub(crate) fn serve_and_load<R: EchoRuntime>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_profile_and_lane_has_its_window() {
+        let ms = Duration::from_millis;
+        let t = Timing::of(Profile::Quick);
+        let quick = (t.warmup, t.measure, t.drain_timeout, t.stall_timeout);
+        assert_eq!(quick, (ms(500), ms(1_500), ms(5_000), ms(5_000)));
+        let t = Timing::of(Profile::Full);
+        assert_eq!((t.warmup, t.measure), (ms(1_000), ms(6_000)));
+        let t = crate::http::timing(Profile::Full);
+        assert_eq!((t.warmup, t.measure), (ms(1_000), ms(10_000)));
+    }
 
     #[test]
     fn shapes_follow_the_issue() {

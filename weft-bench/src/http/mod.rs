@@ -46,20 +46,7 @@ pub const CONNECTIONS: usize = 64;
 /// The timing of `profile`. Quick: 0.5 s warm-up and 3 s measured per
 /// runtime, about 12 s for the three; full: 1 s and 10 s.
 pub fn timing(profile: Profile) -> Timing {
-    let quick = Timing {
-        warmup: Duration::from_millis(500),
-        measure: Duration::from_secs(3),
-        drain_timeout: Duration::from_secs(5),
-        stall_timeout: Duration::from_secs(5),
-    };
-    match profile {
-        Profile::Quick => quick,
-        Profile::Full => Timing {
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(10),
-            ..quick
-        },
-    }
+    Timing::measuring(profile, Duration::from_secs(3), Duration::from_secs(10))
 }
 
 /// Everything a run of the HTTP lane needs to know.
