@@ -121,29 +121,50 @@ fn ms(duration: std::time::Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-/// The targets of issue 7 against what this run measured.
+/// The targets of issue 7 against what this run measured. In JSON one
+/// object: the counting part's fields, the overhead part's, and
+/// `disturbances`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Targets {
+    /// The counting part's.
+    #[serde(flatten)]
+    pub counting: CountingTargets,
+    /// The overhead part's.
+    #[serde(flatten)]
+    pub overhead: OverheadTargets,
+    /// What may have disturbed the measurements: phases whose sampler was
+    /// starved (a period over [`STARVED_FACTOR`] times its interval), and
+    /// phases or workloads during which other processes used more than
+    /// [`BUSY_OTHERS_PCT`] of the machine.
+    pub disturbances: Vec<String>,
+}
+
+/// The counting part's targets; each `None` without the part.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountingTargets {
     /// Largest |error| of `Counter` over every phase of every wait,
-    /// percent; `None` without the counting part.
+    /// percent.
     pub counter_max_abs_err_pct: Option<f64>,
     /// Whether it is under [`COUNTER_ERR_TARGET_PCT`].
     pub counter_target_met: Option<bool>,
     /// Largest |error| of the Counter's time-weighted rate (Σ Δcount ÷
     /// Σ Δt over a phase's samples) against exact, percent.
     pub counter_max_abs_time_weighted_err_pct: Option<f64>,
-    /// What may have disturbed the measurements: phases whose sampler was
-    /// starved (a period over [`STARVED_FACTOR`] times its interval), and
-    /// phases or workloads during which other processes used more than
-    /// [`BUSY_OTHERS_PCT`] of the machine.
-    pub disturbances: Vec<String>,
     /// Every wait's end-of-run totals agreed exactly.
     pub counts_exact: Option<bool>,
-    /// Per workload, the sampler overhead against [`OVERHEAD_TARGET_RATIO`].
-    pub overhead: Vec<OverheadTarget>,
+}
+
+/// The overhead part's targets.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadTargets {
+    /// Per workload, the sampler overhead against
+    /// [`OVERHEAD_TARGET_RATIO`].
+    #[serde(rename = "overhead")]
+    pub workloads: Vec<OverheadTarget>,
     /// Every round of every workload taken together.
     pub overhead_pooled: Option<PooledOverhead>,
-    /// No `Handle::metrics()` read saw summed polls decrease.
+    /// No `Handle::metrics()` read saw summed polls decrease (`None`
+    /// without the part).
     pub snapshots_monotonic: Option<bool>,
 }
 
@@ -232,6 +253,23 @@ impl TargetStatus {
 impl Targets {
     /// Judges the targets from the measurements.
     pub fn evaluate(counting: &[CountingRun], overhead: &[OverheadResult]) -> Targets {
+        Targets {
+            counting: CountingTargets::of(counting),
+            overhead: OverheadTargets::of(overhead),
+            disturbances: disturbances(counting, overhead),
+        }
+    }
+
+    /// Whether every correctness check passed (targets on speed and error
+    /// are reported, not enforced).
+    pub fn correct(&self) -> bool {
+        self.counting.counts_exact != Some(false)
+            && self.overhead.snapshots_monotonic != Some(false)
+    }
+}
+
+impl CountingTargets {
+    fn of(counting: &[CountingRun]) -> CountingTargets {
         let phases = || counting.iter().flat_map(|run| &run.phases);
         let counter_max_abs_err_pct = phases()
             .map(|phase| phase.figures.counter.err_pct.abs())
@@ -241,14 +279,20 @@ impl Targets {
             .map(f64::abs)
             .reduce(f64::max);
         let measured = !counting.is_empty();
-        let sampled = !overhead.is_empty();
-        Targets {
+        CountingTargets {
             counter_max_abs_err_pct,
             counter_target_met: counter_max_abs_err_pct.map(|e| e < COUNTER_ERR_TARGET_PCT),
             counter_max_abs_time_weighted_err_pct: time_weighted,
-            disturbances: disturbances(counting, overhead),
             counts_exact: measured.then(|| counting.iter().all(|r| r.exactness.exact)),
-            overhead: overhead
+        }
+    }
+}
+
+impl OverheadTargets {
+    fn of(overhead: &[OverheadResult]) -> OverheadTargets {
+        let sampled = !overhead.is_empty();
+        OverheadTargets {
+            workloads: overhead
                 .iter()
                 .map(|r| OverheadTarget {
                     workload: r.workload.clone(),
@@ -258,12 +302,6 @@ impl Targets {
             overhead_pooled: PooledOverhead::of(overhead),
             snapshots_monotonic: sampled.then(|| overhead.iter().all(|r| r.sampler.decreases == 0)),
         }
-    }
-
-    /// Whether every correctness check passed (targets on speed and error
-    /// are reported, not enforced).
-    pub fn correct(&self) -> bool {
-        self.counts_exact != Some(false) && self.snapshots_monotonic != Some(false)
     }
 }
 
