@@ -1,6 +1,6 @@
-//! The metrics lane's `--json` document (schema `weft-bench-metrics/1`,
-//! described in the crate's README) and the targets of issue 7, judged
-//! from what was measured.
+//! The metrics lane's `--json` document (schema [`SCHEMA`], described on
+//! [`MetricsDocument`]) and the targets of issue 7, judged from what was
+//! measured.
 
 use std::fs;
 use std::io;
@@ -33,7 +33,58 @@ pub const BUSY_OTHERS_PCT: f64 = 5.0;
 /// The `Handle::metrics()` sampler may slow a workload by this much.
 pub const OVERHEAD_TARGET_RATIO: f64 = 1.01;
 
-/// One run of the metrics lane.
+/// One run of the metrics lane, written by `weft-bench metrics --json
+/// FILE`. Compact JSON, like the lanes' document; rates are transactions
+/// per second, times as their field names say:
+///
+/// ```jsonc
+/// {
+///   "schema": "weft-bench-metrics/1", "created_unix_s": …, "duration_s": 55.0,
+///   "machine": { … }, "versions": { … },             // as in weft-bench/1
+///   "settings": { "profile": "quick", "workers": 4, "tasks": 100, "wait_noise_pct": 10.0,
+///                 "intervals_ms": [1000.0, 500.0, 200.0, 50.0, 10.0, 1.0], "window_s": 3.0,
+///                 "min_samples": 5, "warmup_s": 0.3, "baseline_interval_ms": 1000.0,
+///                 "overhead_rounds": 10, "overhead_sampler_interval_ms": 1.0,
+///                 "parts": ["counting", "overhead"] },
+///   "targets": { "counter_max_abs_err_pct": 0.10, "counter_target_met": true,
+///                "counter_max_abs_time_weighted_err_pct": 0.00001, "counts_exact": true,
+///                "overhead": [{ "workload": "spawn_many_local", "status": "unresolved" }, …],
+///                "overhead_pooled": { "rounds": 70, "on_off_median": 1.002, "on_off_above_one": 38,
+///                                     "on_tick_median": 1.003, "on_tick_above_one": 37 },
+///                "snapshots_monotonic": true,
+///                "disturbances": ["chained_spawn: other processes used 51% of the machine"] },
+///   "counting": [{                                   // one per wait: 10 ms, then 10 µs
+///     "wait": { "nominal_us": 10000.0, "mechanism": "timer" },   // or "spin"
+///     "tasks": 100,
+///     "exactness": { "task_total": 201013, "counter_total": 201013, "swap_total": 201013,
+///                    "baseline_swap_total": 201013, "exact": true },
+///     "phases": [{
+///       "interval_ms": 1.0, "window_s": 3.0, "others_cpu_pct": 0.0,
+///       "exact_tps": 9919.4, "counter_window_tps": 9919.4,
+///       "period_mean_ms": 1.07, "period_max_ms": 4.3,
+///       "baseline":         { "samples": 3, "mean_tps": …, "stddev_tps": …, "err_pct": … },
+///       "baseline_nominal": { … },                   // the baseline's count ÷ 1 s
+///       "swap_nominal":  { "samples": 2805, "mean_tps": 10612, "stddev_tps": 3360,
+///                          "err_pct": 6.98, "err_vs_baseline_pct": 6.98 },
+///       "swap_measured": { … }, "counter": { … },
+///       "samples": {                                 // one element per sample
+///         "swap_counts": […], "swap_dt_ns": […],
+///         "counter_counts": […], "counter_dt_ns": […], "counter_tps": […] },
+///       "baseline_samples": { "counts": […], "dt_ns": […] }
+///     }, …]
+///   }, …],
+///   "overhead": [{                                   // one per workload
+///     "workload": "spawn_many_local", "iterations_per_round": 20, "others_cpu_pct": 0.0,
+///     "off": { …summary as in weft-bench/1… }, "tick": { … }, "on": { … },
+///     "on_off":   { "value": 1.029, "rounds": [ … ], "resolved": false },
+///     "tick_off": { … }, "on_tick": { … },
+///     "sampler":      { "reads": 520, "mean_period_ms": 1.14, "mean_read_us": 0.7, "decreases": 0 },
+///     "tick_sampler": { "reads": 530, "mean_period_ms": 1.13, "mean_read_us": 0.0, "decreases": 0 },
+///     "iterations": { "off": { "ms": […], "csw_voluntary": […], "csw_involuntary": […] },
+///                     "tick": { … }, "on": { … } }
+///   }, …]
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricsDocument {
     /// Always [`SCHEMA`].
