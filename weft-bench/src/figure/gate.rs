@@ -208,47 +208,25 @@ impl Gate {
         new: &R,
         value_too: bool,
     ) -> Delta {
-        let better = figure.better;
-        let floor = figure.floor.at(base.name());
-        let tolerance_pct = match figure.tolerance {
-            Tolerance::Time => self.tolerances.time_pct,
-            Tolerance::Switches => self.tolerances.csw_pct,
-        };
-        let worse =
-            |from: f64, to: f64| better.worsening(from, to) > from.abs() * tolerance_pct / 100.0;
+        let judge = self.judge(figure, base.name());
         let mut delta = Delta::row(base.name(), Verdict::Pass);
-        delta.figure = Some((figure.name, better, figure.format));
+        delta.figure = Some((figure.name, figure.better, figure.format));
         let weft_value = |row: &R| row.weft().and_then(figure.value);
         if let (true, Some(b), Some(n)) = (value_too, weft_value(base), weft_value(new)) {
-            let regressed = self.same_machine && worse(b, n) && better.worsening(b, n) > floor;
-            delta.value = Some(Change {
-                base: b,
-                new: n,
-                regressed,
-            });
+            delta.value = Some(judge.value(b, n));
         }
         let completed =
             |row: &R, peer: &str| row.runs().get(peer).is_some_and(|r| r.ok().is_some());
         let in_both = |peer: &str| completed(base, peer) && completed(new, peer);
         let ratio_of = |row: &R| {
             let (peer, peer_value) = figure.peer(row.runs(), in_both)?;
-            Some((
-                peer.to_owned(),
-                ratio(weft_value(row)?, peer_value)?,
-                peer_value,
-            ))
+            let ratio = ratio(weft_value(row)?, peer_value)?;
+            Some((peer.to_owned(), ratio, peer_value))
         };
         if let Some(((base_peer, b, _), (new_peer, n, new_peer_value))) =
             ratio_of(base).zip(ratio_of(new))
         {
-            // The ratio's change in the figure's unit, at the new peer's value.
-            let implied = better.worsening(b, n) * new_peer_value;
-            let regressed = worse(b, n) && implied > floor;
-            delta.ratio = Some(Change {
-                base: b,
-                new: n,
-                regressed,
-            });
+            delta.ratio = Some(judge.ratio(b, n, new_peer_value));
             delta.peers = Some((base_peer, new_peer));
         }
         let what: Vec<&'static str> = [(delta.value, "weft"), (delta.ratio, "ratio")]
@@ -260,6 +238,58 @@ impl Gate {
             delta.verdict = Verdict::Regressed(what);
         }
         delta
+    }
+
+    /// How `figure` is judged on the row called `row`.
+    fn judge<F>(&self, figure: &Figure<F>, row: &str) -> Judge {
+        let tolerance_pct = match figure.tolerance {
+            Tolerance::Time => self.tolerances.time_pct,
+            Tolerance::Switches => self.tolerances.csw_pct,
+        };
+        Judge {
+            better: figure.better,
+            floor: figure.floor.at(row),
+            tolerance_pct,
+            same_machine: self.same_machine,
+        }
+    }
+}
+
+/// The rules of the module doc for one figure of one row.
+struct Judge {
+    better: Better,
+    floor: f64,
+    tolerance_pct: f64,
+    same_machine: bool,
+}
+
+impl Judge {
+    /// Whether `to` is worse than `from` by more than the tolerance.
+    fn worse(&self, from: f64, to: f64) -> bool {
+        self.better.worsening(from, to) > from.abs() * self.tolerance_pct / 100.0
+    }
+
+    /// weft's value: gated on the same machine only, beyond the floor.
+    fn value(&self, base: f64, new: f64) -> Change {
+        let beyond_floor = self.better.worsening(base, new) > self.floor;
+        let regressed = self.same_machine && self.worse(base, new) && beyond_floor;
+        Change {
+            base,
+            new,
+            regressed,
+        }
+    }
+
+    /// weft's ratio: gated everywhere, its change counted in the figure's
+    /// unit at the new peer's value beyond the floor.
+    fn ratio(&self, base: f64, new: f64, new_peer_value: f64) -> Change {
+        let implied = self.better.worsening(base, new) * new_peer_value;
+        let regressed = self.worse(base, new) && implied > self.floor;
+        Change {
+            base,
+            new,
+            regressed,
+        }
     }
 }
 
