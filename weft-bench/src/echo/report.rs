@@ -23,7 +23,13 @@ pub fn render(result: &EchoResult) -> String {
         s.lane.workers,
         s.window.describe(),
     );
-    let table = runs_table(&result.rows, &s.lane.runtimes, &header(), false);
+    let table = runs_table(
+        &result.rows,
+        &s.lane.runtimes,
+        &header(),
+        Some(label),
+        false,
+    );
     let legend = format!(
         "req/s: round trips finished per second; p50-max: round-trip latency, µs; CPU: the \
          process's (server, generator, helper threads), ms per s; gen CPU: the load \
@@ -47,17 +53,19 @@ fn header() -> Vec<&'static str> {
     .concat()
 }
 
-/// The table of runs of the echo lane (and, with `per_request`, of the
-/// HTTP lane, under its `header`): on weft's lines its ratios and targets.
+/// The table of runs of the echo lane (and of the HTTP lane, under its
+/// `header`, with no row label and with CPU per request): on weft's lines
+/// its ratios and targets.
 pub(crate) fn runs_table(
     rows: &[RowResult],
     runtimes: &[String],
     header: &[&str],
+    label: Option<fn(&RowResult) -> &str>,
     per_request: bool,
 ) -> Table {
     let runs = Runs {
         header,
-        label: (header[0] == "row").then_some(label as fn(&RowResult) -> &str),
+        label,
         cells: &|row: &RowResult, runtime: &str, figures: &Figures| {
             let mut cells = figure_cells(figures, per_request);
             if runtime == WEFT {

@@ -21,7 +21,7 @@ pub fn render(result: &HttpResult) -> String {
         s.connections,
         s.window.describe(),
     );
-    let table = runs_table(&result.rows, &s.lane.runtimes, &header(), true);
+    let table = runs_table(&result.rows, &s.lane.runtimes, &header(), None, true);
     let legend = format!(
         "req/s: responses finished per second; p50-max: request latency (send to last body \
          byte), µs; CPU: the process's (server, generator, helper threads), ms per s; µs/req: \
