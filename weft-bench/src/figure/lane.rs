@@ -1,5 +1,6 @@
 //! A lane as `compare` and the document see it: its name, what its rows
-//! are called and the figures gated on each ([`Lane`]); how it is set up
+//! are called and the figures gated on each ([`Lane`]); its kinds of row,
+//! named in JSON and labelled in tables ([`RowKind`]); how it is set up
 //! ([`Setup`]: profile, workers, runtimes); its part of the `--json`
 //! document ([`LaneResult`]: settings, rows and what may have skewed
 //! them), with the settings every lane shares ([`LaneSettings`],
