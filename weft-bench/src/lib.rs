@@ -9,7 +9,14 @@
 //! with [`measure`]; [`stats`]
 //! summarizes; [`report`] prints (with [`table`]); [`json`] is the document
 //! written by `--json` (with [`system`] describing the machine); [`compare`]
-//! is the regression gate between two documents.
+//! is the regression gate between two documents; [`summary`] is the default
+//! run's last table.
+//!
+//! [`figure`] is what every lane shares: a figure (name, which way is
+//! better, which peer it is compared with, format, noise floor), a run's
+//! status, weft's ratio to the peer, the gate's verdict and delta table,
+//! and the skeleton of the lanes' tables. A lane is its workload, its JSON
+//! and its list of figures.
 //!
 //! [`metrics`] is the metrics lane (`weft-bench metrics`, and
 //! `metrics-dump`): whether weft's counters are exact and cheap to sample.
@@ -38,6 +45,7 @@ pub mod cli;
 pub mod compare;
 pub mod driver;
 pub mod echo;
+pub mod figure;
 pub mod harness;
 pub mod http;
 pub mod json;

@@ -77,6 +77,16 @@ pub fn ms(value: f64) -> String {
     }
 }
 
+/// A latency in ms as whole µs (tenths below 10 µs).
+pub fn us(ms: f64) -> String {
+    let us = ms * 1e3;
+    if us >= 10.0 {
+        format!("{us:.0}")
+    } else {
+        format!("{us:.1}")
+    }
+}
+
 /// A mean count per iteration.
 pub fn count(value: f64) -> String {
     if value >= 100.0 {
@@ -119,5 +129,7 @@ mod tests {
         assert_eq!(ms(0.2914), "0.291");
         assert_eq!(delta_pct(2.0, 2.5), "+25%");
         assert_eq!(count(2.34), "2.3");
+        assert_eq!(us(0.0474), "47");
+        assert_eq!(us(0.0052), "5.2");
     }
 }

@@ -86,15 +86,28 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// The labels of the five percentiles the tables and the chart show.
+    pub const LABELS: [&'static str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+
     /// The five percentiles the chart draws, with their labels.
     pub fn charted(&self) -> [(&'static str, f64); 5] {
-        [
-            ("p50", self.p50_ms),
-            ("p90", self.p90_ms),
-            ("p99", self.p99_ms),
-            ("p99.9", self.p999_ms),
-            ("max", self.max_ms),
-        ]
+        let values = [
+            self.p50_ms,
+            self.p90_ms,
+            self.p99_ms,
+            self.p999_ms,
+            self.max_ms,
+        ];
+        std::array::from_fn(|i| (Percentiles::LABELS[i], values[i]))
+    }
+
+    /// The five percentiles' cells in a table (`-` without latencies),
+    /// printed by `format` (from ms).
+    pub fn cells(percentiles: Option<&Percentiles>, format: fn(f64) -> String) -> Vec<String> {
+        match percentiles {
+            Some(p) => p.charted().iter().map(|&(_, v)| format(v)).collect(),
+            None => vec!["-".to_owned(); 5],
+        }
     }
 }
 
