@@ -101,7 +101,10 @@ fn build_shared(
             slow_poll_threshold: std::time::Duration::from_millis(10),
             spare_idle_timeout: std::time::Duration::from_secs(1),
             on_stall: None,
-            spawn_thread: Box::new(|_, _| Err(std::io::Error::other("no threads in loom models"))),
+            spawn_thread: Box::new(|_, _, _| {
+                Err(std::io::Error::other("no threads in loom models"))
+            }),
+            spawner_name: "weft-spawner".to_owned(),
             demote_threads: false,
         },
         spare_slots,

@@ -160,9 +160,13 @@ impl Runtime {
             // The monitor runs no task: the thread hooks (for threads that
             // run the user's code) are not run on it.
             let spawn = helper_thread_spawner(builder, runtime.exited.clone(), false);
-            spawn(shared.clone(), |shared| {
-                crate::scheduler::monitor::run_monitor(shared)
-            })?;
+            // Named here, with no lock held.
+            let name = Some(helper_thread_name(builder));
+            spawn(
+                shared.clone(),
+                |shared| crate::scheduler::monitor::run_monitor(shared),
+                name,
+            )?;
         }
         Ok(runtime)
     }
@@ -236,6 +240,7 @@ fn monitor(builder: &Builder, exited: Arc<ExitLatch>, spare_slots: usize) -> Mon
             spare_idle_timeout: builder.spare_idle_timeout,
             on_stall: builder.on_stall.clone(),
             spawn_thread: helper_thread_spawner(builder, exited, true),
+            spawner_name: helper_thread_name(builder),
             demote_threads: builder.demote_slow_tasks,
         },
         spare_slots,
@@ -455,49 +460,61 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
     let stack_size = builder.thread_stack_size;
     let on_start = builder.on_thread_start.clone().filter(|_| hooks);
     let on_stop = builder.on_thread_stop.clone().filter(|_| hooks);
-    Box::new(move |shared: SharedArc, body: fn(&SharedArc)| {
-        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| name_fn()))
-            .unwrap_or_else(|_| "weft-spare".to_owned());
-        let mut thread = thread::Builder::new().name(name.replace('\0', ""));
-        if let Some(size) = stack_size {
-            thread = thread.stack_size(size);
-        }
-        let on_start = on_start.clone();
-        let on_stop = on_stop.clone();
-        let exit = exited.clone();
-        *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        let spawned = thread.spawn(move || {
-            let _exit = ExitGuard(exit);
-            shared.config.tune_this_thread();
-            let _slot = crate::metrics::WorkerSlot::acquire();
-            let _current = context::set_current(shared.clone());
-            let _driving = context::enter_driving(context::Driving::Worker);
-            if let Some(hook) = &on_start {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+    Box::new(
+        move |shared: SharedArc, body: fn(&SharedArc), name: Option<String>| {
+            let name = name.unwrap_or_else(|| name_of(&*name_fn));
+            let mut thread = thread::Builder::new().name(name.replace('\0', ""));
+            if let Some(size) = stack_size {
+                thread = thread.stack_size(size);
             }
-            body(&shared);
-            if let Some(hook) = &on_stop {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+            let on_start = on_start.clone();
+            let on_stop = on_stop.clone();
+            let exit = exited.clone();
+            *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            let spawned = thread.spawn(move || {
+                let _exit = ExitGuard(exit);
+                shared.config.tune_this_thread();
+                let _slot = crate::metrics::WorkerSlot::acquire();
+                let _current = context::set_current(shared.clone());
+                let _driving = context::enter_driving(context::Driving::Worker);
+                if let Some(hook) = &on_start {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                }
+                body(&shared);
+                if let Some(hook) = &on_stop {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                }
+            });
+            match spawned {
+                Ok(handle) => {
+                    let mut helpers = exited.helpers.lock().unwrap_or_else(|e| e.into_inner());
+                    // Spares come and go: forget the ones already gone.
+                    helpers.retain(|helper| !helper.is_finished());
+                    helpers.push(handle);
+                    Ok(())
+                }
+                Err(err) => {
+                    exited.worker_exited();
+                    Err(err)
+                }
             }
-        });
-        match spawned {
-            Ok(handle) => {
-                let mut helpers = exited.helpers.lock().unwrap_or_else(|e| e.into_inner());
-                // Spares come and go: forget the ones already gone.
-                helpers.retain(|helper| !helper.is_finished());
-                helpers.push(handle);
-                Ok(())
-            }
-            Err(err) => {
-                exited.worker_exited();
-                Err(err)
-            }
-        }
-    })
+        },
+    )
 }
 
 /// The next worker's name from the builder's name function, which must not
 /// panic and must give a name the OS accepts (no NUL byte).
+/// A helper thread's name from the program's `thread_name` hook (a hook
+/// that panics gives `weft-spare`).
+fn name_of(name_fn: &(dyn Fn() -> String + Send + Sync)) -> String {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(name_fn))
+        .unwrap_or_else(|_| "weft-spare".to_owned())
+}
+
+fn helper_thread_name(builder: &Builder) -> String {
+    name_of(&*builder.thread_name)
+}
+
 fn thread_name(builder: &Builder) -> io::Result<String> {
     let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (builder.thread_name)()))
         .map_err(|panic| {

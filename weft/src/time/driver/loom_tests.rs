@@ -118,7 +118,10 @@ fn two_threads_arming_the_outside_wheel_leave_the_earlier_bound() {
             })
             .collect();
         let wake_at = driver.begin_keeping(0).expect("nobody else keeps time");
-        let pokes: Vec<Poke> = armers.into_iter().map(|armer| armer.join().unwrap()).collect();
+        let pokes: Vec<Poke> = armers
+            .into_iter()
+            .map(|armer| armer.join().unwrap())
+            .collect();
         assert!(
             wake_at <= 1_000 || pokes.contains(&Poke::Keeper(0)),
             "keeper sleeps until {wake_at} past a timer at 1000 and nobody pokes it ({pokes:?})"
