@@ -162,11 +162,7 @@ impl Runtime {
             let spawn = helper_thread_spawner(builder, runtime.exited.clone(), false);
             // Named here, with no lock held.
             let name = Some(helper_thread_name(builder));
-            spawn(
-                shared.clone(),
-                |shared| crate::scheduler::monitor::run_monitor(shared),
-                name,
-            )?;
+            spawn(shared.clone(), crate::scheduler::monitor::run_monitor, name)?;
         }
         Ok(runtime)
     }
