@@ -8,7 +8,7 @@
 //! given the same decisions. Two pieces of weft state live in `std`
 //! thread-locals, which loom does not reset between iterations:
 //!
-//! - `runtime::context` (the current worker core): never set in the models,
+//! - `scheduler::context` (the current worker core): never set in the models,
 //!   so every wake takes the remote path, as a wake from outside does.
 //! - the task registry's round-robin shard counter (`NEXT_SHARD`): a task
 //!   registered from outside picks its shard from it. Left alone, the
