@@ -391,6 +391,15 @@ fn serving_a_listener_whose_runtime_shut_down_returns_that_error() {
     assert!(error.to_string().contains("shut down"), "{error}");
 }
 
+#[test]
+#[should_panic(expected = "`weft::hyper::serve` awaited outside of a weft runtime")]
+fn awaiting_serve_outside_a_runtime_panics_saying_where_to_await_it() {
+    let rt = runtime();
+    let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+    let serving = weft::hyper::serve(listener, gated_app().0).into_future();
+    let _ = futures_lite::future::block_on(serving);
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::io::{BufRead, BufReader, Read, Write};

@@ -225,6 +225,12 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
     G: Future<Output = ()> + Send + 'static,
 {
+    assert!(
+        crate::scheduler::context::current().is_some(),
+        "`weft::hyper::serve` awaited outside of a weft runtime: it spawns a task per \
+         connection on the current runtime, so await it in a task or inside \
+         `Runtime::block_on`"
+    );
     let Serve {
         listener,
         service,
