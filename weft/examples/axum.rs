@@ -1,6 +1,5 @@
-//! An axum `Router` served on weft through hyper-util's connection builder
-//! (HTTP/1 and HTTP/2) and `TowerToHyperService`: a JSON route and a path
-//! parameter.
+//! An axum `Router` served on weft by `weft::hyper::serve` (HTTP/1 and
+//! HTTP/2): a JSON route and a path parameter.
 //!
 //! `cargo run -p weft --example axum --features hyper -- [PORT]`, then
 //! `curl http://127.0.0.1:PORT/hello/ada` or `curl http://127.0.0.1:PORT/status`.
@@ -10,10 +9,7 @@ use axum::Json;
 use axum::Router;
 use axum::extract::Path;
 use axum::routing::get;
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use serde::Serialize;
-use weft::hyper::{Executor, Io, Timer};
 use weft::net::TcpListener;
 
 #[derive(Serialize)]
@@ -41,21 +37,7 @@ pub fn app() -> Router {
         )
 }
 
-/// Serves `app` on `listener` forever.
-pub async fn serve(listener: TcpListener, app: Router) -> std::io::Result<()> {
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let service = TowerToHyperService::new(app.clone());
-        drop(weft::spawn(async move {
-            let mut builder = auto::Builder::new(Executor);
-            builder.http1().timer(Timer::new());
-            builder.http2().timer(Timer::new());
-            let _ = builder.serve_connection(Io::new(stream), service).await;
-        }));
-    }
-}
-
-#[allow(dead_code)] // the tests include this file for `app` and `serve`
+#[allow(dead_code)] // the tests include this file for `app`
 #[weft::main]
 async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
@@ -66,5 +48,5 @@ async fn main() -> std::io::Result<()> {
         })?;
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     println!("http://{}", listener.local_addr()?);
-    serve(listener, app()).await
+    weft::hyper::serve(listener, app()).await
 }

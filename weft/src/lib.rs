@@ -42,6 +42,11 @@ pub(crate) mod blocking;
 pub mod fs;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub mod hyper;
+// `hyper::serve`'s drain is std-or-loom code: its models run here, without
+// hyper (which does not build under loom).
+#[cfg(all(feature = "hyper", loom, test))]
+#[path = "hyper/drain.rs"]
+mod hyper_drain;
 pub mod io;
 pub(crate) mod loom;
 

@@ -374,6 +374,75 @@ const DEMOTION_STEP: libc::c_int = 10;
 #[cfg(target_os = "linux")]
 const MAX_NICE: libc::c_int = 19;
 
+/// What a failed `accept` says, for `weft::hyper::serve`'s accept loop.
+#[cfg(all(feature = "hyper", not(loom)))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AcceptFailure {
+    /// The one pending connection failed (it was aborted or reset, or the
+    /// network refused it); the listener is fine and the next accept may
+    /// succeed at once.
+    Connection,
+    /// The process or the system is out of a resource (file descriptors,
+    /// socket buffers, memory); the connection waits in the queue until
+    /// something is freed.
+    Resources,
+    /// The listener itself is unusable (closed, shut down, its runtime
+    /// gone): every further accept fails the same way.
+    Listener,
+}
+
+/// Sorts an `accept` error. On Linux by `errno`: the resource errors of
+/// accept(2), and the network errors its manual says to retry like
+/// `EAGAIN`. Anything unknown is the listener's, so a listener that
+/// cannot recover ends `serve` instead of retrying forever.
+#[cfg(all(feature = "hyper", not(loom), target_os = "linux"))]
+pub(crate) fn accept_failure(error: &std::io::Error) -> AcceptFailure {
+    match error.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
+            AcceptFailure::Resources
+        }
+        Some(
+            libc::ECONNABORTED
+            | libc::ECONNRESET
+            | libc::EINTR
+            | libc::EPROTO
+            | libc::EPERM
+            | libc::ETIMEDOUT
+            | libc::ENETDOWN
+            | libc::ENETUNREACH
+            | libc::ENONET
+            | libc::EHOSTDOWN
+            | libc::EHOSTUNREACH
+            | libc::ENOPROTOOPT
+            | libc::EOPNOTSUPP,
+        ) => AcceptFailure::Connection,
+        _ => AcceptFailure::Listener,
+    }
+}
+
+/// The portable fallback, by `ErrorKind`: `EMFILE`, `ENFILE` and `ENOBUFS`
+/// have no stable kind, so an OS error of no known kind counts as a
+/// resource error (retried with back-off, never ended on); an error that
+/// is not the OS's (weft's own, after its runtime shut down) and a bad
+/// argument (a listener shut down) are the listener's.
+#[cfg(all(feature = "hyper", not(loom), not(target_os = "linux")))]
+pub(crate) fn accept_failure(error: &std::io::Error) -> AcceptFailure {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::ConnectionAborted
+        | ErrorKind::ConnectionReset
+        | ErrorKind::Interrupted
+        | ErrorKind::PermissionDenied
+        | ErrorKind::TimedOut
+        | ErrorKind::NetworkDown
+        | ErrorKind::NetworkUnreachable
+        | ErrorKind::HostUnreachable => AcceptFailure::Connection,
+        ErrorKind::InvalidInput => AcceptFailure::Listener,
+        _ if error.raw_os_error().is_some() => AcceptFailure::Resources,
+        _ => AcceptFailure::Listener,
+    }
+}
+
 #[cfg(all(test, not(loom), target_os = "linux"))]
 mod tests {
     use super::*;

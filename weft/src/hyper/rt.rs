@@ -1,36 +1,7 @@
-//! hyper 1.x on weft (feature `hyper`): [`Io`] adapts a weft stream (or any
-//! `futures_io` stream) to hyper's `rt::Read`/`rt::Write`, [`Executor`]
-//! spawns hyper's background tasks (HTTP/2 streams, client connections)
-//! on the current runtime, and [`Timer`] gives hyper weft's timers (for
-//! `header_read_timeout`, HTTP/2 keep-alive). They play the roles of
+//! The runtime pieces hyper 1.x asks for: [`Io`] (hyper's `rt::Read` and
+//! `rt::Write` over a `futures_io` stream), [`Executor`] (spawns on the
+//! current runtime) and [`Timer`] (weft's timers). They play the roles of
 //! hyper-util's `TokioIo`, `TokioExecutor` and `TokioTimer`.
-//!
-//! ```no_run
-//! use std::convert::Infallible;
-//!
-//! use hyper::server::conn::http1;
-//! use hyper::service::service_fn;
-//! use hyper::{Request, Response};
-//! use weft::hyper::{Io, Timer};
-//! use weft::net::TcpListener;
-//!
-//! async fn hello(_: Request<hyper::body::Incoming>) -> Result<Response<String>, Infallible> {
-//!     Ok(Response::new("hello".to_owned()))
-//! }
-//!
-//! weft::runtime::Runtime::new().unwrap().block_on(async {
-//!     let listener = TcpListener::bind("127.0.0.1:3000").await.unwrap();
-//!     loop {
-//!         let (stream, _) = listener.accept().await.unwrap();
-//!         weft::spawn(async move {
-//!             let _ = http1::Builder::new()
-//!                 .timer(Timer::new())
-//!                 .serve_connection(Io::new(stream), service_fn(hello))
-//!                 .await;
-//!         });
-//!     }
-//! });
-//! ```
 
 use std::future::Future;
 use std::mem::MaybeUninit;
@@ -199,6 +170,12 @@ impl hyper::rt::Timer for Timer {
         Box::pin(HyperSleep(crate::time::sleep_until(
             crate::time::Instant::from_std(deadline),
         )))
+    }
+
+    // hyper reads the time here to set deadlines (`header_read_timeout`):
+    // weft's clock, so that they follow the paused test clock too.
+    fn now(&self) -> Instant {
+        crate::time::Instant::now().into_std()
     }
 }
 

@@ -1,0 +1,156 @@
+//! A deadline on the first bytes of a connection, while `serve` finds out
+//! which protocol the client speaks.
+//!
+//! hyper-util's `auto` connection reads up to 24 bytes to tell the HTTP/2
+//! preface from anything else (HTTP/1) before it hands the stream to
+//! hyper, and hyper's `header_read_timeout` starts only then: a client that
+//! connects and sends nothing, or a prefix of the preface, would hold its
+//! connection and task forever (hyperium/hyper#3962). [`PrefaceDeadline`]
+//! wraps the stream and fails a read with `TimedOut` once the deadline
+//! passes before the protocol is known; from then on (HTTP/1: hyper's own
+//! timer runs; HTTP/2: an idle connection is normal) reads go straight
+//! through. It mirrors hyper-util's test (the bytes read so far, compared
+//! with the preface's), so it stops exactly when detection does.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_io::{AsyncRead, AsyncWrite};
+
+use crate::time::Sleep;
+
+/// What an HTTP/2 client sends first (RFC 9113, section 3.4).
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// A stream whose reads fail with `TimedOut` if the client has not shown
+/// its protocol by the deadline.
+#[derive(Debug)]
+pub(crate) struct PrefaceDeadline<T> {
+    inner: T,
+    /// Until the protocol is known.
+    deadline: Option<Sleep>,
+    /// How many bytes read so far matched the preface.
+    matched: usize,
+}
+
+impl<T> PrefaceDeadline<T> {
+    /// `inner`, with reads failing after `deadline` (if any) until the
+    /// protocol is known.
+    pub(crate) fn new(inner: T, deadline: Option<Sleep>) -> PrefaceDeadline<T> {
+        PrefaceDeadline {
+            inner,
+            deadline,
+            matched: 0,
+        }
+    }
+
+    /// Follows detection over the bytes just read (none: end of stream).
+    fn saw(&mut self, bytes: &[u8]) {
+        let expected = &H2_PREFACE[self.matched..];
+        let n = bytes.len().min(expected.len());
+        if bytes.is_empty() || bytes[..n] != expected[..n] {
+            // End of stream, or not HTTP/2: HTTP/1, where hyper's timer
+            // takes over.
+            self.deadline = None;
+            return;
+        }
+        self.matched += n;
+        if self.matched == H2_PREFACE.len() {
+            self.deadline = None;
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for PrefaceDeadline<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let Some(deadline) = &mut this.deadline else {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        };
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(n)) => {
+                this.saw(&buf[..n.min(buf.len())]);
+                Poll::Ready(Ok(n))
+            }
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Pending => {
+                if Pin::new(deadline).poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.deadline = None;
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "weft::hyper::serve: the client sent no request within the header-read timeout",
+                )))
+            }
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for PrefaceDeadline<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Detection, as hyper-util's `ReadVersion` does it, over reads split
+    /// anywhere.
+    #[test]
+    fn the_deadline_ends_exactly_when_the_protocol_is_known() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _guard = rt.enter();
+        let armed = |chunks: &[&[u8]]| {
+            let mut stream = PrefaceDeadline::new((), Some(crate::time::sleep(Duration::ZERO)));
+            for chunk in chunks {
+                stream.saw(chunk);
+            }
+            stream.deadline.is_some()
+        };
+        assert!(armed(&[]), "nothing read yet");
+        assert!(armed(&[b"PRI * HT"]), "a prefix of the preface");
+        assert!(
+            armed(&[b"P", b"RI * HTTP/2.0\r\n\r\nSM\r\n\r"]),
+            "one byte short"
+        );
+        assert!(!armed(&[b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]), "HTTP/2");
+        assert!(
+            !armed(&[b"PRI * HTTP/2.0\r\n", b"\r\nSM\r\n\r\n"]),
+            "HTTP/2, split"
+        );
+        assert!(!armed(&[b"GET / HTTP/1.1\r\n"]), "HTTP/1");
+        assert!(!armed(&[b"PRI * HTTP/1.1"]), "HTTP/1 after a common prefix");
+        assert!(!armed(&[b"PRI", b""]), "end of stream");
+    }
+}
