@@ -35,6 +35,7 @@
 mod builder;
 pub(crate) mod coop;
 mod join;
+mod join_set;
 pub(crate) mod label;
 mod lane;
 mod registry;
@@ -54,7 +55,8 @@ use crate::scheduler::Shared;
 
 pub use builder::Builder;
 pub use coop::consume_budget;
-pub use join::{JoinError, JoinHandle};
+pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use join_set::JoinSet;
 use label::Label;
 pub use lane::Lane;
 use lane::LaneAndLabel;
