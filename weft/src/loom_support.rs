@@ -80,6 +80,7 @@ fn build_shared(
         batch_share: 0.25,
         spare_slots,
         io_shards: 1,
+        unhandled_panic: crate::runtime::UnhandledPanic::Ignore,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {

@@ -24,6 +24,7 @@ mod builder;
 pub(crate) mod context;
 mod handle;
 mod stall;
+mod unhandled_panic;
 
 use std::fmt;
 use std::future::Future;
@@ -43,6 +44,8 @@ pub use builder::{
 };
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub use stall::StallInfo;
+pub(crate) use unhandled_panic::PanicPolicy;
+pub use unhandled_panic::UnhandledPanic;
 
 /// A multi-thread, work-stealing async runtime.
 ///
@@ -66,6 +69,11 @@ pub struct Runtime {
     handle: Handle,
     workers: Vec<thread::JoinHandle<()>>,
     exited: Arc<ExitLatch>,
+    /// The shutdown sequence has run (`shutdown_timeout`, then the drop).
+    /// Not the runtime's shutdown flag: a task's panic under
+    /// `UnhandledPanic::ShutdownRuntime` sets that one from a worker, and
+    /// the sequence (waiting for the workers, the drain) still has to run.
+    shut_down: bool,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -145,6 +153,7 @@ impl Runtime {
             batch_share: builder.batch_share,
             spare_slots,
             io_shards: builder.resolved_io_shards(num_workers),
+            unhandled_panic: builder.unhandled_panic,
         };
         let exited = Arc::new(ExitLatch {
             // Counted up per thread actually started, so that a start-up
@@ -182,6 +191,7 @@ impl Runtime {
             handle,
             workers: Vec::with_capacity(num_workers),
             exited,
+            shut_down: false,
         };
         let (started_tx, started_rx) = mpsc::channel();
         for (index, local) in locals.into_iter().enumerate() {
@@ -306,9 +316,10 @@ impl Runtime {
         let on_own_worker = crate::runtime::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
         });
-        if !shared.begin_shutdown() {
+        if std::mem::replace(&mut self.shut_down, true) {
             return;
         }
+        shared.begin_shutdown();
         shared.blocking.begin_shutdown();
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.

@@ -257,7 +257,12 @@ impl<F: Future> Future for TaskFuture<F> {
                 Poll::Pending
             }
             Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
-            Err(panic) => Poll::Ready(Contained::new(Err(panic))),
+            Err(panic) => {
+                // The panic policy (`runtime/unhandled_panic.rs`); the
+                // output is the panic either way.
+                this.shared().task_panicked(&*panic);
+                Poll::Ready(Contained::new(Err(panic)))
+            }
         }
     }
 }
