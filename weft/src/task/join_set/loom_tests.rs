@@ -316,8 +316,9 @@ fn an_abort_handle_races_the_owners_poll() {
     });
 }
 
-/// `abort_all` on this thread while the runner completes the member (after
-/// a yield); then `join_next` gives its output or its cancellation.
+/// `abort_all` on this thread while the runner completes one member
+/// (after a yield) and the other waits forever; then `join_next` gives the
+/// first's output or its cancellation, and the second's cancellation.
 #[test]
 fn abort_all_races_a_completion() {
     loom::model(|| {
@@ -326,6 +327,7 @@ fn abort_all_races_a_completion() {
         let race = RacePoint::new();
         let mut set = JoinSet::new();
         add(&mut set, &shared, Member::new(0, 1, &log, &race));
+        add(&mut set, &shared, Member::new(1, NEVER, &log, &race));
         let runner = spawn_runner(&shared);
         race.touch();
         set.abort_all();
@@ -334,14 +336,15 @@ fn abort_all_races_a_completion() {
         run_queued(&shared);
         let results = join_all(Some(&shared), &mut set);
         runner.join().unwrap();
-        assert_eq!(results.len(), 1);
-        assert_accounted(&log, 1, results);
+        assert_eq!(results.len(), 2);
+        assert_accounted(&log, 2, results);
         finish(shared);
     });
 }
 
-/// The set is dropped while the runner completes its member: the task is
-/// aborted or its output dropped, exactly once either way.
+/// The set is dropped while the runner completes one member and the other
+/// waits forever: each task is aborted or its output dropped, exactly once
+/// either way.
 #[test]
 fn dropping_the_set_races_a_completion() {
     loom::model(|| {
@@ -350,13 +353,14 @@ fn dropping_the_set_races_a_completion() {
         let race = RacePoint::new();
         let mut set = JoinSet::new();
         add(&mut set, &shared, Member::new(0, 1, &log, &race));
+        add(&mut set, &shared, Member::new(1, NEVER, &log, &race));
         let runner = spawn_runner(&shared);
         race.touch();
         drop(set);
         race.touch();
         runner.join().unwrap();
         run_queued(&shared);
-        assert_accounted(&log, 1, Vec::new());
+        assert_accounted(&log, 2, Vec::new());
         finish(shared);
     });
 }
