@@ -6,6 +6,9 @@
 //! 1. Set the shutdown flag and unpark every worker (`Shared::begin_shutdown`).
 //!    From here on a wake from outside drops the task instead of queueing
 //!    it, and a spawn is refused (its `JoinHandle` reports cancellation).
+//!    (A task's panic under `UnhandledPanic::ShutdownRuntime` sets the flag
+//!    from a worker; the steps below still run when the runtime is shut
+//!    down or dropped.)
 //! 2. Each worker notices the flag at its next tick or wake-up, leaves its
 //!    loop and drops the tasks in its LIFO slot and ring.
 //! 3. The runtime waits for the workers (bounded by `shutdown_timeout`).
