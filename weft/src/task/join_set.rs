@@ -187,14 +187,21 @@ impl<T> JoinSet<T> {
     /// }
     /// ```
     pub fn detach_all(&mut self) {
+        self.empty();
+        // The old members may still be woken by their tasks: into the old
+        // list, which nothing reads.
+        self.ready = ReadyList::new();
+    }
+
+    /// Drops every member's handle (detaching its task) and empties the
+    /// ready list.
+    fn empty(&mut self) {
         let slots = std::mem::take(&mut self.slots);
         self.free.clear();
         self.len = 0;
-        // Old members may still be woken by their tasks: into the old list.
-        let old = std::mem::replace(&mut self.ready, ReadyList::new());
-        let (woken, waiter) = old.clear();
+        let (woken, waiter) = self.ready.clear();
         // Dropped here, with no lock held: dropping a handle can drop a
-        // completed task's output.
+        // completed task's output, and the waiter is the user's waker.
         drop(slots);
         drop(woken);
         drop(waiter);
@@ -537,7 +544,7 @@ impl<T> Drop for JoinSet<T> {
     /// once for an idle task, after its current poll for a running one).
     fn drop(&mut self) {
         self.abort_all();
-        self.detach_all();
+        self.empty();
     }
 }
 
