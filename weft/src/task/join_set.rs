@@ -21,8 +21,9 @@
 //! - A popped member is checked against its slot by identity, not only by
 //!   index: a slot emptied and reused, or a set detached, leaves old
 //!   members that may still be woken (their tasks keep them as awaiters);
-//!   `detach_all` gives the set a new ready list, so they land in the old
-//!   one.
+//!   `detach_all` gives the set a new ready list, and the old one is freed
+//!   (members point to their list weakly, `ready.rs`), so their wakes
+//!   land nowhere.
 //! - No lock is held while user code can run. The set's slots are reached
 //!   through `&mut self` and take no lock; the ready list's lock is never
 //!   held across a wake, a poll or a drop (`ready.rs`); `abort_all` and the
@@ -188,8 +189,8 @@ impl<T> JoinSet<T> {
     /// ```
     pub fn detach_all(&mut self) {
         self.empty();
-        // The old members may still be woken by their tasks: into the old
-        // list, which nothing reads.
+        // The old members may still be woken by their tasks: the old list
+        // goes, and their wakes with it.
         self.ready = ReadyList::new();
     }
 
@@ -619,3 +620,70 @@ fn _assert_send_sync() {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::JoinSet;
+
+    /// Waits up to 10 s for `done`.
+    fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while !done() {
+            if start.elapsed() > Duration::from_secs(10) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// A set's ready list is freed once the set is gone, even though its
+    /// tasks, aborted or detached, wake their members after that (members
+    /// must not keep their list alive: the list holds woken members).
+    #[test]
+    fn the_ready_list_is_freed_after_drop_and_detach_all() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let mut set = JoinSet::new();
+        let aborts: Vec<_> = (0..10)
+            .map(|_| set.spawn_on(std::future::pending::<()>(), rt.handle()))
+            .collect();
+        let list = Arc::downgrade(&set.ready);
+        drop(set);
+        assert!(eventually(|| aborts
+            .iter()
+            .all(|abort| abort.is_finished())));
+        assert!(
+            eventually(|| list.upgrade().is_none()),
+            "the dropped set's list leaked"
+        );
+
+        let mut set = JoinSet::new();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let rx = Arc::new(std::sync::Mutex::new(rx));
+        let aborts: Vec<_> = (0..10)
+            .map(|_| {
+                let rx = rx.clone();
+                set.spawn_blocking_on(
+                    move || {
+                        let _ = rx.lock().unwrap().recv();
+                    },
+                    rt.handle(),
+                )
+            })
+            .collect();
+        let list = Arc::downgrade(&set.ready);
+        set.detach_all();
+        drop(tx);
+        assert!(eventually(|| aborts
+            .iter()
+            .all(|abort| abort.is_finished())));
+        drop(aborts);
+        assert!(
+            eventually(|| list.upgrade().is_none()),
+            "the detached list leaked"
+        );
+    }
+}

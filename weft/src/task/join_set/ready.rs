@@ -16,6 +16,10 @@
 //!   orders the lowered flag before its wake, and the wake pushes again.
 //!   (So the flag's own orderings carry nothing: its accesses are
 //!   `Relaxed` read-modify-writes.)
+//! - Only the set owns its list; a member points to it weakly. A task keeps
+//!   its member as its awaiter after the set is dropped or detached, and a
+//!   wake then would put the member in the list it points to: with a
+//!   strong pointer, list and member would keep each other alive for good.
 //! - The lock guards the list and the waiting waker only. Nothing is woken,
 //!   cloned or dropped under it except `Member` references (weft's own
 //!   reference counts): the waiting waker is taken out and woken after the
@@ -23,7 +27,7 @@
 //!   replacement displaces is dropped after.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +46,8 @@ struct Inner {
 
 /// One member of a set, as its task's awaiter: waking it queues it.
 pub(super) struct Member {
-    list: Arc<ReadyList>,
+    /// Gone once the set dropped or detached its members.
+    list: Weak<ReadyList>,
     /// The member's slot in the set (checked against the slot's own
     /// `Member` when popped: the slot may have been emptied and reused).
     pub(super) index: usize,
@@ -102,7 +107,7 @@ impl ReadyList {
 impl Member {
     pub(super) fn new(list: &Arc<ReadyList>, index: usize) -> Arc<Member> {
         Arc::new(Member {
-            list: list.clone(),
+            list: Arc::downgrade(list),
             index,
             queued: AtomicBool::new(false),
         })
@@ -130,11 +135,17 @@ impl Wake for Member {
         if self.queued.swap(true, Ordering::Relaxed) {
             return;
         }
+        let Some(list) = self.list.upgrade() else {
+            return; // the set is gone
+        };
         let waiter = {
-            let mut inner = self.list.lock();
+            let mut inner = list.lock();
             inner.woken.push_back(self.clone());
             inner.waiter.take()
         };
+        // After the unlock: this may be the list's last reference (the set
+        // was dropped meanwhile), and the waiter is the user's waker.
+        drop(list);
         if let Some(waiter) = waiter {
             waiter.wake();
         }
