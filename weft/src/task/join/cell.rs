@@ -116,6 +116,7 @@ enum Want {
 }
 
 /// What the cell answers.
+#[must_use]
 enum Answer<T> {
     Pending,
     Output(Option<Output<T>>),
@@ -150,6 +151,7 @@ impl Carried {
 }
 
 /// The first part of a request, decided under the lock.
+#[must_use]
 enum Start<T> {
     Answer(Answer<T>, Carried),
     /// The handle is out (the state is `Busy`); `awaiter` is the waker a
@@ -162,6 +164,7 @@ enum Start<T> {
 }
 
 /// The part after a call into async-task, decided under the lock.
+#[must_use]
 enum Then<T> {
     /// An abort arrived while the handle was out: the handle stays out to
     /// request it.
