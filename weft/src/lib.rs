@@ -19,7 +19,9 @@
 //! The crate follows tokio's names where the concept is the same:
 //! [`runtime::Builder`], [`runtime::Runtime`], [`runtime::Handle`],
 //! [`spawn`], [`task::JoinHandle`] (dropping it detaches the task),
-//! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`],
+//! [`task::JoinError`], [`task::JoinSet`] (dropping it aborts its tasks),
+//! [`task::AbortHandle`], [`runtime::UnhandledPanic`], [`task::yield_now`],
+//! [`task::spawn_blocking`],
 //! [`time::sleep`], [`time::timeout`], [`time::interval`], [`net::TcpListener`],
 //! [`net::TcpStream`], [`net::UdpSocket`], [`task::consume_budget`],
 //! [`fs::File`], [`fs::read`], [`fs::write`], [`fs::read_dir`].

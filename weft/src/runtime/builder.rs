@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Runtime;
+use super::{Runtime, UnhandledPanic};
 
 type Callback = Arc<dyn Fn() + Send + Sync + 'static>;
 type NameFn = Arc<dyn Fn() -> String + Send + Sync + 'static>;
@@ -60,6 +60,7 @@ pub struct Builder {
     pub(super) on_stall: Option<StallHook>,
     pub(super) time_slices: bool,
     pub(super) fine_timer_slack: bool,
+    pub(super) unhandled_panic: UnhandledPanic,
 }
 
 use crate::scheduler::monitor::StallHook;
@@ -97,6 +98,7 @@ impl Builder {
             on_stall: None,
             time_slices: true,
             fine_timer_slack: true,
+            unhandled_panic: UnhandledPanic::Ignore,
         }
     }
 
@@ -353,6 +355,39 @@ impl Builder {
         self
     }
 
+    /// What a panic in a spawned task does to the runtime (tokio's
+    /// setting). Default: [`UnhandledPanic::Ignore`], the panic goes to
+    /// the task's `JoinHandle` and nothing else changes. With
+    /// [`UnhandledPanic::ShutdownRuntime`] the first panic shuts the
+    /// runtime down at once and every `block_on` on it panics, naming the
+    /// policy and the task's panic message, whether or not the task's
+    /// `JoinHandle` is held: for services that would rather stop than run
+    /// on without a task that failed.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use weft::runtime::{Builder, UnhandledPanic};
+    ///
+    /// let rt = Builder::new_multi_thread()
+    ///     .unhandled_panic(UnhandledPanic::ShutdownRuntime)
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    ///     rt.block_on(async {
+    ///         drop(weft::spawn(async { panic!("lost the database") }));
+    ///         weft::time::sleep(Duration::from_secs(60)).await;
+    ///     })
+    /// }));
+    /// let message = ended.unwrap_err().downcast::<String>().unwrap();
+    /// assert!(message.contains("lost the database"), "{message}");
+    /// assert!(start.elapsed() < Duration::from_secs(60));
+    /// ```
+    pub fn unhandled_panic(&mut self, behavior: UnhandledPanic) -> &mut Self {
+        self.unhandled_panic = behavior;
+        self
+    }
+
     /// Epoll instances of the reactor (`io/driver.rs`, "At 64 cores"):
     /// sources are spread over them so registrations and waits of many
     /// workers do not queue on one instance's kernel lock. Default: one per
@@ -553,6 +588,7 @@ impl fmt::Debug for Builder {
             .field("time_slices", &self.time_slices)
             .field("fine_timer_slack", &self.fine_timer_slack)
             .field("spare_idle_timeout", &self.spare_idle_timeout)
+            .field("unhandled_panic", &self.unhandled_panic)
             .finish_non_exhaustive()
     }
 }

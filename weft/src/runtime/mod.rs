@@ -6,6 +6,9 @@
 //! 1. Set the shutdown flag and unpark every worker (`Shared::begin_shutdown`).
 //!    From here on a wake from outside drops the task instead of queueing
 //!    it, and a spawn is refused (its `JoinHandle` reports cancellation).
+//!    (A task's panic under `UnhandledPanic::ShutdownRuntime` sets the flag
+//!    from a worker; the steps below still run when the runtime is shut
+//!    down or dropped.)
 //! 2. Each worker notices the flag at its next tick or wake-up, leaves its
 //!    loop and drops the tasks in its LIFO slot and ring.
 //! 3. The runtime waits for the workers (bounded by `shutdown_timeout`).
@@ -22,6 +25,7 @@
 mod block_on;
 mod builder;
 mod handle;
+mod unhandled_panic;
 
 use std::fmt;
 use std::future::Future;
@@ -42,6 +46,8 @@ pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub(crate) use unhandled_panic::PanicPolicy;
+pub use unhandled_panic::UnhandledPanic;
 
 /// A multi-thread, work-stealing async runtime.
 ///
@@ -65,6 +71,11 @@ pub struct Runtime {
     handle: Handle,
     workers: Vec<thread::JoinHandle<()>>,
     exited: Arc<ExitLatch>,
+    /// The shutdown sequence has run (`shutdown_timeout`, then the drop).
+    /// Not the runtime's shutdown flag: a task's panic under
+    /// `UnhandledPanic::ShutdownRuntime` sets that one from a worker, and
+    /// the sequence (waiting for the workers, the drain) still has to run.
+    shut_down: bool,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -153,6 +164,7 @@ impl Runtime {
             handle: Handle { shared },
             workers: Vec::with_capacity(num_workers),
             exited,
+            shut_down: false,
         };
         runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
@@ -223,6 +235,7 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
         io_shards: builder.resolved_io_shards(num_workers),
         time_slices: builder.time_slices,
         fine_timer_slack: builder.fine_timer_slack,
+        unhandled_panic: builder.unhandled_panic,
     }
 }
 
@@ -332,9 +345,10 @@ impl Runtime {
         let on_own_worker = crate::scheduler::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
         });
-        if !shared.begin_shutdown() {
+        if std::mem::replace(&mut self.shut_down, true) {
             return;
         }
+        shared.begin_shutdown();
         shared.blocking.begin_shutdown();
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.

@@ -151,6 +151,8 @@ pub(crate) struct Config {
     /// Whether runtime threads ask for a 1 µs timer slack
     /// (`Builder::fine_timer_slack`).
     pub(crate) fine_timer_slack: bool,
+    /// What a task's panic does to the runtime (`runtime/unhandled_panic.rs`).
+    pub(crate) unhandled_panic: crate::runtime::UnhandledPanic,
 }
 
 impl Config {
@@ -252,6 +254,8 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
     pub(crate) blocking: BlockingPool,
+    /// The panic policy and the `block_on` calls it must reach.
+    pub(crate) panic_policy: crate::runtime::PanicPolicy,
     /// The timer wheels and the timekeeping handshake (`time/driver.rs`).
     pub(crate) time: Driver,
     /// The reactor (`io/driver.rs`); the keeper sleeps in its poller.
@@ -299,6 +303,7 @@ impl Shared {
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
+            panic_policy: crate::runtime::PanicPolicy::new(config.unhandled_panic),
             time: Driver::new(n),
             #[cfg(not(loom))]
             io: crate::io::driver::Driver::new(config.io_shards)?,
@@ -484,6 +489,17 @@ impl Shared {
         }
         self.monitor.begin_shutdown();
         first
+    }
+
+    /// A task's poll panicked: under `UnhandledPanic::ShutdownRuntime`, the
+    /// first such panic shuts the runtime down and wakes its `block_on`
+    /// calls, which panic (`runtime/unhandled_panic.rs`).
+    #[cold]
+    pub(crate) fn task_panicked(&self, panic: &(dyn std::any::Any + Send)) {
+        if self.panic_policy.task_panicked(panic) {
+            self.begin_shutdown();
+            self.panic_policy.wake_block_ons();
+        }
     }
 
     /// Drops every task still queued in the inject queue and the lanes'

@@ -35,6 +35,7 @@
 mod builder;
 pub(crate) mod coop;
 mod join;
+mod join_set;
 pub(crate) mod label;
 mod lane;
 mod registry;
@@ -54,7 +55,8 @@ use crate::scheduler::context;
 
 pub use builder::Builder;
 pub use coop::consume_budget;
-pub use join::{JoinError, JoinHandle};
+pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use join_set::JoinSet;
 use label::Label;
 pub use lane::Lane;
 use lane::LaneAndLabel;
@@ -265,7 +267,12 @@ impl<F: Future> Future for TaskFuture<F> {
                 Poll::Pending
             }
             Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
-            Err(panic) => Poll::Ready(Contained::new(Err(panic))),
+            Err(panic) => {
+                // The panic policy (`runtime/unhandled_panic.rs`); the
+                // output is the panic either way.
+                this.shared().task_panicked(&*panic);
+                Poll::Ready(Contained::new(Err(panic)))
+            }
         }
     }
 }
