@@ -15,6 +15,9 @@
 //!    pending future is dropped exactly once: a `Runnable` exists at most
 //!    once per task and is dropped (or run) by whoever holds it, and a
 //!    task's registry waker is taken out exactly once.
+//! 5. The blocking pool's threads are waited for (same deadline).
+//! 6. With `tokio_compat`, the tokio runtime is stopped last, once no weft
+//!    thread polls a tokio socket or timer any more (`tokio_compat.rs`).
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
@@ -36,8 +39,12 @@ use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
 use crate::task::{JoinHandle, Task};
+use crate::tokio_compat::TokioThread;
 
 pub use crate::scheduler::monitor::StallInfo;
+#[cfg(not(feature = "tokio-compat"))]
+#[doc(hidden)]
+pub use builder::TokioCompatFeatureIsOff;
 pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
@@ -65,6 +72,8 @@ pub struct Runtime {
     handle: Handle,
     workers: Vec<thread::JoinHandle<()>>,
     exited: Arc<ExitLatch>,
+    /// The `weft-tokio` thread (`Builder::tokio_compat`): stopped last.
+    tokio: Option<TokioThread>,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -141,11 +150,16 @@ impl Runtime {
             all_exited: Condvar::new(),
             helpers: Mutex::new(Vec::new()),
         });
+        let (mut tokio, tokio_context) = crate::tokio_compat::start(builder.tokio_compat)?;
         let (shared, mut locals) = Shared::new(
             scheduler_config(builder, num_workers, spare_slots),
             blocking_pool(builder),
             monitor(builder, exited.clone(), spare_slots),
+            tokio_context,
         )?;
+        if let Some(tokio) = &mut tokio {
+            tokio.set_weft(shared.clone());
+        }
         shared
             .monitor
             .add_spare_slots(num_workers, locals.split_off(num_workers));
@@ -153,6 +167,7 @@ impl Runtime {
             handle: Handle { shared },
             workers: Vec::with_capacity(num_workers),
             exited,
+            tokio,
         };
         runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
@@ -338,6 +353,9 @@ impl Runtime {
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.
             shared.shutdown_drain();
+            if let Some(tokio) = &mut self.tokio {
+                tokio.stop_in_background();
+            }
             if !thread::panicking() {
                 panic!(
                     "a weft runtime was dropped (or shut down) from inside one of its own tasks: \
@@ -367,9 +385,15 @@ impl Runtime {
         if crate::blocking::is_pool_thread_of(shared) {
             // Called from one of the pool's own threads (a blocking closure
             // dropping the runtime): waiting would wait for itself.
+            if let Some(tokio) = &mut self.tokio {
+                tokio.stop_in_background();
+            }
             return;
         }
         shared.blocking.wait_for_threads(deadline);
+        if let Some(tokio) = &mut self.tokio {
+            tokio.stop(deadline);
+        }
     }
 }
 
@@ -413,6 +437,7 @@ impl WorkerThread {
         self.handle.shared.config.tune_this_thread();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _current = context::set_current(self.handle.shared.clone());
+        let _tokio = self.handle.shared.tokio.enter();
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
@@ -471,6 +496,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
             shared.config.tune_this_thread();
             let _slot = crate::metrics::WorkerSlot::acquire();
             let _current = context::set_current(shared.clone());
+            let _tokio = shared.tokio.enter();
             let _driving = context::enter_driving(context::Driving::Worker);
             if let Some(hook) = &on_start {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
