@@ -71,9 +71,11 @@ async fn tokio_connects_to_weft() {
     server.await.unwrap();
 }
 
-/// `tokio::spawn` runs on the `weft-tokio` thread, and a task there may
-/// spawn on weft.
+/// `tokio::spawn` runs on the `weft-tokio` thread (a `current_thread`
+/// runtime's), and a task there may spawn on weft.
 async fn tokio_spawns() {
+    let flavor = tokio::runtime::Handle::current().runtime_flavor();
+    assert_eq!(flavor, tokio::runtime::RuntimeFlavor::CurrentThread);
     let (ran_on, inner) = tokio::spawn(async {
         let inner = weft::spawn(async { 40 + 2 }).await.unwrap();
         (thread_name(), inner)

@@ -1,6 +1,6 @@
 //! tokio's parts that need no tokio runtime, on weft without the bridge:
 //! `tokio::sync` (mpsc, oneshot, Mutex, Semaphore, Notify) on 1, 2 and 4
-//! workers, `tokio::select!`, `tokio::task_local!`, a TLS handshake and
+//! workers, `tokio::select!` and `join!`, `tokio::task_local!`, a TLS handshake and
 //! echo with tokio-rustls over weft's `TcpStream`, and a tokio-util
 //! `Framed` codec over it (`tokio-io`). Every runtime here is built
 //! without `tokio_compat`, and each test checks that no tokio runtime is
@@ -151,7 +151,7 @@ fn notify_ping_pongs_between_two_tasks() {
 }
 
 #[test]
-fn select_takes_the_first_ready_branch_and_drops_the_other() {
+fn select_takes_the_first_ready_branch_and_join_waits_for_both() {
     runtime(2).block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
         let sender = weft::spawn(async move {
@@ -176,6 +176,15 @@ fn select_takes_the_first_ready_branch_and_drops_the_other() {
             b = async { 2 } => b,
         };
         assert_eq!(first, 1);
+        // `join!` polls both to the end.
+        let (a, b) = tokio::join!(
+            async {
+                weft::time::sleep(Duration::from_millis(2)).await;
+                "slept"
+            },
+            weft::spawn(async { 5 }),
+        );
+        assert_eq!((a, b.unwrap()), ("slept", 5));
     });
 }
 
