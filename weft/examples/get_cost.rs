@@ -8,8 +8,10 @@
 //! hello server of `http_server.rs`, which runs on a weft runtime of its
 //! own (1 worker) in this process; each client runs on a fresh 2-worker
 //! runtime, inside a spawned task, after 100 GETs of warm-up. The ways take
-//! turns, RUNS rounds (default 3); printed: microseconds per GET of each
-//! round and their median.
+//! turns, RUNS rounds (default 3). Printed for each way and round: the mean
+//! (the run's time over N) and the median GET, in microseconds. On a
+//! loaded machine the mean takes every preemption; the median shows the
+//! path's own cost.
 
 #[path = "http_server.rs"]
 #[allow(dead_code)]
@@ -28,10 +30,10 @@ const WARM_UP: usize = 100;
 const WORKERS: usize = 2;
 
 /// One way of making the GETs: its name and how it runs `n` of them,
-/// returning the time the `n` took (warm-up excluded).
+/// returning each one's time (warm-up excluded).
 struct Way {
     name: &'static str,
-    run: fn(SocketAddr, usize) -> Duration,
+    run: fn(SocketAddr, usize) -> Vec<Duration>,
 }
 
 const WAYS: [Way; 4] = [
@@ -63,48 +65,53 @@ fn weft_runtime(tokio_compat: bool) -> weft::runtime::Runtime {
 }
 
 /// Runs `client` in a task spawned on a fresh weft runtime.
-fn on_weft<F>(tokio_compat: bool, client: F) -> Duration
+fn on_weft<F>(tokio_compat: bool, client: F) -> Vec<Duration>
 where
-    F: Future<Output = Duration> + Send + 'static,
+    F: Future<Output = Vec<Duration>> + Send + 'static,
 {
     let rt = weft_runtime(tokio_compat);
     rt.block_on(rt.spawn(client)).expect("client task")
 }
 
-/// `WARM_UP` GETs, then `n` timed ones, with reqwest.
-async fn reqwest_gets(addr: SocketAddr, n: usize) -> Duration {
-    let client = reqwest::Client::new();
-    let url = format!("http://{addr}/");
-    let get = || async {
-        let body = client
-            .get(&url)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(&body[..], b"Hello, world!\n");
-    };
-    for _ in 0..WARM_UP {
-        get().await;
-    }
-    let start = Instant::now();
-    for _ in 0..n {
-        get().await;
-    }
-    start.elapsed()
+/// Runs `$get` (an expression awaiting one GET) `WARM_UP` times, then
+/// `$n` times timed; evaluates to each timed GET's duration. (A macro: the
+/// future of an async closure borrowing its captures is not `Send` for
+/// every lifetime, which `spawn` asks.)
+macro_rules! timed {
+    ($n:expr, $get:expr) => {{
+        for _ in 0..WARM_UP {
+            $get;
+        }
+        let mut times = Vec::with_capacity($n);
+        for _ in 0..$n {
+            let start = Instant::now();
+            $get;
+            times.push(start.elapsed());
+        }
+        times
+    }};
 }
 
-fn reqwest_tokio_compat(addr: SocketAddr, n: usize) -> Duration {
+/// `WARM_UP` GETs, then `n` timed ones, with reqwest.
+async fn reqwest_gets(addr: SocketAddr, n: usize) -> Vec<Duration> {
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/");
+    timed!(n, {
+        let response = client.get(&url).send().await.unwrap();
+        let body = response.bytes().await.unwrap();
+        assert_eq!(&body[..], b"Hello, world!\n");
+    })
+}
+
+fn reqwest_tokio_compat(addr: SocketAddr, n: usize) -> Vec<Duration> {
     on_weft(true, reqwest_gets(addr, n))
 }
 
-fn reqwest_async_compat(addr: SocketAddr, n: usize) -> Duration {
+fn reqwest_async_compat(addr: SocketAddr, n: usize) -> Vec<Duration> {
     on_weft(false, async_compat::Compat::new(reqwest_gets(addr, n)))
 }
 
-fn hyper_on_weft(addr: SocketAddr, n: usize) -> Duration {
+fn hyper_on_weft(addr: SocketAddr, n: usize) -> Vec<Duration> {
     on_weft(false, async move {
         let stream = TcpStream::connect(addr).await.unwrap();
         stream.set_nodelay(true).unwrap();
@@ -112,7 +119,7 @@ fn hyper_on_weft(addr: SocketAddr, n: usize) -> Duration {
             .await
             .unwrap();
         drop(weft::spawn(connection));
-        let mut get = async || {
+        timed!(n, {
             let request = hyper::Request::get("/")
                 .header(hyper::header::HOST, "127.0.0.1")
                 .body(Empty::<Bytes>::new())
@@ -120,19 +127,11 @@ fn hyper_on_weft(addr: SocketAddr, n: usize) -> Duration {
             let response = sender.send_request(request).await.unwrap();
             let body = response.into_body().collect().await.unwrap().to_bytes();
             assert_eq!(&body[..], b"Hello, world!\n");
-        };
-        for _ in 0..WARM_UP {
-            get().await;
-        }
-        let start = Instant::now();
-        for _ in 0..n {
-            get().await;
-        }
-        start.elapsed()
+        })
     })
 }
 
-fn reqwest_on_tokio(addr: SocketAddr, n: usize) -> Duration {
+fn reqwest_on_tokio(addr: SocketAddr, n: usize) -> Vec<Duration> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
         .enable_all()
@@ -166,24 +165,28 @@ fn main() {
     });
 
     println!(
-        "{n} sequential GETs per run, {runs} runs, server on 1 weft worker, clients on {WORKERS} workers"
+        "{n} sequential GETs per run, {runs} runs, server on 1 weft worker, \
+         clients on {WORKERS} workers; µs per GET: mean / median GET"
     );
-    let mut micros: Vec<Vec<f64>> = vec![Vec::new(); WAYS.len()];
+    let mut rows: Vec<Vec<(f64, f64)>> = vec![Vec::new(); WAYS.len()];
     for _ in 0..runs {
-        for (way, times) in WAYS.iter().zip(&mut micros) {
-            let took = (way.run)(addr, n);
-            times.push(took.as_secs_f64() * 1e6 / n as f64);
+        for (way, row) in WAYS.iter().zip(&mut rows) {
+            row.push(mean_and_median((way.run)(addr, n)));
         }
     }
-    println!(
-        "{:<40} {:>24} {:>8}",
-        "way", "µs per GET, each run", "median"
-    );
-    for (way, times) in WAYS.iter().zip(&micros) {
-        let each: Vec<String> = times.iter().map(|t| format!("{t:.1}")).collect();
-        let mut sorted = times.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = sorted[sorted.len() / 2];
-        println!("{:<40} {:>24} {median:>8.1}", way.name, each.join(" "));
+    for (way, row) in WAYS.iter().zip(&rows) {
+        let each: Vec<String> = row
+            .iter()
+            .map(|(mean, median)| format!("{mean:6.1} / {median:5.1}"))
+            .collect();
+        println!("{:<40} {}", way.name, each.join("   "));
     }
+}
+
+/// The mean and the median of `times`, in microseconds.
+fn mean_and_median(mut times: Vec<Duration>) -> (f64, f64) {
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let mean = micros(times.iter().sum::<Duration>()) / times.len() as f64;
+    times.sort();
+    (mean, micros(times[times.len() / 2]))
 }

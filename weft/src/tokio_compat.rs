@@ -45,8 +45,10 @@
 //!    drop, without one: the thread's work is bounded by step 3, unless a
 //!    tokio task's destructor blocks) and detaches it past the deadline.
 //!
-//! A `TokioThread` dropped without `stop` (a runtime whose start failed)
-//! drops the stop sender, which the thread takes as a stop with no grace.
+//! A `TokioThread` dropped without `stop` drops the stop sender, which the
+//! thread takes as a stop with no grace, and is not waited for: a runtime
+//! whose start failed, and a shutdown that cannot wait (from inside one of
+//! the runtime's own threads).
 //!
 //! [`Builder::tokio_compat`]: crate::runtime::Builder
 

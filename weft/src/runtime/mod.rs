@@ -101,6 +101,21 @@ impl ExitLatch {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         wait_until(&self.all_exited, running, deadline, |running| *running == 0)
     }
+
+    /// Joins `workers` and the helper threads once all have left their
+    /// loops, if they do by `deadline` (step 3 of the shutdown).
+    fn join(&self, workers: Vec<thread::JoinHandle<()>>, deadline: Option<Instant>) {
+        if !self.wait(deadline) {
+            return;
+        }
+        for worker in workers {
+            let _ = worker.join();
+        }
+        let helpers = std::mem::take(&mut *self.helpers.lock().unwrap_or_else(|e| e.into_inner()));
+        for helper in helpers {
+            let _ = helper.join();
+        }
+    }
 }
 
 /// Waits on `condvar` until `done` holds for the guarded state or
@@ -353,9 +368,8 @@ impl Runtime {
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.
             shared.shutdown_drain();
-            if let Some(tokio) = &mut self.tokio {
-                tokio.stop_in_background();
-            }
+            // Stopped without waiting: its stop sender is dropped.
+            self.tokio = None;
             if !thread::panicking() {
                 panic!(
                     "a weft runtime was dropped (or shut down) from inside one of its own tasks: \
@@ -365,33 +379,18 @@ impl Runtime {
             }
             return;
         }
-        let workers = std::mem::take(&mut self.workers);
-        if self.exited.wait(deadline) {
-            for worker in workers {
-                let _ = worker.join();
-            }
-            let helpers = std::mem::take(
-                &mut *self
-                    .exited
-                    .helpers
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            );
-            for helper in helpers {
-                let _ = helper.join();
-            }
-        }
+        self.exited
+            .join(std::mem::take(&mut self.workers), deadline);
         shared.shutdown_drain();
         if crate::blocking::is_pool_thread_of(shared) {
             // Called from one of the pool's own threads (a blocking closure
-            // dropping the runtime): waiting would wait for itself.
-            if let Some(tokio) = &mut self.tokio {
-                tokio.stop_in_background();
-            }
+            // dropping the runtime): waiting would wait for itself. The
+            // tokio runtime is stopped without waiting, as above.
+            self.tokio = None;
             return;
         }
         shared.blocking.wait_for_threads(deadline);
-        if let Some(tokio) = &mut self.tokio {
+        if let Some(tokio) = self.tokio.take() {
             tokio.stop(deadline);
         }
     }

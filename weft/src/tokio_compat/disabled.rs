@@ -39,11 +39,7 @@ impl TokioThread {
         match *self {}
     }
 
-    pub(crate) fn stop(&mut self, _deadline: Option<Instant>) {
-        match *self {}
-    }
-
-    pub(crate) fn stop_in_background(&mut self) {
-        match *self {}
+    pub(crate) fn stop(self, _deadline: Option<Instant>) {
+        match self {}
     }
 }

@@ -125,8 +125,9 @@ impl TokioThread {
     }
 
     /// Stops the tokio runtime and waits for its thread until `deadline`
-    /// (`None`: as long as it takes); steps 3 and 4.
-    pub(crate) fn stop(&mut self, deadline: Option<Instant>) {
+    /// (`None`: as long as it takes); steps 3 and 4. (Dropped instead, the
+    /// thread is stopped with no grace and not waited for.)
+    pub(crate) fn stop(mut self, deadline: Option<Instant>) {
         self.weft = None;
         let grace = deadline.map_or(BLOCKING_GRACE, |deadline| {
             deadline
@@ -144,15 +145,5 @@ impl TokioThread {
             // Past the deadline: detached, it ends on its own.
             _ => {}
         }
-    }
-
-    /// Stops the tokio runtime without waiting (a shutdown that cannot
-    /// wait: from inside one of the weft runtime's own threads).
-    pub(crate) fn stop_in_background(&mut self) {
-        self.weft = None;
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(Duration::ZERO);
-        }
-        self.thread = None;
     }
 }
