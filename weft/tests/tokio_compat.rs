@@ -146,9 +146,9 @@ fn a_runtime_entered_with_enter_has_tokio_entered_too() {
     assert!(tokio::runtime::Handle::try_current().is_err());
 }
 
-/// With one worker stuck in a 300 ms poll, the monitor lends the queued
-/// tasks to a spare thread: they use tokio's timers there and finish while
-/// the worker is still stuck.
+/// With one worker stuck in a 1 s poll, the monitor lends the queued tasks
+/// to a spare thread: they use tokio's timers there and finish while the
+/// worker is still stuck.
 #[test]
 fn tokio_timers_work_on_spare_threads() {
     let rt = Builder::new_multi_thread()
@@ -157,7 +157,7 @@ fn tokio_timers_work_on_spare_threads() {
         .build()
         .unwrap();
     let done = Arc::new(AtomicUsize::new(0));
-    let stuck_for = Duration::from_millis(300);
+    let stuck_for = Duration::from_secs(1);
     rt.block_on(async {
         let (started_tx, started) = std::sync::mpsc::channel();
         let blocker = weft::spawn(async move {
