@@ -110,7 +110,13 @@ fn build_shared(
         },
         spare_slots,
     );
-    Shared::new(config, blocking, monitor).expect("no fallible part under loom")
+    Shared::new(
+        config,
+        blocking,
+        monitor,
+        crate::tokio_compat::TokioContext::none(),
+    )
+    .expect("no fallible part under loom")
 }
 
 /// `task::spawn_on` with a plain spawn's options.

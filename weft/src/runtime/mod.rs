@@ -18,6 +18,9 @@
 //!    pending future is dropped exactly once: a `Runnable` exists at most
 //!    once per task and is dropped (or run) by whoever holds it, and a
 //!    task's registry waker is taken out exactly once.
+//! 5. The blocking pool's threads are waited for (same deadline).
+//! 6. With `tokio_compat`, the tokio runtime is stopped last, once no weft
+//!    thread polls a tokio socket or timer any more (`tokio_compat.rs`).
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
@@ -40,8 +43,12 @@ use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
 use crate::task::{JoinHandle, Task};
+use crate::tokio_compat::TokioThread;
 
 pub use crate::scheduler::monitor::StallInfo;
+#[cfg(not(feature = "tokio-compat"))]
+#[doc(hidden)]
+pub use builder::TokioCompatFeatureIsOff;
 pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
@@ -76,6 +83,8 @@ pub struct Runtime {
     /// `UnhandledPanic::ShutdownRuntime` sets that one from a worker, and
     /// the sequence (waiting for the workers, the drain) still has to run.
     shut_down: bool,
+    /// The `weft-tokio` thread (`Builder::tokio_compat`): stopped last.
+    tokio: Option<TokioThread>,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -102,6 +111,21 @@ impl ExitLatch {
     fn wait(&self, deadline: Option<Instant>) -> bool {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         wait_until(&self.all_exited, running, deadline, |running| *running == 0)
+    }
+
+    /// Joins `workers` and the helper threads once all have left their
+    /// loops, if they do by `deadline` (step 3 of the shutdown).
+    fn join(&self, workers: Vec<thread::JoinHandle<()>>, deadline: Option<Instant>) {
+        if !self.wait(deadline) {
+            return;
+        }
+        for worker in workers {
+            let _ = worker.join();
+        }
+        let helpers = std::mem::take(&mut *self.helpers.lock().unwrap_or_else(|e| e.into_inner()));
+        for helper in helpers {
+            let _ = helper.join();
+        }
     }
 }
 
@@ -152,11 +176,16 @@ impl Runtime {
             all_exited: Condvar::new(),
             helpers: Mutex::new(Vec::new()),
         });
+        let (mut tokio, tokio_context) = crate::tokio_compat::start(builder.tokio_compat)?;
         let (shared, mut locals) = Shared::new(
             scheduler_config(builder, num_workers, spare_slots),
             blocking_pool(builder),
             monitor(builder, exited.clone(), spare_slots),
+            tokio_context,
         )?;
+        if let Some(tokio) = &mut tokio {
+            tokio.set_weft(shared.clone());
+        }
         shared
             .monitor
             .add_spare_slots(num_workers, locals.split_off(num_workers));
@@ -165,6 +194,7 @@ impl Runtime {
             workers: Vec::with_capacity(num_workers),
             exited,
             shut_down: false,
+            tokio,
         };
         runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
@@ -353,6 +383,8 @@ impl Runtime {
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.
             shared.shutdown_drain();
+            // Stopped without waiting: its stop sender is dropped.
+            self.tokio = None;
             if !thread::panicking() {
                 panic!(
                     "a weft runtime was dropped (or shut down) from inside one of its own tasks: \
@@ -362,29 +394,20 @@ impl Runtime {
             }
             return;
         }
-        let workers = std::mem::take(&mut self.workers);
-        if self.exited.wait(deadline) {
-            for worker in workers {
-                let _ = worker.join();
-            }
-            let helpers = std::mem::take(
-                &mut *self
-                    .exited
-                    .helpers
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            );
-            for helper in helpers {
-                let _ = helper.join();
-            }
-        }
+        self.exited
+            .join(std::mem::take(&mut self.workers), deadline);
         shared.shutdown_drain();
         if crate::blocking::is_pool_thread_of(shared) {
             // Called from one of the pool's own threads (a blocking closure
-            // dropping the runtime): waiting would wait for itself.
+            // dropping the runtime): waiting would wait for itself. The
+            // tokio runtime is stopped without waiting, as above.
+            self.tokio = None;
             return;
         }
         shared.blocking.wait_for_threads(deadline);
+        if let Some(tokio) = self.tokio.take() {
+            tokio.stop(deadline);
+        }
     }
 }
 
@@ -428,6 +451,7 @@ impl WorkerThread {
         self.handle.shared.config.tune_this_thread();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _current = context::set_current(self.handle.shared.clone());
+        let _tokio = self.handle.shared.tokio.enter();
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
@@ -486,6 +510,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
                 shared.config.tune_this_thread();
                 let _slot = crate::metrics::WorkerSlot::acquire();
                 let _current = context::set_current(shared.clone());
+                let _tokio = shared.tokio.enter();
                 let _driving = context::enter_driving(context::Driving::Worker);
                 if let Some(hook) = &on_start {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
@@ -512,8 +537,6 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
     )
 }
 
-/// The next worker's name from the builder's name function, which must not
-/// panic and must give a name the OS accepts (no NUL byte).
 /// A helper thread's name from the program's `thread_name` hook (a hook
 /// that panics gives `weft-spare`).
 fn name_of(name_fn: &(dyn Fn() -> String + Send + Sync)) -> String {
@@ -525,6 +548,8 @@ fn helper_thread_name(builder: &Builder) -> String {
     name_of(&*builder.thread_name)
 }
 
+/// The next worker's name from the builder's name function, which must not
+/// panic and must give a name the OS accepts (no NUL byte).
 fn thread_name(builder: &Builder) -> io::Result<String> {
     let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (builder.thread_name)()))
         .map_err(|panic| {

@@ -261,6 +261,9 @@ pub(crate) struct Shared {
     /// The reactor (`io/driver.rs`); the keeper sleeps in its poller.
     #[cfg(not(loom))]
     pub(crate) io: crate::io::driver::Driver,
+    /// The tokio runtime every thread of this runtime enters, if built
+    /// with `tokio_compat` (`tokio_compat.rs`).
+    pub(crate) tokio: crate::tokio_compat::TokioContext,
     /// `block_on` calls polling their future right now: while one is, a
     /// paused test clock must not jump ahead (`test-util`).
     #[cfg(feature = "test-util")]
@@ -277,6 +280,7 @@ impl Shared {
         config: Config,
         blocking: BlockingPool,
         monitor: monitor::Monitor,
+        tokio: crate::tokio_compat::TokioContext,
     ) -> std::io::Result<(Arc<Shared>, Vec<queue::Local<Task>>)> {
         let n = config.num_workers;
         let mut locals = Vec::with_capacity(config.num_slots());
@@ -307,6 +311,7 @@ impl Shared {
             time: Driver::new(n),
             #[cfg(not(loom))]
             io: crate::io::driver::Driver::new(config.io_shards)?,
+            tokio,
             #[cfg(feature = "test-util")]
             block_on_polling: crate::loom::sync::atomic::AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
