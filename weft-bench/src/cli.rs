@@ -74,8 +74,8 @@ enum Command {
     /// The file lane alone: 64 tasks reading and writing 8 MiB files beside
     /// a 1 ms ticker.
     ///
-    /// Quick profile: one warm-up and one measured pass per runtime, the
-    /// lane in about 10 s; full: five measured passes each.
+    /// Quick profile: five rounds, each a warm-up and a measured pass per
+    /// runtime, the lane in about 10 s; full: fifteen rounds.
     File(FileArgs),
     /// Serve the HTTP lane's hello server on one runtime for an outside
     /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.

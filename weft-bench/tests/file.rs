@@ -1,7 +1,8 @@
 //! Smoke test of the file lane: with tiny sizes, every runtime writes and
 //! reads its files beside the ticker and gives a total time, ticker
-//! percentiles and CPU; weft's ratios and targets are filled in; the lane
-//! round-trips through JSON and renders, and its directory is removed.
+//! percentiles and CPU (weft also its stall monitor's counters); weft's
+//! ratios and targets are filled in; the lane round-trips through JSON and
+//! renders, and its directory is removed.
 //!
 //! One test in its own binary: the CPU figures read the whole process's
 //! CPU time, which tests running beside it would disturb.
@@ -45,6 +46,7 @@ fn every_runtime_reads_and_writes_beside_the_ticker() {
         let ticker = f.ticker.as_ref().expect("the ticker ticked");
         assert!(ticker.count > 0 && ticker.p99_ms <= ticker.max_ms, "{f:?}");
         assert_eq!(f.window.unfinished, 0);
+        assert_eq!(f.monitor.is_some(), kind == RuntimeKind::Weft, "{f:?}");
     }
     assert_eq!(row.ratios.len(), file::result::FIGURES.len());
     assert!(row.targets.iter().all(|check| check.met.is_some()));

@@ -24,7 +24,8 @@
 //! (with a warning) if it does not answer within [`FileConfig::timeout`]:
 //! first a warm-up pass (every task moves [`Sizes::warmup_bytes`]: it
 //! starts the blocking pool's threads), then the measured pass. Rounds
-//! alternate the runtimes (quick 1, full 5).
+//! alternate the runtimes (quick 5, full 15): one pass lasts a few hundred
+//! ms, too short alone for a p99 of 1 ms ticks or a steady total.
 //!
 //! Per runtime: the pass's wall time (the median of the rounds), the
 //! ticker's lateness percentiles over every measured pass, the process's
@@ -86,8 +87,8 @@ pub struct Sizes {
 
 impl Sizes {
     /// The sizes of `profile`: 32 writers and 32 readers of 8 MiB in
-    /// 64 KiB-1 MiB chunks, 1 MiB each in the warm-up, a 1 ms ticker; one
-    /// round (quick), five (full).
+    /// 64 KiB-1 MiB chunks, 1 MiB each in the warm-up, a 1 ms ticker; five
+    /// rounds (quick), fifteen (full).
     pub fn of(profile: Profile) -> Sizes {
         Sizes {
             writers: 32,
@@ -96,8 +97,8 @@ impl Sizes {
             chunk_bytes: vec![64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, MIB],
             warmup_bytes: MIB,
             rounds: match profile {
-                Profile::Quick => 1,
-                Profile::Full => 5,
+                Profile::Quick => 5,
+                Profile::Full => 15,
             },
             tick_us: 1_000,
         }
@@ -314,7 +315,7 @@ mod tests {
         );
         assert_eq!(quick.pass_bytes(), 512 * MIB);
         assert_eq!((quick.max_chunk(), quick.chunk_bytes[0]), (MIB, 64 * KIB));
-        assert_eq!((quick.rounds, Sizes::of(Profile::Full).rounds), (1, 5));
+        assert_eq!((quick.rounds, Sizes::of(Profile::Full).rounds), (5, 15));
     }
 
     #[test]

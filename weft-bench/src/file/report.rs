@@ -11,7 +11,7 @@ use super::workload::Pass;
 use crate::figure::WEFT;
 use crate::figure::table::{Runs, lane_text};
 use crate::mixed::latency::Percentiles;
-use crate::table::{Table, ms};
+use crate::table::{self, Table, ms};
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &FileResult) -> String {
@@ -48,7 +48,7 @@ pub fn render(result: &FileResult) -> String {
             cells
         },
     };
-    let table = runs.table(&result.rows, &s.lane.runtimes);
+    let runs = runs.table(&result.rows, &s.lane.runtimes);
     let legend = format!(
         "total: the measured pass, from the ticker's spawn until the last of the {} tasks \
          finished (the median of the rounds); MiB/s: bytes read and written over it; warm-up: \
@@ -60,9 +60,29 @@ pub fn render(result: &FileResult) -> String {
         s.sizes.tick_us as f64 / 1e3,
         s.dir,
     );
-    let mut out = lane_text(&title, &table, &legend);
+    let mut out = lane_text(&title, &runs, &legend);
+    out.push_str(&monitor_lines(result));
     let _ = writeln!(out, "targets\n{}", targets_table(result).render());
     out + &result.skew.footer()
+}
+
+/// weft's stall-monitor counters over its measured passes (its reading of
+/// workers kept from a core by the pool's threads shows here).
+fn monitor_lines(result: &FileResult) -> String {
+    let mut out = String::new();
+    let weft = result
+        .rows
+        .iter()
+        .filter_map(|row| row.runtimes.get(WEFT)?.ok());
+    for monitor in weft.filter_map(|f| f.monitor.as_ref()) {
+        let counters = monitor.iter().map(|(name, &value)| (name.as_str(), value));
+        let counters = table::counters(counters);
+        let _ = writeln!(
+            out,
+            "weft's stall monitor over the measured passes: {counters}"
+        );
+    }
+    out
 }
 
 /// `32 tasks write and 32 read 8 MiB files in 64 KiB-1 MiB chunks beside
@@ -122,8 +142,12 @@ pub fn pass_line(pass: &Pass, sizes: &Sizes) -> String {
     let others = pass
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
+    let monitor = pass.monitor.as_ref().map_or(String::new(), |counters| {
+        format!("; monitor: {}", table::counters(counters.iter().copied()))
+    });
     format!(
-        "total {} ms ({:.0} MiB/s), warm-up {} ms, tick p99 {} ms, max {} ms, CPU {} ms{others}",
+        "total {} ms ({:.0} MiB/s), warm-up {} ms, tick p99 {} ms, max {} ms, CPU {} ms{others}\
+         {monitor}",
         ms(ms_of(pass.wall)),
         mib / pass.wall.as_secs_f64().max(1e-9),
         ms(ms_of(pass.warmup)),

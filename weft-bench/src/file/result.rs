@@ -87,7 +87,10 @@ pub const TARGETS: [Target; 2] = [
 ///           "ticker": { "count": 790, "p50_ms": 0.06, "p90_ms": 0.2, "p99_ms": 1.1,
 ///                       "p999_ms": 3.0, "max_ms": 3.0, "mean_ms": 0.09 },   // lateness of every tick of the measured passes
 ///           "window_s": 0.812, "cpu_ms_per_s": 1613.0, "unfinished": 0,   // over every measured pass
-///           "others_cpu_pct": 3.1 } },           // other processes' share of the machine meanwhile
+///           "others_cpu_pct": 3.1,               // other processes' share of the machine meanwhile
+///           "monitor": { "stalls": 40, "handoffs": 15, "spares_started": 38, "spares_woken": 0,
+///                        "threads_demoted": 38, "step_asides": 106, "task_demotions": 15 } } },
+///                                                // weft only: its stall monitor over the measured passes
 ///       "tokio": { … }, "smol": { … }
 ///     },
 ///     "ratios": {                                // weft's over the best peer's, by figure; absent without
@@ -185,6 +188,11 @@ pub struct Figures {
     /// others' share.
     #[serde(flatten)]
     pub window: Window,
+    /// weft's stall-monitor counters over every measured pass: stalls,
+    /// handoffs, spares started and woken, threads demoted, step-asides,
+    /// task demotions. Absent for the peers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<BTreeMap<String, u64>>,
 }
 
 impl Windowed for Figures {
@@ -222,8 +230,20 @@ impl FileRun {
             warmup_ms,
             ticker: ticks.summary(),
             window: Window::of(wall, cpu, wall, 0, others_pct(passes)),
+            monitor: monitor(passes),
         })
     }
+}
+
+/// The monitor's counters summed over `passes`, if they have them.
+fn monitor(passes: &[Pass]) -> Option<BTreeMap<String, u64>> {
+    let mut sum: Option<BTreeMap<String, u64>> = None;
+    for &(name, value) in passes.iter().filter_map(|p| p.monitor.as_ref()).flatten() {
+        *sum.get_or_insert_default()
+            .entry(name.to_owned())
+            .or_default() += value;
+    }
+    sum
 }
 
 /// The others' share over `passes`, each weighted by its length.
@@ -291,6 +311,7 @@ mod tests {
             ticks,
             others_cpu_pct: Some(10.0),
             warmup: Duration::from_millis(50),
+            monitor: Some(vec![("stalls", 2), ("handoffs", 0)]),
         }
     }
 
@@ -322,6 +343,8 @@ mod tests {
         assert!((ticker.max_ms - 3.0).abs() < 0.01, "{ticker:?}");
         assert_eq!(f.window.cpu_ms_per_s, 2_000.0);
         assert_eq!(f.window.others_cpu_pct, Some(10.0));
+        let monitor = f.monitor.as_ref().unwrap();
+        assert_eq!((monitor["stalls"], monitor["handoffs"]), (6, 0));
         assert!(FileRun::from_passes(&[], &sizes).ok().is_none());
     }
 

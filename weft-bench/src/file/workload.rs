@@ -28,7 +28,7 @@ use super::Sizes;
 use crate::measure::process_cpu_time;
 use crate::metrics::others::{self, CpuTimes};
 use crate::mixed::latency::Recorder;
-use crate::runtimes::{Smol, Spawner, Tokio, Weft};
+use crate::runtimes::{Counters, Smol, Spawner, Tokio, Weft};
 use crate::timers::runtime::TimerRuntime;
 
 /// A runtime's files.
@@ -304,6 +304,9 @@ pub struct Pass {
     /// The warm-up pass's wall time (the blocking pool's threads start in
     /// it).
     pub warmup: Duration,
+    /// weft's stall-monitor counters over the measured pass (`None` for
+    /// the peers).
+    pub monitor: Option<Counters>,
 }
 
 /// A pass's own figures.
@@ -328,7 +331,16 @@ pub fn measure<R: FileRuntime>(plan: &Arc<Plan>, workers: usize) -> Result<Pass,
         checked.map(|()| scene)
     };
     let warmup = pass(Stage::Warmup)?;
+    let monitor = runtime.monitor_counters();
     let measured = pass(Stage::Measured)?;
+    let monitor = monitor
+        .zip(runtime.monitor_counters())
+        .map(|(before, after)| {
+            let before = |name| before.iter().find(|c| c.0 == name).map_or(0, |c| c.1);
+            let delta =
+                |(name, value): (&'static str, u64)| (name, value.saturating_sub(before(name)));
+            after.into_iter().map(delta).collect()
+        });
     drop(runtime);
     Ok(Pass {
         wall: measured.wall,
@@ -336,6 +348,7 @@ pub fn measure<R: FileRuntime>(plan: &Arc<Plan>, workers: usize) -> Result<Pass,
         ticks: measured.ticks,
         others_cpu_pct: measured.others_cpu_pct,
         warmup: warmup.wall,
+        monitor,
     })
 }
 
