@@ -24,8 +24,9 @@
 //! (with a warning) if it does not answer within [`FileConfig::timeout`]:
 //! first a warm-up pass (every task moves [`Sizes::warmup_bytes`]: it
 //! starts the blocking pool's threads), then the measured pass. Rounds
-//! alternate the runtimes (quick 5, full 15): one pass lasts a few hundred
-//! ms, too short alone for a p99 of 1 ms ticks or a steady total.
+//! alternate the runtimes, each round starting one runtime later (quick
+//! 5, full 15): one pass lasts a few hundred ms, too short alone for a p99
+//! of 1 ms ticks or a steady total.
 //!
 //! Per runtime: the pass's wall time (the median of the rounds), the
 //! ticker's lateness percentiles over every measured pass, the process's
@@ -133,7 +134,8 @@ impl Sizes {
 #[derive(Debug, Clone)]
 pub struct FileConfig {
     /// Profile (recorded; the sizes say what is run), workers, runtimes in
-    /// the order each round runs them.
+    /// the order the first round runs them (each later round starts one
+    /// runtime later).
     pub setup: Setup,
     /// How much it moves.
     pub sizes: Sizes,
@@ -182,8 +184,11 @@ pub fn run(config: &FileConfig) -> FileResult {
     }
 }
 
-/// Every round, the runtimes alternating within each; a runtime that
-/// failed a pass sits out the rounds after it.
+/// Every round, the runtimes alternating within each, each round starting
+/// one runtime later than the one before (so that over the rounds each
+/// runtime runs first, and after each other one, alike: the runs were seen
+/// to depend on their place); a runtime that failed a pass sits out the
+/// rounds after it.
 fn run_rounds(
     config: &FileConfig,
     plan: &Arc<Plan>,
@@ -197,6 +202,7 @@ fn run_rounds(
         .collect();
     let rounds = config.sizes.rounds.max(1);
     for round in 1..=rounds {
+        passes.rotate_left(usize::from(round > 1));
         for (kind, done, error) in passes.iter_mut().filter(|p| p.2.is_none()) {
             let measured = measure(*kind, config, plan, warnings);
             let line = match &measured {

@@ -27,16 +27,17 @@ pub fn render(result: &FileResult) -> String {
         bytes(s.sizes.warmup_bytes),
     );
     let header = [
-        &["runtime", "total ms", "MiB/s", "warm-up ms"][..],
+        &["runtime", "total ms", "MiB/s", "warm-up ms", "ticks"][..],
         &Percentiles::LABELS,
         &["CPU ms", "total÷best", "p99÷best", "others"],
     ]
     .concat();
+    let tick_ms = s.sizes.tick_us.max(1) as f64 / 1e3;
     let runs = Runs {
         header: &header,
         label: None,
         cells: &|row: &FileRow, runtime: &str, f: &Figures| {
-            let mut cells = figure_cells(f);
+            let mut cells = figure_cells(f, tick_ms);
             if runtime == WEFT {
                 let ratio = |name: &str| {
                     row.ratios
@@ -52,12 +53,13 @@ pub fn render(result: &FileResult) -> String {
     let legend = format!(
         "total: the measured pass, from the ticker's spawn until the last of the {} tasks \
          finished (the median of the rounds); MiB/s: bytes read and written over it; warm-up: \
-         the pass before it, on the same runtime (its blocking pool starting); p50-max: how \
-         late the ticker's {} ms sleeps ended, ms; CPU: the process's over the pass; \
+         the pass before it, on the same runtime (its blocking pool starting); ticks: the \
+         ticker's wakes over the measured passes, of one per {} ms if never late; p50-max: \
+         how late they were, ms; CPU: the process's over the pass; \
          total÷best, p99÷best: weft's over the best peer's; others: the machine's CPU other \
          processes used meanwhile; files in {}",
         s.sizes.writers + s.sizes.readers,
-        s.sizes.tick_us as f64 / 1e3,
+        tick_ms,
         s.dir,
     );
     let mut out = lane_text(&title, &runs, &legend);
@@ -110,13 +112,16 @@ fn bytes(n: usize) -> String {
     }
 }
 
-/// A run's cells: total, MiB/s, warm-up, the ticker's percentiles in ms,
-/// CPU.
-fn figure_cells(f: &Figures) -> Vec<String> {
+/// A run's cells: total, MiB/s, warm-up, the ticks taken of those due
+/// every `tick_ms` over the passes, their lateness percentiles in ms, CPU.
+fn figure_cells(f: &Figures, tick_ms: f64) -> Vec<String> {
+    let ticks = f.ticker.as_ref().map_or(0, |p| p.count);
+    let due = f.window.window_s * 1e3 / tick_ms;
     let mut cells = vec![
         ms(f.total_ms),
         format!("{:.0}", f.mib_per_s),
         ms(f.warmup_ms),
+        format!("{ticks}/{due:.0}"),
     ];
     cells.extend(Percentiles::cells(f.ticker.as_ref(), ms));
     cells.push(format!("{:.0}", f.cpu_ms));

@@ -33,16 +33,19 @@ pub const TICK_MAX: Figure<Figures> =
 pub const CPU: Figure<Figures> = Figure::lower("cpu_ms", "ms", |f: &Figures| Some(f.cpu_ms));
 
 /// The figures `compare` gates, each lower-is-better over the best peer,
-/// with their floors: 300 ms of total time, 2 ms of ticker p99, 20 ms of
-/// ticker max, 300 ms of CPU. From the first quick runs on the shared
-/// 2-core dev machine (other processes at 20-60% of it): weft's total
-/// moved by up to ~200 ms between runs of one build, its ticker max by
-/// ~10 ms; each floor sits above that. Tighten them from quiet runs.
+/// with their floors: 250 ms of total time, 150 ms of CPU, 200 ms of
+/// ticker p99, 300 ms of ticker max. Provisional: the widest swing of
+/// weft's figures over fourteen quick runs of one build on the shared
+/// 2-core dev machine with other processes at 20-80% of it (2026-11-26,
+/// `docs/experiments.md#file-lane-results`): total 137-353 ms, CPU
+/// 180-309 ms, ticker p99 16-176 ms, max 38-249 ms. So loaded they gate
+/// the total and CPU and leave the ticker to the targets; set them again
+/// from quiet runs.
 pub const FIGURES: [Figure<Figures>; 4] = [
-    TOTAL.with_floor(300.0),
-    TICK_P99.with_floor(2.0),
-    TICK_MAX.with_floor(20.0),
-    CPU.with_floor(300.0),
+    TOTAL.with_floor(250.0),
+    TICK_P99.with_floor(200.0),
+    TICK_MAX.with_floor(300.0),
+    CPU.with_floor(150.0),
 ];
 
 /// The file lane in `compare`.
@@ -72,37 +75,37 @@ pub const TARGETS: [Target; 2] = [
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
 ///                 "sizes": { "writers": 32, "readers": 32, "file_bytes": 8388608,
 ///                            "chunk_bytes": [65536, 131072, 262144, 524288, 1048576],
-///                            "warmup_bytes": 1048576, "rounds": 1, "tick_us": 1000 },
+///                            "warmup_bytes": 1048576, "rounds": 5, "tick_us": 1000 },
 ///                 "dir": "/tmp" },               // the files' parent directory
 ///   "rows": [{
 ///     "name": "rw64_8mib",
 ///     "runtimes": {
 ///       "weft": { "status": "ok",                // failed: "status": "failed", "error": "…", "figures": null
 ///         "figures": {
-///           "total_ms": 812.0,                   // the measured pass's wall time; median of the rounds
-///           "rounds_ms": [812.0],                // each round's
-///           "mib_per_s": 630.5,                  // bytes read and written ÷ total_ms
-///           "cpu_ms": 1310.0,                    // the process's CPU over the pass; median of the rounds
-///           "warmup_ms": 95.0,                   // the warm-up pass's wall time; median of the rounds
-///           "ticker": { "count": 790, "p50_ms": 0.06, "p90_ms": 0.2, "p99_ms": 1.1,
-///                       "p999_ms": 3.0, "max_ms": 3.0, "mean_ms": 0.09 },   // lateness of every tick of the measured passes
-///           "window_s": 0.812, "cpu_ms_per_s": 1613.0, "unfinished": 0,   // over every measured pass
-///           "others_cpu_pct": 3.1,               // other processes' share of the machine meanwhile
-///           "monitor": { "stalls": 40, "handoffs": 15, "spares_started": 38, "spares_woken": 0,
-///                        "threads_demoted": 38, "step_asides": 106, "task_demotions": 15 } } },
+///           "total_ms": 156.5,                   // the measured pass's wall time; median of the rounds
+///           "rounds_ms": [565.0, 133.9, 145.3, 779.0, 156.5],   // each round's
+///           "mib_per_s": 3271.0,                 // bytes read and written ÷ total_ms
+///           "cpu_ms": 236.0,                     // the process's CPU over the pass; median of the rounds
+///           "warmup_ms": 99.7,                   // the warm-up pass's wall time; median of the rounds
+///           "ticker": { "count": 286, "p50_ms": 0.825, "p90_ms": 12.0, "p99_ms": 86.3,
+///                       "p999_ms": 221.4, "max_ms": 221.4, "mean_ms": 5.2 },   // lateness of every tick of the measured passes
+///           "window_s": 1.78, "cpu_ms_per_s": 931.8, "unfinished": 0,     // over every measured pass
+///           "others_cpu_pct": 54.2,              // other processes' share of the machine meanwhile
+///           "monitor": { "stalls": 131, "handoffs": 100, "spares_started": 131, "spares_woken": 13,
+///                        "threads_demoted": 130, "step_asides": 3950, "task_demotions": 61 } } },
 ///                                                // weft only: its stall monitor over the measured passes
 ///       "tokio": { … }, "smol": { … }
 ///     },
 ///     "ratios": {                                // weft's over the best peer's, by figure; absent without
-///       "total_ms": { "peer": "tokio", "value": 0.93 }, "tick_p99_ms": { … },
+///       "total_ms": { "peer": "tokio", "value": 0.61 }, "tick_p99_ms": { … },
 ///       "tick_max_ms": { … }, "cpu_ms": { … }
 ///     },
 ///     "targets": [                               // weft's: reported, never gating
 ///       { "runtime": "weft", "target": "total ≤ the best peer's", "figure": "total_ms_vs_best",
-///         "limit": 1.0, "value": 0.93, "met": true }, …
+///         "limit": 1.0, "value": 0.61, "met": true }, …
 ///     ]
 ///   }],
-///   "others_cpu_pct": 3.1, "warnings": ["…"]
+///   "others_cpu_pct": 73.4, "warnings": ["…"]
 /// }
 /// ```
 pub type FileResult = LaneResult<FileSettings, FileRow>;
@@ -110,7 +113,8 @@ pub type FileResult = LaneResult<FileSettings, FileRow>;
 /// How the file lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSettings {
-    /// Profile, workers, runtimes in the order each round ran them.
+    /// Profile, workers, runtimes in the order the first round ran them
+    /// (each later round starts one runtime later).
     #[serde(flatten)]
     pub lane: LaneSettings,
     /// What every pass moves.
