@@ -35,8 +35,8 @@ pub const CPU: Figure<Figures> = Figure::lower("cpu_ms", "ms", |f: &Figures| Som
 /// The figures `compare` gates, each lower-is-better over the best peer,
 /// with their floors: 250 ms of total time, 150 ms of CPU, 200 ms of
 /// ticker p99, 300 ms of ticker max. Provisional: the widest swing of
-/// weft's figures over fourteen quick runs of one build on the shared
-/// 2-core dev machine with other processes at 20-80% of it (2026-11-26,
+/// weft's figures over twelve five-round quick runs on the shared 2-core
+/// dev machine with other processes at 20-80% of it (2026-11-26,
 /// `docs/experiments.md#file-lane-results`): total 137-353 ms, CPU
 /// 180-309 ms, ticker p99 16-176 ms, max 38-249 ms. So loaded they gate
 /// the total and CPU and leave the ticker to the targets; set them again
