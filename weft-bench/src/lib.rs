@@ -41,7 +41,7 @@
 //! and CPU per request against tokio and smol; its row joins the same
 //! document and gate.
 //!
-//! [`file`] is the file lane (`weft-bench file`, and the sixth lane of the
+//! [`file`](mod@file) is the file lane (`weft-bench file`, and the sixth lane of the
 //! default run): 32 tasks writing and 32 reading 8 MiB files through each
 //! runtime's file API beside a 1 ms ticker; total time, the ticker's
 //! lateness and CPU against tokio and smol; its row joins the same
