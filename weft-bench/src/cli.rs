@@ -1,8 +1,8 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers lane, then the mixed lane, then the echo
-//! lane, then the HTTP lane), `weft-bench timers`, `weft-bench mixed`,
-//! `weft-bench echo` and `weft-bench http` (one lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
-//! metrics` (the metrics lane) and `weft-bench metrics-dump --format
+//! scheduler lane, then the timers, mixed, echo, HTTP and file lanes),
+//! `weft-bench timers`, `mixed`, `echo`, `http` and `file` (one lane
+//! alone), `weft-bench compare BASE.json NEW.json`, `weft-bench metrics`
+//! (the metrics lane) and `weft-bench metrics-dump --format
 //! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
 //! binary with it to measure `bytes_per_timer` in a process of its own.
 
@@ -17,6 +17,7 @@ use crate::echo::{self, EchoConfig, Row};
 use crate::figure::gate::Tolerances;
 use crate::figure::lane::Setup;
 use crate::figure::{self, table::header};
+use crate::file::{self, FileConfig};
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
 use crate::json::{self, Document};
@@ -42,8 +43,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler lane, the timers lane, the mixed lane, the echo
-    /// lane and the HTTP lane, and print their tables (the default).
+    /// Run the scheduler, timers, mixed, echo, HTTP and file lanes, and
+    /// print their tables (the default).
     ///
     /// Quick profile: the scheduler lane in well under two minutes; full:
     /// twice the rounds, twice the iterations per round (and each lane's
@@ -70,6 +71,12 @@ enum Command {
     /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
     /// in about 15 s; full: 1 s and 10 s.
     Http(HttpArgs),
+    /// The file lane alone: 64 tasks reading and writing 8 MiB files beside
+    /// a 1 ms ticker.
+    ///
+    /// Quick profile: five rounds, each a warm-up and a measured pass per
+    /// runtime, the lane in about 10 s; full: fifteen rounds.
+    File(FileArgs),
     /// Serve the HTTP lane's hello server on one runtime for an outside
     /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
     HttpServe(HttpServeArgs),
@@ -148,12 +155,12 @@ struct RunArgs {
     #[arg(long, hide = true)]
     no_lifo: bool,
     /// The lanes to run (always in the order scheduler, timers, mixed, echo,
-    /// http).
+    /// http, file).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed,echo,http"
+        default_value = "scheduler,timers,mixed,echo,http,file"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -168,6 +175,9 @@ struct RunArgs {
     /// Worker threads of every server in the HTTP lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     http_workers: u16,
+    /// Worker threads of every runtime in the file lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    file_workers: u16,
     /// Where the mixed lane's chart goes (default: beside `--json` as
     /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -187,6 +197,8 @@ enum Lane {
     Echo,
     /// hyper's hello server.
     Http,
+    /// Files read and written beside a ticker.
+    File,
 }
 
 #[derive(Debug, Args)]
@@ -255,6 +267,12 @@ struct HttpArgs {
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     connections: u16,
+}
+
+#[derive(Debug, Args)]
+struct FileArgs {
+    #[command(flatten)]
+    lane: LaneArgs,
 }
 
 #[derive(Debug, Args)]
@@ -383,6 +401,7 @@ impl RunArgs {
             mixed: on(Lane::Mixed).then(|| mixed(self.setup(self.mixed_workers))),
             echo: on(Lane::Echo).then(|| EchoConfig::new(self.setup(self.echo_workers))),
             http: on(Lane::Http).then(|| HttpConfig::new(self.setup(self.http_workers))),
+            file: on(Lane::File).then(|| FileConfig::new(self.setup(self.file_workers))),
             json: self.profiled.json.clone(),
             chart: self.chart.clone(),
         }
@@ -485,6 +504,10 @@ pub fn main() -> ExitCode {
             echo: Some(args.echo_config()),
             ..Lanes::alone(&args.lane)
         }),
+        Command::File(args) => run(Lanes {
+            file: Some(FileConfig::new(args.lane.setup())),
+            ..Lanes::alone(&args.lane)
+        }),
         Command::HttpServe(args) => http_serve(&args),
         Command::Http(args) => run(Lanes {
             http: Some(args.http_config()),
@@ -553,6 +576,8 @@ struct Lanes {
     echo: Option<EchoConfig>,
     /// The HTTP lane, if it runs.
     http: Option<HttpConfig>,
+    /// The file lane, if it runs.
+    file: Option<FileConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
@@ -569,6 +594,7 @@ impl Lanes {
             mixed: None,
             echo: None,
             http: None,
+            file: None,
             json: None,
             chart: None,
         }
@@ -583,11 +609,7 @@ impl Lanes {
     }
 }
 
-/// Runs the scheduler lane, the timers lane, the mixed lane, the echo lane
-/// and the HTTP lane (those given, in that order), prints their tables,
-/// writes one document and the mixed lane's chart; exits 1 if any runtime
-/// failed a workload, a timer row, a mixed load, an echo row or the HTTP
-/// row (a missed mixed, echo or HTTP target does not fail the run).
+/// Serves the HTTP lane's hello server for an outside load generator.
 fn http_serve(args: &HttpServeArgs) -> ExitCode {
     fn serve<R: http::server::HttpRuntime>(workers: usize, seconds: u64) -> std::io::Result<()> {
         let server = http::server::start::<R>(workers)?;
@@ -611,6 +633,11 @@ fn http_serve(args: &HttpServeArgs) -> ExitCode {
     }
 }
 
+/// Runs the scheduler, timers, mixed, echo, HTTP and file lanes (those
+/// given, in that order), prints their tables, writes one document and the
+/// mixed lane's chart; exits 1 if any runtime failed a workload, a timer
+/// row, a mixed load, an echo row, the HTTP row or the file row (a missed
+/// target does not fail the run).
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
@@ -627,6 +654,7 @@ fn run(lanes: Lanes) -> ExitCode {
             ("mixed", lanes.mixed.is_some()),
             ("echo", lanes.echo.is_some()),
             ("http", lanes.http.is_some()),
+            ("file", lanes.file.is_some()),
         ]
         .into_iter()
         .find(|&(_, runs)| runs);
@@ -649,6 +677,7 @@ fn run(lanes: Lanes) -> ExitCode {
     }
     document.echo = lane(lanes.echo, echo::run, echo::report::render);
     document.http = lane(lanes.http, http::run, http::report::render);
+    document.file = lane(lanes.file, file::run, file::report::render);
     print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -681,4 +710,5 @@ fn any_failed(document: &Document) -> bool {
         || loads(document).is_some_and(failed)
         || rows(&document.echo).is_some_and(failed)
         || rows(&document.http).is_some_and(failed)
+        || rows(&document.file).is_some_and(failed)
 }

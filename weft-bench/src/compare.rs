@@ -6,7 +6,7 @@
 //! figures: the scheduler lane's [`json::SCHEDULER`] (weft's median over
 //! the best peer's and over tokio's, its context switches), the timers
 //! lane's rows ([`crate::timers::RowSpec`]), and the figures of the mixed,
-//! echo and HTTP lanes (`mixed::result::FIGURES` and so on). Two documents
+//! echo, HTTP and file lanes (`mixed::result::FIGURES` and so on). Two documents
 //! come from the same machine when they have the same core count and CPU
 //! model; only then are weft's absolute values gated.
 //!
@@ -21,7 +21,7 @@ use crate::figure::gate::{Gate, Tolerances};
 use crate::figure::lane::LaneResult;
 use crate::json::{self, Document};
 use crate::mixed::result::LoadResult;
-use crate::{echo, http, mixed, timers};
+use crate::{echo, file, http, mixed, timers};
 
 /// Default tolerance of times, throughputs and ratios, percent: no re-run
 /// of one build grew a ratio by more than 48% (README).
@@ -62,6 +62,7 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
         gate.check(&mixed::result::LANE, loads(base), loads(new)),
         gate.check(&echo::result::LANE, rows(&base.echo), rows(&new.echo)),
         gate.check(&http::result::LANE, rows(&base.http), rows(&new.http)),
+        gate.check(&file::result::LANE, rows(&base.file), rows(&new.file)),
     ];
     let mut text = header(base, new, &gate);
     let mut passed = true;

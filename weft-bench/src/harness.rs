@@ -161,6 +161,7 @@ pub fn document(
         mixed: None,
         echo: None,
         http: None,
+        file: None,
     }
 }
 

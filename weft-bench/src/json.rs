@@ -1,14 +1,14 @@
 //! The result document (schema [`SCHEMA`]): what a run measured, as
 //! written by `--json FILE` and read back by `compare`: the scheduler
-//! lane's workloads ([`WorkloadResult`]), and in `timers`, `mixed`, `echo`
-//! and `http` the other lanes' results ([`TimersResult`], [`MixedResult`],
-//! [`EchoResult`], [`HttpResult`], each documented with its part of the
-//! JSON). The scheduler lane's figures, those `compare` gates, are
+//! lane's workloads ([`WorkloadResult`]), and in `timers`, `mixed`, `echo`,
+//! `http` and `file` the other lanes' results ([`TimersResult`],
+//! [`MixedResult`], [`EchoResult`], [`HttpResult`], [`FileResult`], each
+//! documented with its part of the JSON). The scheduler lane's figures, those `compare` gates, are
 //! [`SCHEDULER`].
 //!
 //! The document is compact JSON (read it with `jq .`); times are
 //! milliseconds unless a field's name says otherwise. `weft-bench timers
-//! --json FILE` (and `mixed`, `echo`, `http`) write the same document with
+//! --json FILE` (and `mixed`, `echo`, `http`, `file`) write the same document with
 //! no workloads, its `settings` then describing that lane's run (profile,
 //! workers, runtimes). The lane fields are optional, so documents written
 //! before a lane existed still parse, under the same schema string.
@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::echo::result::EchoResult;
 use crate::figure::lane::Lane;
 use crate::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
+use crate::file::result::FileResult;
 use crate::http::result::HttpResult;
 use crate::measure::Sample;
 use crate::mixed::result::MixedResult;
@@ -95,7 +96,8 @@ pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
 ///   "timers": { … },                               // TimersResult; absent when the lane did not run
 ///   "mixed": { … },                                // MixedResult; likewise
 ///   "echo": { … },                                 // EchoResult; likewise
-///   "http": { … }                                  // HttpResult; likewise
+///   "http": { … },                                 // HttpResult; likewise
+///   "file": { … }                                  // FileResult; likewise
 /// }
 /// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -131,6 +133,10 @@ pub struct Document {
     /// it existed, which still parse; `compare` lists its row as new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpResult>,
+    /// The file lane, when it ran (absent from documents written before
+    /// it existed, which still parse; `compare` lists its row as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileResult>,
 }
 
 /// The machine a run was measured on.

@@ -40,12 +40,19 @@
 //! one hyper-client thread with 64 keep-alive connections; req/s, latency
 //! and CPU per request against tokio and smol; its row joins the same
 //! document and gate.
+//!
+//! [`file`](mod@file) is the file lane (`weft-bench file`, and the sixth lane of the
+//! default run): 32 tasks writing and 32 reading 8 MiB files through each
+//! runtime's file API beside a 1 ms ticker; total time, the ticker's
+//! lateness and CPU against tokio and smol; its row joins the same
+//! document and gate.
 
 pub mod cli;
 pub mod compare;
 pub mod driver;
 pub mod echo;
 pub mod figure;
+pub mod file;
 pub mod harness;
 pub mod http;
 pub mod json;

@@ -5,7 +5,8 @@
 //!
 //! Headline figures: the scheduler lane's median ms per iteration, each
 //! timers row's value, the mixed lane's short-request p99, the echo and
-//! HTTP lanes' requests per second. "ahead" means better than every peer
+//! HTTP lanes' requests per second, the file lane's total time and its
+//! ticker's p99 lateness. "ahead" means better than every peer
 //! that finished (lower time or latency, higher throughput).
 
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 use crate::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
 use crate::json::{Document, MEDIAN_MS};
 use crate::table::Table;
-use crate::{echo, mixed, timers};
+use crate::{echo, file, mixed, timers};
 
 const RUNTIMES: [&str; 3] = ["weft", "tokio", "smol"];
 
@@ -91,6 +92,19 @@ fn lines(document: &Document) -> Vec<Line> {
     for row in document.http.iter().flat_map(|h| &h.rows) {
         let name = row.name.clone();
         lines.push(Line::new("http", name, &echo::result::REQ_PER_S, row));
+    }
+    for row in document.file.iter().flat_map(|f| &f.rows) {
+        for (figure, what) in [
+            (&file::result::TOTAL, "total"),
+            (&file::result::TICK_P99, "tick p99"),
+        ] {
+            lines.push(Line::new(
+                "file",
+                format!("{} {what}", row.name),
+                figure,
+                row,
+            ));
+        }
     }
     lines
 }

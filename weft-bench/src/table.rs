@@ -96,6 +96,20 @@ pub fn count(value: f64) -> String {
     }
 }
 
+/// Named counters as a progress line reads them, `stalls 12, step asides
+/// 3`: those above zero, underscores as spaces; `-` when none is.
+pub fn counters<'a>(counters: impl Iterator<Item = (&'a str, u64)>) -> String {
+    let shown: Vec<String> = counters
+        .filter(|&(_, value)| value > 0)
+        .map(|(name, value)| format!("{} {value}", name.replace('_', " ")))
+        .collect();
+    if shown.is_empty() {
+        "-".to_owned()
+    } else {
+        shown.join(", ")
+    }
+}
+
 /// A relative change, `+12%` / `-3%`.
 pub fn delta_pct(base: f64, new: f64) -> String {
     if base == 0.0 {
@@ -131,5 +145,8 @@ mod tests {
         assert_eq!(count(2.34), "2.3");
         assert_eq!(us(0.0474), "47");
         assert_eq!(us(0.0052), "5.2");
+        let shown = [("stalls", 12), ("handoffs", 0), ("step_asides", 3)];
+        assert_eq!(counters(shown.into_iter()), "stalls 12, step asides 3");
+        assert_eq!(counters([("stalls", 0)].into_iter()), "-");
     }
 }

@@ -42,6 +42,14 @@ impl Recorder {
         self.histogram.saturating_record(us.clamp(1, MAX_US));
     }
 
+    /// Adds every latency `other` recorded (the file lane pools its
+    /// rounds).
+    pub fn add(&mut self, other: &Recorder) {
+        self.histogram
+            .add(&other.histogram)
+            .expect("recorders share their bounds");
+    }
+
     /// How many latencies were recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()
@@ -148,6 +156,18 @@ mod tests {
         let p = recorder.summary().unwrap();
         assert!(close(p.p99_ms, 0.150), "{p:?}");
         assert!(close(p.p999_ms, 50.0), "{p:?}");
+    }
+
+    #[test]
+    fn recorders_add_up() {
+        let mut a = Recorder::new();
+        a.record(Duration::from_millis(1));
+        let mut b = Recorder::new();
+        b.record(Duration::from_millis(3));
+        a.add(&b);
+        let p = a.summary().unwrap();
+        assert_eq!(p.count, 2);
+        assert!(close(p.max_ms, 3.0), "{p:?}");
     }
 
     #[test]

@@ -208,19 +208,8 @@ pub fn one_line(run: &MixedRun) -> String {
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
-        let shown: Vec<String> = counters
-            .iter()
-            .filter(|&(_, &value)| value > 0)
-            .map(|(name, value)| format!("{} {value}", name.replace('_', " ")))
-            .collect();
-        format!(
-            "; monitor: {}",
-            if shown.is_empty() {
-                "-".to_owned()
-            } else {
-                shown.join(", ")
-            }
-        )
+        let counters = counters.iter().map(|(name, &value)| (name.as_str(), value));
+        format!("; monitor: {}", table::counters(counters))
     });
     format!(
         "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}{monitor}",
