@@ -17,7 +17,7 @@
 #[cfg(not(loom))]
 pub(crate) mod std_backend {
     pub(crate) mod sync {
-        pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+        pub(crate) use std::sync::{Arc, Mutex};
 
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{
