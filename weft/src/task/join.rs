@@ -7,16 +7,24 @@
 //! poll marks the task closed and, if it is idle, schedules it one last time
 //! so a worker drops its future). Awaiting the handle then resolves to the
 //! output if the task had already completed, or to a cancelled `JoinError`.
-//! The state sits behind a mutex because `abort` takes `&self` (as tokio's
-//! does); it is uncontended except when `abort` races an `.await`.
+//! The state sits behind a mutex because `abort` and `is_finished` take
+//! `&self` (as tokio's do) and may be called from several threads at once;
+//! `poll` and `drop` have `&mut self` and read it without locking.
+//!
+//! No user code runs under that mutex (`crate::sync`): `abort` takes the
+//! task out under it and polls `cancel()` after releasing it, since that
+//! poll may drop the task's future (after shutdown began, the schedule
+//! function drops the task) and wake the awaiter's waker; `poll`, which
+//! clones the caller's waker into the task and may drop the output, and
+//! `drop`, which may drop the output, do not lock.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use super::{Contained, Panic, TaskMeta};
+use crate::sync::{StdMutex as Mutex, StdMutexGuard};
 
 /// What a task produces: its output or its panic, in a wrapper whose drop
 /// cannot abort the process (see `Contained`).
@@ -25,7 +33,11 @@ type CancelFuture<T> = Pin<Box<dyn Future<Output = Option<Output<T>>> + Send>>;
 
 enum State<T> {
     Waiting(async_task::FallibleTask<Output<T>, TaskMeta>),
-    Aborting(CancelFuture<T>),
+    /// `None` while `abort` runs the first poll of the cancellation
+    /// (another thread's `abort` then does nothing, its `is_finished`
+    /// says `false`; `poll` cannot run meanwhile: it needs `&mut self`),
+    /// and after that poll unwound.
+    Aborting(Option<CancelFuture<T>>),
     /// The result is known and not yet taken (`None`: cancelled).
     Ready(Option<Output<T>>),
     /// The result was returned by a previous poll.
@@ -61,7 +73,7 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
+    fn lock(&self) -> StdMutexGuard<'_, State<T>> {
         // The state is consistent even if a poll panicked mid-way (every
         // transition is a single assignment), so poisoning is ignored.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -78,6 +90,7 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// A handle for a task refused because the runtime is shut down; the
     /// future is dropped here, never polled.
     pub(crate) fn cancelled_at_spawn<F>(future: F) -> Self {
+        crate::sync::user_code("a future's or closure's drop (spawn refused)");
         drop(future);
         JoinHandle {
             state: Mutex::new(State::Ready(None)),
@@ -98,22 +111,28 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// assert!(rt.block_on(handle).unwrap_err().is_cancelled());
     /// ```
     pub fn abort(&self) {
-        let mut state = self.lock();
-        if let State::Waiting(_) = &*state {
-            let State::Waiting(task) = std::mem::replace(&mut *state, State::Taken) else {
-                unreachable!()
-            };
-            let mut cancel: CancelFuture<T> = Box::pin(task.cancel());
-            // The first poll requests the cancellation; only the result is
-            // awaited later.
-            *state = match cancel
-                .as_mut()
-                .poll(&mut Context::from_waker(Waker::noop()))
-            {
-                Poll::Ready(result) => State::Ready(result),
-                Poll::Pending => State::Aborting(cancel),
-            };
-        }
+        let task = {
+            let mut state = self.lock();
+            if !matches!(&*state, State::Waiting(_)) {
+                return;
+            }
+            match std::mem::replace(&mut *state, State::Aborting(None)) {
+                State::Waiting(task) => task,
+                _ => unreachable!("matched above"),
+            }
+        };
+        let mut cancel: CancelFuture<T> = Box::pin(task.cancel());
+        // The first poll requests the cancellation (only the result is
+        // awaited later); it may drop the task's future and wake its
+        // awaiter: not under the lock.
+        crate::sync::user_code("a task's drop and its awaiter's wake (abort)");
+        let polled = cancel
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        *self.lock() = match polled {
+            Poll::Ready(result) => State::Ready(result),
+            Poll::Pending => State::Aborting(Some(cancel)),
+        };
     }
 }
 
@@ -128,6 +147,8 @@ impl<T> Drop for JoinHandle<T> {
         // tokio's) contract is to detach it instead.
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         if let State::Waiting(task) = std::mem::replace(state, State::Taken) {
+            // Drops the output if the task has completed.
+            crate::sync::user_code("a task's output's drop (JoinHandle's drop)");
             task.detach();
         }
     }
@@ -141,10 +162,20 @@ impl<T> Future for JoinHandle<T> {
         if super::coop::poll_budget(cx).is_pending() {
             return Poll::Pending;
         }
-        let mut state = self.lock();
-        let result = match &mut *state {
+        // `&mut self`: no lock. async-task clones the caller's waker into
+        // the task (and drops the one it replaces), or drops the output.
+        crate::sync::user_code("a waker's clone and drop (JoinHandle's poll)");
+        let state = self
+            .get_mut()
+            .state
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        let result = match state {
             State::Waiting(task) => std::task::ready!(Pin::new(task).poll(cx)),
-            State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
+            State::Aborting(Some(cancel)) => std::task::ready!(cancel.as_mut().poll(cx)),
+            // `abort` puts the cancellation back, unless its first poll
+            // unwound (a waker that panicked): the task was cancelled.
+            State::Aborting(None) => None,
             State::Ready(result) => result.take(),
             State::Taken => panic!("JoinHandle polled after it returned Ready"),
         };
