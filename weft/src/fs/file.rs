@@ -71,14 +71,14 @@ use super::{MAX_BUF, OpenOptions};
 /// `ErrorKind::Other`; the `File` stays usable with another runtime.
 pub struct File {
     std: Arc<StdFile>,
-    shared: StdMutex<Shared>,
+    turns: StdMutex<Turns>,
 }
 
 /// What the `&self` methods share (rule 6 of `file/state.rs`): the state
 /// machine is taken out by the method holding the turn and put back when
 /// it is done, so no waker is cloned, no `JoinHandle` polled and no
 /// closure spawned under this lock (`crate::sync`).
-struct Shared {
+struct Turns {
     /// The state machine, while no `&self` method holds the turn.
     inner: Option<Inner>,
     /// Tasks waiting for the turn.
@@ -130,7 +130,7 @@ impl File {
     pub fn from_std(std: StdFile) -> File {
         File {
             std: Arc::new(std),
-            shared: StdMutex::new(Shared {
+            turns: StdMutex::new(Turns {
                 inner: Some(Inner::new(MAX_BUF)),
                 waiting: Vec::new(),
                 max_buf: MAX_BUF,
@@ -138,10 +138,10 @@ impl File {
         }
     }
 
-    fn lock(&self) -> StdMutexGuard<'_, Shared> {
+    fn lock(&self) -> StdMutexGuard<'_, Turns> {
         // Every change under the lock is a single assignment or push:
         // poisoning is ignored.
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        self.turns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The state machine, for a `&mut self` path: no `&self` method can
@@ -150,9 +150,9 @@ impl File {
     /// that one had in flight is then lost, and the file goes on from an
     /// idle machine.
     fn inner_mut(&mut self) -> (&Arc<StdFile>, &mut Inner) {
-        let shared = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
-        let max_buf = shared.max_buf;
-        let inner = shared.inner.get_or_insert_with(|| Inner::new(max_buf));
+        let turns = self.turns.get_mut().unwrap_or_else(|e| e.into_inner());
+        let max_buf = turns.max_buf;
+        let inner = turns.inner.get_or_insert_with(|| Inner::new(max_buf));
         (&self.std, inner)
     }
 
@@ -165,26 +165,26 @@ impl File {
             inner: Some(inner),
         };
         {
-            let mut shared = self.lock();
-            if let Some(inner) = shared.inner.take() {
+            let mut turns = self.lock();
+            if let Some(inner) = turns.inner.take() {
                 return Poll::Ready(turn(inner));
             }
-            if shared.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+            if turns.waiting.iter().any(|w| w.will_wake(cx.waker())) {
                 return Poll::Pending;
             }
         }
         crate::sync::user_code("a waker's clone (File's turn)");
         let waker = cx.waker().clone();
-        let mut shared = self.lock();
-        match shared.inner.take() {
+        let mut turns = self.lock();
+        match turns.inner.take() {
             Some(inner) => {
-                drop(shared);
+                drop(turns);
                 crate::sync::user_code("a waker's drop (File's turn)");
                 drop(waker);
                 Poll::Ready(turn(inner))
             }
             None => {
-                shared.waiting.push(waker);
+                turns.waiting.push(waker);
                 Poll::Pending
             }
         }
@@ -298,7 +298,7 @@ impl File {
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
         assert!(max_buf_size > 0, "`max_buf_size` must be at least 1");
         self.inner_mut().1.max_buf = max_buf_size;
-        self.shared
+        self.turns
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .max_buf = max_buf_size;
@@ -329,9 +329,9 @@ impl TurnGuard<'_> {
 impl Drop for TurnGuard<'_> {
     fn drop(&mut self) {
         let waiting = {
-            let mut shared = self.file.lock();
-            shared.inner = self.inner.take();
-            std::mem::take(&mut shared.waiting)
+            let mut turns = self.file.lock();
+            turns.inner = self.inner.take();
+            std::mem::take(&mut turns.waiting)
         };
         // Every waiter tries again; one gets the turn.
         for waker in waiting {

@@ -207,6 +207,9 @@ impl Driver {
     /// takes the lock once and clones nothing. A new waker is cloned
     /// outside the lock and the replaced one dropped after it (both are
     /// the program's code: `crate::sync`), at the cost of a second lock.
+    /// (The `will_wake` test only saves that: made `false`, every test
+    /// passes; made `true`, the new poller is never woken, `tests/time.rs`'s
+    /// `a_sleep_polled_with_a_new_waker_wakes_that_one`.)
     #[inline]
     pub(crate) fn poll_armed(&self, timer: TimerRef, waker: &Waker) -> bool {
         let slot = &self.wheels[timer.wheel as usize];
