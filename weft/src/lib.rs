@@ -59,6 +59,7 @@ pub mod runtime;
 pub(crate) mod scheduler;
 #[cfg(all(unix, not(loom)))]
 pub mod signal;
+pub(crate) mod sync;
 pub(crate) mod sys;
 pub mod task;
 pub mod time;

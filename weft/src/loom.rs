@@ -1,5 +1,7 @@
-//! One switch between `std` and `loom` for every atomic, lock, cell and
-//! thread the scheduler uses.
+//! One switch between `std` and `loom` for every atomic, cell and thread
+//! the scheduler uses. Locks are `crate::sync`'s, which wraps `std`'s or
+//! loom's the same way and counts them (no user code under a runtime
+//! lock): this facade does not export `std`'s.
 //!
 //! The state of every modelled protocol (queues, the sleep/wake protocol,
 //! the task cell and registry, timer keeping, readiness, the first
@@ -17,7 +19,7 @@
 #[cfg(not(loom))]
 pub(crate) mod std_backend {
     pub(crate) mod sync {
-        pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+        pub(crate) use std::sync::Arc;
 
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{

@@ -49,16 +49,15 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
-use std::sync::{Condvar, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::loom::sync::Arc;
 use crate::scheduler::Shared;
+use crate::sync::{StdCondvar, StdMutex, StdMutexGuard};
 use crate::task::{Contained, JoinHandle, Panic, Task, TaskMeta};
 
 /// Settings of the pool, fixed when the runtime is built.
@@ -74,11 +73,11 @@ pub(crate) struct PoolConfig {
 
 /// The pool of one runtime (lives in its `Shared`).
 pub(crate) struct BlockingPool {
-    state: Mutex<PoolState>,
+    state: StdMutex<PoolState>,
     /// An idle thread waits here for a task or for shutdown.
-    work_ready: Condvar,
+    work_ready: StdCondvar,
     /// Shutdown waits here for `threads == 0`.
-    all_exited: Condvar,
+    all_exited: StdCondvar,
     config: PoolConfig,
 }
 
@@ -104,14 +103,14 @@ pub(crate) struct PoolMetrics {
 impl BlockingPool {
     pub(crate) fn new(config: PoolConfig) -> BlockingPool {
         BlockingPool {
-            state: Mutex::new(PoolState::default()),
-            work_ready: Condvar::new(),
-            all_exited: Condvar::new(),
+            state: StdMutex::new(PoolState::default()),
+            work_ready: StdCondvar::new(),
+            all_exited: StdCondvar::new(),
             config,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, PoolState> {
+    fn lock(&self) -> StdMutexGuard<'_, PoolState> {
         // Every critical section leaves the state consistent before any
         // call that could panic, so a poisoned lock is still usable.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -124,7 +123,8 @@ impl BlockingPool {
         let mut state = self.lock();
         if state.shutdown {
             drop(state);
-            drop(task); // cancels it: the runtime is shutting down
+            // Cancels it (the runtime is shutting down): after the lock.
+            crate::scheduler::drop_task(task);
             return;
         }
         state.spawned += 1;
@@ -150,7 +150,9 @@ impl BlockingPool {
                 let queued: Vec<Task> = state.queue.drain(..).collect();
                 self.all_exited.notify_all();
                 drop(state);
-                drop(queued);
+                for task in queued {
+                    crate::scheduler::drop_task(task);
+                }
             }
         }
     }
@@ -160,8 +162,10 @@ impl BlockingPool {
         if tests::REFUSED_STARTS.with(|left| left.replace(left.get().saturating_sub(1)) > 0) {
             return Err(std::io::Error::other("thread start refused by a test"));
         }
-        let name = catch_unwind(AssertUnwindSafe(|| (self.config.thread_name)()))
-            .unwrap_or_else(|_| "weft-blocking".to_owned());
+        let name = crate::sync::call_user("the thread_name hook (blocking pool)", || {
+            (self.config.thread_name)()
+        })
+        .unwrap_or_else(|_| "weft-blocking".to_owned());
         let mut builder = thread::Builder::new().name(name.replace('\0', ""));
         if let Some(size) = self.config.stack_size {
             builder = builder.stack_size(size);
@@ -178,7 +182,7 @@ impl BlockingPool {
                 drop(state);
                 // A panic in the closure is caught by the task's future;
                 // this catches one from dropping a cancelled closure.
-                let _ = catch_unwind(AssertUnwindSafe(move || task.run()));
+                let _ = crate::sync::call_user("a blocking task's run", move || task.run());
                 state = self.lock();
                 continue;
             }
@@ -271,7 +275,7 @@ fn run_thread(shared: &Arc<Shared>) {
     let _tokio = shared.tokio.enter();
     let hook = |hook: &Option<StdArc<dyn Fn() + Send + Sync>>| {
         if let Some(hook) = hook {
-            let _ = catch_unwind(AssertUnwindSafe(|| hook()));
+            let _ = crate::sync::call_user("a thread hook (blocking pool)", || hook());
         }
     };
     hook(&pool.config.on_thread_start);
@@ -290,7 +294,7 @@ impl<F> Drop for BlockingFuture<F> {
         // A closure dropped unrun (cancelled) whose captures panic in their
         // destructor: async-task would abort the process on that panic.
         if let Some(f) = self.0.take() {
-            let _ = catch_unwind(AssertUnwindSafe(move || drop(f)));
+            let _ = crate::sync::call_user("a blocking closure's drop", move || drop(f));
         }
     }
 }
@@ -306,7 +310,10 @@ where
             .0
             .take()
             .expect("a blocking task is polled once: it never returns Pending");
-        Poll::Ready(Contained::new(catch_unwind(AssertUnwindSafe(f))))
+        Poll::Ready(Contained::new(crate::sync::call_user(
+            "a blocking closure",
+            f,
+        )))
     }
 }
 
@@ -414,5 +421,41 @@ mod tests {
         rt.block_on(busy).unwrap();
         let (_rt, resolved) = within_10_s(rt, "the queued closure", queued);
         assert_eq!(resolved.unwrap(), 3);
+    }
+
+    /// Issue 39's bug put back by hand: a queued closure cancelled while
+    /// the pool's lock is held. No destructor here re-enters the runtime,
+    /// yet the lock guard (`crate::sync`) ends the process at once,
+    /// naming the drop.
+    #[test]
+    #[cfg(debug_assertions)]
+    fn a_closure_cancelled_under_the_pool_lock_is_caught_by_the_guard() {
+        use crate::sync::tests::{expect_abort_in_child, in_child};
+        if !in_child() {
+            return expect_abort_in_child(
+                "blocking::tests::a_closure_cancelled_under_the_pool_lock_is_caught_by_the_guard",
+                "weft calls user code (a blocking closure's drop) while this thread holds 1",
+            );
+        }
+        let rt = crate::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        let (started, running) = mpsc::channel();
+        let _busy = rt.handle().spawn_blocking(move || {
+            started.send(()).unwrap();
+            std::thread::park();
+        });
+        running.recv_timeout(Duration::from_secs(10)).unwrap();
+        let _queued = rt.handle().spawn_blocking(|| ());
+        let pool = &rt.handle().shared.blocking;
+        let mut state = pool.lock();
+        let queued = state
+            .queue
+            .pop_front()
+            .expect("queued behind the busy closure");
+        drop(queued);
+        unreachable!("the guard aborts the process");
     }
 }

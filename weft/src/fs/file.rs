@@ -10,10 +10,12 @@ use std::future::poll_fn;
 use std::io::{self, Seek, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use state::{Inner, Job, Reply};
+
+use crate::sync::{StdMutex, StdMutexGuard};
 
 use super::{MAX_BUF, OpenOptions};
 
@@ -69,7 +71,20 @@ use super::{MAX_BUF, OpenOptions};
 /// `ErrorKind::Other`; the `File` stays usable with another runtime.
 pub struct File {
     std: Arc<StdFile>,
-    inner: Mutex<Inner>,
+    turns: StdMutex<Turns>,
+}
+
+/// What the `&self` methods share (rule 6 of `file/state.rs`): the state
+/// machine is taken out by the method holding the turn and put back when
+/// it is done, so no waker is cloned, no `JoinHandle` polled and no
+/// closure spawned under this lock (`crate::sync`).
+struct Turns {
+    /// The state machine, while no `&self` method holds the turn.
+    inner: Option<Inner>,
+    /// Tasks waiting for the turn.
+    waiting: Vec<Waker>,
+    /// `inner.max_buf`, readable while the machine is taken.
+    max_buf: usize,
 }
 
 impl File {
@@ -115,44 +130,80 @@ impl File {
     pub fn from_std(std: StdFile) -> File {
         File {
             std: Arc::new(std),
-            inner: Mutex::new(Inner::new(MAX_BUF)),
+            turns: StdMutex::new(Turns {
+                inner: Some(Inner::new(MAX_BUF)),
+                waiting: Vec::new(),
+                max_buf: MAX_BUF,
+            }),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        // Every transition of `Inner` is a single assignment, and a panic
-        // (resumed from a pool thread) leaves it idle: poisoning is ignored.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> StdMutexGuard<'_, Turns> {
+        // Every change under the lock is a single assignment or push:
+        // poisoning is ignored.
+        self.turns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The state machine, for a `&mut self` path: no `&self` method can
+    /// hold the turn meanwhile, so it is in place, unless the future of
+    /// one that held it was leaked (`mem::forget`) with it; the operation
+    /// that one had in flight is then lost, and the file goes on from an
+    /// idle machine.
     fn inner_mut(&mut self) -> (&Arc<StdFile>, &mut Inner) {
-        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        let turns = self.turns.get_mut().unwrap_or_else(|e| e.into_inner());
+        let max_buf = turns.max_buf;
+        let inner = turns.inner.get_or_insert_with(|| Inner::new(max_buf));
         (&self.std, inner)
     }
 
-    /// Runs a `&self` method's `job` after the operation in flight: takes
-    /// the turn (the state machine's rule 6), completes what runs, starts
-    /// `job` and waits for it.
-    async fn exclusive(&self, job: Job) -> io::Result<Reply> {
-        let _turn = poll_fn(|cx| {
-            if self.lock().turn.try_take(cx.waker()) {
-                Poll::Ready(TurnGuard(self))
-            } else {
+    /// Takes the turn (rule 6), or registers the task to be woken when it
+    /// is released. The waker is cloned outside the lock (it may be the
+    /// program's), then looked at again under it.
+    fn poll_turn(&self, cx: &mut Context<'_>) -> Poll<TurnGuard<'_>> {
+        let turn = |inner| TurnGuard {
+            file: self,
+            inner: Some(inner),
+        };
+        {
+            let mut turns = self.lock();
+            if let Some(inner) = turns.inner.take() {
+                return Poll::Ready(turn(inner));
+            }
+            if turns.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                return Poll::Pending;
+            }
+        }
+        crate::sync::user_code("a waker's clone (File's turn)");
+        let waker = cx.waker().clone();
+        let mut turns = self.lock();
+        match turns.inner.take() {
+            Some(inner) => {
+                drop(turns);
+                crate::sync::user_code("a waker's drop (File's turn)");
+                drop(waker);
+                Poll::Ready(turn(inner))
+            }
+            None => {
+                turns.waiting.push(waker);
                 Poll::Pending
             }
-        })
-        .await;
-        poll_fn(|cx| self.lock().poll_idle(cx)).await;
-        {
-            let mut inner = self.lock();
-            if job.reports_write_error() {
-                if let Some(error) = inner.take_write_error() {
-                    return Err(error);
-                }
-            }
-            inner.start_other(&self.std, job);
         }
-        poll_fn(|cx| self.lock().poll_other(cx)).await
+    }
+
+    /// Runs a `&self` method's `job` after the operation in flight: takes
+    /// the turn (the state machine's rule 6) and with it the machine,
+    /// completes what runs, starts `job` and waits for it.
+    async fn exclusive(&self, job: Job) -> io::Result<Reply> {
+        let mut turn = poll_fn(|cx| self.poll_turn(cx)).await;
+        let inner = turn.inner();
+        poll_fn(|cx| inner.poll_idle(cx)).await;
+        if job.reports_write_error() {
+            if let Some(error) = inner.take_write_error() {
+                return Err(error);
+            }
+        }
+        inner.start_other(&self.std, job);
+        poll_fn(|cx| inner.poll_other(cx)).await
     }
 
     /// Waits for the writes before it, then flushes the file's data and
@@ -247,6 +298,10 @@ impl File {
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
         assert!(max_buf_size > 0, "`max_buf_size` must be at least 1");
         self.inner_mut().1.max_buf = max_buf_size;
+        self.turns
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .max_buf = max_buf_size;
     }
 
     /// The most bytes one pool call reads or writes.
@@ -255,14 +310,32 @@ impl File {
     }
 }
 
-/// The turn of a `&self` method; released when dropped (also when its
-/// future is dropped mid-way).
-struct TurnGuard<'a>(&'a File);
+/// The turn of a `&self` method and the state machine it took; both are
+/// given back when dropped (also when its future is dropped mid-way, or
+/// unwinds).
+struct TurnGuard<'a> {
+    file: &'a File,
+    inner: Option<Inner>,
+}
+
+impl TurnGuard<'_> {
+    fn inner(&mut self) -> &mut Inner {
+        self.inner
+            .as_mut()
+            .expect("the machine is given back only on drop")
+    }
+}
 
 impl Drop for TurnGuard<'_> {
     fn drop(&mut self) {
-        let waiting = self.0.lock().turn.release();
+        let waiting = {
+            let mut turns = self.file.lock();
+            turns.inner = self.inner.take();
+            std::mem::take(&mut turns.waiting)
+        };
+        // Every waiter tries again; one gets the turn.
         for waker in waiting {
+            crate::sync::user_code("a waker's wake (File's turn)");
             waker.wake();
         }
     }

@@ -33,8 +33,9 @@
 
 use std::task::{Context, Poll, Waker};
 
+use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::sync::{Arc, Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard};
 
 /// The graceful-shutdown signal and the count of connections it waits for.
 #[derive(Debug, Default)]

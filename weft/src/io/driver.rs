@@ -86,8 +86,8 @@
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -96,6 +96,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use super::registrations::Registrations;
+use crate::sync::{StdMutex as Mutex, StdMutexGuard as MutexGuard};
 
 use super::scheduled_io::{
     ERROR, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED, shutdown_error,
@@ -182,7 +183,7 @@ fn readiness_of(event: &mio::event::Event) -> u64 {
 fn wake_all(wakers: &mut Vec<Waker>) {
     for waker in wakers.drain(..) {
         // A foreign waker that panics must not take the worker down.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
+        let _ = crate::sync::call_user("a waker's wake (readiness)", || waker.wake());
     }
 }
 
@@ -307,6 +308,7 @@ impl Driver {
         let mut wakers = Vec::new();
         io.take_waiters(&mut wakers);
         self.shards[shard_index].sources.lock().unwrap().orphaned += 1;
+        crate::sync::user_code("a waker's drop (deregistered source)");
         drop(wakers);
     }
 
@@ -361,6 +363,7 @@ impl Driver {
                 shard.pending_release.defer(released);
             }
         }
+        crate::sync::user_code("a waker's drop (deregistered source)");
         drop(wakers);
     }
 

@@ -30,8 +30,9 @@
 //! One waker slot per direction for the `poll_*` interface (as tokio's
 //! `poll_read_ready`: the last task to poll is the one woken), plus a list
 //! for the `readiness` futures, so any number of tasks may wait on one
-//! shared socket (`UdpSocket::recv` from several tasks). Wakers are taken
-//! under the mutex and woken after it is released.
+//! shared socket (`UdpSocket::recv` from several tasks). Wakers are cloned
+//! before the mutex is taken, and taken under it to be woken or dropped
+//! after it is released: a waker is the program's code (`crate::sync`).
 //!
 //! # Orderings
 //!
@@ -48,8 +49,8 @@
 
 use std::task::{Context, Poll, Waker};
 
-use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::Mutex;
 
 /// Readiness bits. (`READABLE` is written `1`, not `1 << 0`: the mutation
 /// run turned `<<` into `>>` there, which changes nothing.)
@@ -247,49 +248,90 @@ impl ScheduledIo {
 
     /// Whether the direction is ready; if not, `cx`'s waker is stored in the
     /// direction's slot and woken by the next delivery for it.
+    ///
+    /// The waker is cloned before the waiter lock and the one it replaces
+    /// dropped after it: both are the program's code (`crate::sync`). No
+    /// `will_wake` test spares the clone: a task waits again after a
+    /// delivery took its waker out of the slot, so the slot is empty and a
+    /// clone is needed anyway (one lock, one clone, as before); a task
+    /// polled again with no delivery between pays a clone and a drop.
     pub(crate) fn poll_ready(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<std::io::Result<ReadyEvent>> {
-        self.poll_ready_with(direction, |waiters| {
+        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), direction) {
+            return Poll::Ready(ready);
+        }
+        crate::sync::user_code("a waker's clone (readiness)");
+        let waker = cx.waker().clone();
+        let (word, replaced) = {
+            let mut waiters = self.waiters.lock().unwrap();
             let slot = match direction {
                 Direction::Read => &mut waiters.reader,
                 Direction::Write => &mut waiters.writer,
             };
-            // `will_wake` only spares a clone (made `false`, every test
-            // passes); made `true`, a task polling with a new waker would
-            // be woken through its old one (`tests.rs` fails).
-            match slot {
-                Some(waker) if waker.will_wake(cx.waker()) => {}
-                _ => *slot = Some(cx.waker().clone()),
-            }
-        })
+            let replaced = slot.replace(waker);
+            // Under the lock: see "No lost wake-up" in the module doc.
+            (self.readiness.load(Ordering::Acquire), replaced)
+        };
+        crate::sync::user_code("a waker's drop (readiness)");
+        drop(replaced);
+        poll_of(verdict(word, direction))
     }
 
     /// `poll_ready` for the waiter `id` of the list (0: not yet listed; the
     /// new id is stored there).
+    ///
+    /// A waiter polled again while listed with the waker it listed (the
+    /// common re-poll) takes the lock once and clones nothing. Otherwise
+    /// the waker is cloned before the lock and the one it replaces dropped
+    /// after it (`crate::sync`); a listed waiter with a new waker, or one a
+    /// delivery took off the list, takes the lock twice.
     pub(crate) fn poll_ready_listed(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
         id: &mut u64,
     ) -> Poll<std::io::Result<ReadyEvent>> {
-        self.poll_ready_with(direction, |waiters| {
-            if let Some(waiter) = waiters.list.iter_mut().find(|w| w.id == *id && *id != 0) {
-                if !waiter.waker.will_wake(cx.waker()) {
-                    waiter.waker = cx.waker().clone();
-                }
-                return;
+        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), direction) {
+            return Poll::Ready(ready);
+        }
+        if *id != 0 {
+            let waiters = self.waiters.lock().unwrap();
+            let listed =
+                (waiters.list.iter()).any(|w| w.id == *id && w.waker.will_wake(cx.waker()));
+            if listed {
+                // Under the lock: see "No lost wake-up" in the module doc.
+                let word = self.readiness.load(Ordering::Acquire);
+                drop(waiters);
+                return poll_of(verdict(word, direction));
             }
-            waiters.next_id += 1;
-            *id = waiters.next_id;
-            waiters.list.push(Waiter {
-                id: *id,
-                direction,
-                waker: cx.waker().clone(),
-            });
-        })
+        }
+        crate::sync::user_code("a waker's clone (readiness, listed)");
+        let waker = cx.waker().clone();
+        let (word, replaced) = {
+            let mut waiters = self.waiters.lock().unwrap();
+            let listed = waiters.list.iter_mut().find(|w| w.id == *id && *id != 0);
+            let replaced = match listed {
+                Some(waiter) => Some(std::mem::replace(&mut waiter.waker, waker)),
+                None => {
+                    waiters.next_id += 1;
+                    *id = waiters.next_id;
+                    waiters.list.push(Waiter {
+                        id: *id,
+                        direction,
+                        waker,
+                    });
+                    None
+                }
+            };
+            // Under the lock: see "No lost wake-up" in the module doc.
+            (self.readiness.load(Ordering::Acquire), replaced)
+        };
+        crate::sync::user_code("a waker's drop (readiness, listed)");
+        drop(replaced);
+        poll_of(verdict(word, direction))
     }
 
     /// Removes the listed waiter `id` (a readiness future dropped before
@@ -303,34 +345,22 @@ impl ScheduledIo {
             let at = waiters.list.iter().position(|w| w.id == id);
             at.map(|at| waiters.list.swap_remove(at).waker)
         };
+        crate::sync::user_code("a waker's drop (readiness, forgotten)");
         drop(waker);
     }
+}
 
-    fn poll_ready_with(
-        &self,
-        direction: Direction,
-        store_waker: impl FnOnce(&mut Waiters),
-    ) -> Poll<std::io::Result<ReadyEvent>> {
-        let word = self.readiness.load(Ordering::Acquire);
-        if word & SHUTDOWN != 0 {
-            return Poll::Ready(Err(shutdown_error()));
-        }
-        if let Some(event) = ready_event(word, direction) {
-            return Poll::Ready(Ok(event));
-        }
-        let mut waiters = self.waiters.lock().unwrap();
-        store_waker(&mut waiters);
-        // Under the lock: see "No lost wake-up" in the module doc.
-        let word = self.readiness.load(Ordering::Acquire);
-        drop(waiters);
-        if word & SHUTDOWN != 0 {
-            return Poll::Ready(Err(shutdown_error()));
-        }
-        match ready_event(word, direction) {
-            Some(event) => Poll::Ready(Ok(event)),
-            None => Poll::Pending,
-        }
+/// What the readiness word says to a task waiting in `direction`: ready
+/// (or failed, after shutdown), or `None`: wait.
+fn verdict(word: u64, direction: Direction) -> Option<std::io::Result<ReadyEvent>> {
+    if word & SHUTDOWN != 0 {
+        return Some(Err(shutdown_error()));
     }
+    ready_event(word, direction).map(Ok)
+}
+
+fn poll_of(verdict: Option<std::io::Result<ReadyEvent>>) -> Poll<std::io::Result<ReadyEvent>> {
+    verdict.map_or(Poll::Pending, Poll::Ready)
 }
 
 /// Deregistered sources whose address may still be in an event a wait

@@ -20,11 +20,12 @@
 //! DESIGN.md: dividing by the nominal interval is what mis-counts).
 
 use std::cell::Cell;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
+
+use crate::sync::StdMutex as Mutex;
 
 /// Worker threads that get a contention-free line in every [`Counter`].
 pub(crate) const SLOTS: usize = 64;
@@ -197,7 +198,7 @@ mod tests {
 
     /// Slots are process-wide: the two tests that take them run one at a
     /// time (other tests' workers may hold a few meanwhile).
-    static SLOT_TESTS: Mutex<()> = Mutex::new(());
+    static SLOT_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     /// The point of the design: a worker's adds land on its own line, none
     /// on the shared one.

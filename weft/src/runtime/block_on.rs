@@ -20,7 +20,7 @@ struct ThreadWaker {
     /// jump in between (all workers parked, the woken `block_on` not yet
     /// running): its future is about to run and may arm the next timer.
     #[cfg(feature = "test-util")]
-    waiting_on: std::sync::Mutex<Option<crate::loom::sync::Arc<Shared>>>,
+    waiting_on: crate::sync::StdMutex<Option<crate::loom::sync::Arc<Shared>>>,
 }
 
 impl Wake for ThreadWaker {
@@ -44,7 +44,7 @@ thread_local! {
         notified: AtomicBool::new(false),
         thread: thread::current(),
         #[cfg(feature = "test-util")]
-        waiting_on: std::sync::Mutex::new(None),
+        waiting_on: crate::sync::StdMutex::new(None),
     });
 }
 
@@ -66,6 +66,7 @@ pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F)
         // The future gets a cooperative budget per poll, as a task does
         // (`task/coop.rs`); the caller's is put back after.
         let saved = crate::task::coop::reset();
+        crate::sync::user_code("block_on's poll of its future");
         let polled = future.as_mut().poll(&mut cx);
         crate::task::coop::restore(saved);
         if let Poll::Ready(output) = polled {

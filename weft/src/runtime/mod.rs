@@ -33,7 +33,7 @@ mod unhandled_panic;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,7 @@ use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
+use crate::sync::{StdCondvar, StdMutex, StdMutexGuard};
 use crate::task::{JoinHandle, Task};
 use crate::tokio_compat::TokioThread;
 
@@ -90,12 +91,12 @@ pub struct Runtime {
 /// Counts workers that have left their loop, so shutdown can wait with a
 /// deadline (std's `JoinHandle::join` has none).
 struct ExitLatch {
-    running: Mutex<usize>,
-    all_exited: Condvar,
+    running: StdMutex<usize>,
+    all_exited: StdCondvar,
     /// The helper threads (stall monitor, spares): joined at shutdown once
     /// the latch says they left, so none outlives the runtime's drop (a
     /// thread past its exit guard is still alive for a moment).
-    helpers: Mutex<Vec<thread::JoinHandle<()>>>,
+    helpers: StdMutex<Vec<thread::JoinHandle<()>>>,
 }
 
 impl ExitLatch {
@@ -133,8 +134,8 @@ impl ExitLatch {
 /// `deadline` passes (`None`: no deadline); returns whether `done` held.
 /// Shared by the workers' exit latch and the blocking pool's shutdown.
 pub(crate) fn wait_until<T>(
-    condvar: &Condvar,
-    mut guard: MutexGuard<'_, T>,
+    condvar: &StdCondvar,
+    mut guard: StdMutexGuard<'_, T>,
     deadline: Option<Instant>,
     mut done: impl FnMut(&mut T) -> bool,
 ) -> bool {
@@ -172,9 +173,9 @@ impl Runtime {
         let exited = Arc::new(ExitLatch {
             // Counted up per thread actually started, so that a start-up
             // that fails half-way waits only for the threads that exist.
-            running: Mutex::new(0),
-            all_exited: Condvar::new(),
-            helpers: Mutex::new(Vec::new()),
+            running: StdMutex::new(0),
+            all_exited: StdCondvar::new(),
+            helpers: StdMutex::new(Vec::new()),
         });
         let (mut tokio, tokio_context) = crate::tokio_compat::start(builder.tokio_compat)?;
         let (shared, mut locals) = Shared::new(
@@ -455,7 +456,7 @@ impl WorkerThread {
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
-            Some(hook) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()))
+            Some(hook) => crate::sync::call_user("on_thread_start (worker)", || hook())
                 .map_err(|panic| panic_message(&*panic)),
         };
         let start_failed = started.is_err();
@@ -479,7 +480,7 @@ impl WorkerThread {
             }
         }
         if let Some(hook) = &self.on_stop {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+            let _ = crate::sync::call_user("on_thread_stop (worker)", || hook());
         }
     }
 }
@@ -513,11 +514,11 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
                 let _tokio = shared.tokio.enter();
                 let _driving = context::enter_driving(context::Driving::Worker);
                 if let Some(hook) = &on_start {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                    let _ = crate::sync::call_user("on_thread_start (helper thread)", || hook());
                 }
                 body(&shared);
                 if let Some(hook) = &on_stop {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                    let _ = crate::sync::call_user("on_thread_stop (helper thread)", || hook());
                 }
             });
             match spawned {
@@ -540,7 +541,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
 /// A helper thread's name from the program's `thread_name` hook (a hook
 /// that panics gives `weft-spare`).
 fn name_of(name_fn: &(dyn Fn() -> String + Send + Sync)) -> String {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(name_fn))
+    crate::sync::call_user("the thread_name hook (helper thread)", name_fn)
         .unwrap_or_else(|_| "weft-spare".to_owned())
 }
 
@@ -551,13 +552,13 @@ fn helper_thread_name(builder: &Builder) -> String {
 /// The next worker's name from the builder's name function, which must not
 /// panic and must give a name the OS accepts (no NUL byte).
 fn thread_name(builder: &Builder) -> io::Result<String> {
-    let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (builder.thread_name)()))
+    let name = crate::sync::call_user("the thread_name hook (worker)", || (builder.thread_name)())
         .map_err(|panic| {
-        io::Error::other(format!(
-            "the `thread_name_fn` function panicked: {}",
-            panic_message(&*panic)
-        ))
-    })?;
+            io::Error::other(format!(
+                "the `thread_name_fn` function panicked: {}",
+                panic_message(&*panic)
+            ))
+        })?;
     if name.contains('\0') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

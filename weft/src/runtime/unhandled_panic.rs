@@ -17,7 +17,9 @@
 //! With `Ignore` nothing is registered and a panic costs nothing here.
 //! Wakers are woken after the lock is released; no user code runs under it.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use crate::sync::{StdMutex as Mutex, StdMutexGuard};
 use std::task::Waker;
 
 /// How a runtime responds to a panic in one of its spawned tasks
@@ -102,7 +104,7 @@ impl PanicPolicy {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Waiters> {
+    fn lock(&self) -> StdMutexGuard<'_, Waiters> {
         // A push, a removal or a clone of the list: never left half done.
         self.waiters.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -57,8 +57,8 @@
 //! (docs/experiments.md#memory-ordering-survey). They are kept as the
 //! conventional pairing for a word other threads read.
 
-use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering, fence};
+use crate::sync::Mutex;
 
 const UNPARK_MASK: usize = (1 << SEARCH_SHIFT) - 1;
 const SEARCH_SHIFT: u32 = usize::BITS / 2;

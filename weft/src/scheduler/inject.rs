@@ -23,7 +23,7 @@ pub(crate) struct Inject<T> {
     #[cfg(not(loom))]
     queue: crossbeam_deque::Injector<T>,
     #[cfg(loom)]
-    queue: crate::loom::sync::Mutex<std::collections::VecDeque<T>>,
+    queue: crate::sync::Mutex<std::collections::VecDeque<T>>,
 }
 
 /// Per-worker scratch space a batch lands in before it moves to the local
@@ -48,7 +48,7 @@ impl<T> Inject<T> {
             #[cfg(not(loom))]
             queue: crossbeam_deque::Injector::new(),
             #[cfg(loom)]
-            queue: crate::loom::sync::Mutex::new(std::collections::VecDeque::new()),
+            queue: crate::sync::Mutex::new(std::collections::VecDeque::new()),
         }
     }
 

@@ -336,6 +336,7 @@ impl Shared {
     /// workers (or a worker that is shutting down).
     pub(crate) fn schedule_remote(&self, task: Task) {
         if self.is_shutdown() {
+            crate::sync::user_code("a task's drop (scheduled after shutdown)");
             drop(task); // cancels it: the runtime is gone
             return;
         }
@@ -353,6 +354,7 @@ impl Shared {
     /// lanes' queues are runtime-wide).
     pub(crate) fn schedule_lane(&self, task: Task, lane: Lane) {
         if self.is_shutdown() {
+            crate::sync::user_code("a task's drop (scheduled after shutdown)");
             drop(task);
             return;
         }
@@ -425,7 +427,7 @@ impl Shared {
             while self.time.fire_due(wheel, now, true, &mut wakers) {}
         }
         for waker in wakers {
-            let _ = std::panic::catch_unwind(move || waker.wake());
+            let _ = crate::sync::call_user("a waker's wake (fired timer)", move || waker.wake());
         }
         self.poke_keeper();
     }
@@ -535,12 +537,16 @@ impl Shared {
         // `Shared`): dropping them breaks that cycle; the tasks themselves
         // are cancelled through the registry below.
         for waker in self.time.close() {
-            let _ = std::panic::catch_unwind(move || drop(waker));
+            let _ =
+                crate::sync::call_user("a waker's drop (timer at shutdown)", move || drop(waker));
         }
         // Waking a registered task now reaches `schedule_remote`, which sees
         // the shutdown flag and drops it (cancelling it).
         for waker in self.registry.close() {
-            let _ = std::panic::catch_unwind(move || waker.wake());
+            let _ =
+                crate::sync::call_user("a task's drop (registry drain at shutdown)", move || {
+                    waker.wake();
+                });
         }
         self.drain_inject();
     }
@@ -618,7 +624,7 @@ impl Shared {
 pub(crate) fn drop_task(task: Task) {
     // Dropping touches the task's memory as a poll does (loom only).
     task.metadata().check_published();
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(task)));
+    let _ = crate::sync::call_user("a task's drop", move || drop(task));
 }
 
 #[cfg(all(test, loom))]

@@ -129,8 +129,9 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::fence;
-use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::metrics::RuntimeMetrics;
 

@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use crate::loom::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 struct State {
     token: bool,

@@ -207,7 +207,7 @@ fn poll(task: Task) {
     task.metadata().check_published();
     // A fresh cooperative budget for each poll (`task/coop.rs`).
     crate::task::coop::reset();
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || task.run()));
+    let _ = crate::sync::call_user("a task's poll (worker)", move || task.run());
 }
 
 impl Core {

@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
+
+use crate::sync::StdMutex as Mutex;
 
 /// A kind of signal: one of the constructors, or any number with
 /// [`SignalKind::from_raw`].
@@ -150,6 +152,7 @@ fn dispatch(registry: &'static Registry, mut read: UnixStream) {
                 slot.delivered.fetch_add(1, Ordering::AcqRel);
                 let waiters = std::mem::take(&mut *slot.waiters.lock().unwrap());
                 for waker in waiters {
+                    crate::sync::user_code("a waker's wake (signal)");
                     waker.wake();
                 }
             }
@@ -250,17 +253,32 @@ impl Signal {
             self.seen = delivered;
             return Poll::Ready(Some(()));
         }
-        let mut waiters = self.slot.waiters.lock().unwrap();
-        // Re-read under the lock: the dispatcher bumps the counter before
-        // it takes the lock to wake the waiters.
-        let delivered = self.slot.delivered.load(Ordering::Acquire);
-        if delivered != self.seen {
-            self.seen = delivered;
-            return Poll::Ready(Some(()));
+        // Cloned before the lock, and dropped after it if not needed: a
+        // waker is the program's code (`crate::sync`). Signals are rare:
+        // the clone a listener polled again pays is nothing beside them.
+        crate::sync::user_code("a waker's clone (signal)");
+        let waker = cx.waker().clone();
+        let (ready, unused) = {
+            let mut waiters = self.slot.waiters.lock().unwrap();
+            // Re-read under the lock: the dispatcher bumps the counter
+            // before it takes the lock to wake the waiters.
+            let delivered = self.slot.delivered.load(Ordering::Acquire);
+            if delivered != self.seen {
+                self.seen = delivered;
+                (true, Some(waker))
+            } else if waiters.iter().any(|w| w.will_wake(&waker)) {
+                (false, Some(waker))
+            } else {
+                waiters.push(waker);
+                (false, None)
+            }
+        };
+        crate::sync::user_code("a waker's drop (signal)");
+        drop(unused);
+        if ready {
+            Poll::Ready(Some(()))
+        } else {
+            Poll::Pending
         }
-        if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            waiters.push(cx.waker().clone());
-        }
-        Poll::Pending
     }
 }

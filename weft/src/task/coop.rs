@@ -70,6 +70,7 @@ pub(crate) fn unconstrained<R>(f: impl FnOnce() -> R) -> R {
 pub(crate) fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
     let remaining = REMAINING.with(Cell::get);
     if remaining == 0 {
+        crate::sync::user_code("a waker's wake (budget spent)");
         cx.waker().wake_by_ref();
         return Poll::Pending;
     }

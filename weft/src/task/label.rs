@@ -23,7 +23,9 @@
 
 use std::collections::HashMap;
 use std::panic::Location;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use crate::sync::StdMutex as Mutex;
 
 /// Low bits of a label word that are not the pointer. Bit 0: the pointer
 /// is an [`Interned`] label; bits 1-2 are left to the owner (a task's

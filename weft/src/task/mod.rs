@@ -43,7 +43,7 @@ mod yield_now;
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
-use std::panic::{AssertUnwindSafe, Location, catch_unwind};
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -229,7 +229,7 @@ impl<F> Drop for TaskFuture<F> {
         let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
-        let _ = catch_unwind(AssertUnwindSafe(drop_future));
+        let _ = crate::sync::call_user("a task's future's drop", drop_future);
         let shared = self.shared();
         if let Some(key) = self.entry {
             shared.registry.remove(key);
@@ -248,7 +248,7 @@ impl<F: Future> Future for TaskFuture<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let future = unsafe { Pin::new_unchecked(&mut *this.future) };
-        let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+        let polled = crate::sync::call_user("a task's poll", || future.poll(cx));
         this.demote_if_slow();
         match polled {
             Ok(Poll::Pending) => {
@@ -301,7 +301,7 @@ impl<T> Drop for Contained<T> {
     fn drop(&mut self) {
         // SAFETY: dropped once, here; `into_inner` bypasses this `Drop`.
         let drop_value = || unsafe { ManuallyDrop::drop(&mut self.0) };
-        let _ = catch_unwind(AssertUnwindSafe(drop_value));
+        let _ = crate::sync::call_user("a task's output's drop", drop_value);
     }
 }
 

@@ -34,7 +34,7 @@ use std::task::Waker;
 
 use crossbeam_utils::CachePadded;
 
-use crate::loom::sync::Mutex;
+use crate::sync::Mutex;
 
 /// Where a task's entry lives.
 #[derive(Debug, Clone, Copy)]

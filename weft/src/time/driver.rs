@@ -55,8 +55,8 @@ use crossbeam_utils::CachePadded;
 
 use super::clock::Clock;
 use super::wheel::{Fired, Key, Wheel};
-use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::sync::Mutex;
 
 /// Timers fired per wheel per call, so a slot where thousands expire at
 /// once is spread over several turns of the worker loop (the woken tasks
@@ -163,11 +163,18 @@ impl Driver {
         waker: &Waker,
     ) -> Result<(TimerRef, Poke), Closed> {
         let slot = &self.wheels[home];
+        // Cloned before the lock: a waker's clone is the program's code
+        // (`crate::sync`), and the wheel needs a waker of its own anyway.
+        crate::sync::user_code("a waker's clone (arming a timer)");
+        let waker = waker.clone();
         let mut state = slot.state.lock().unwrap();
         if state.closed {
+            drop(state);
+            crate::sync::user_code("a waker's drop (arming a timer after shutdown)");
+            drop(waker);
             return Err(Closed);
         }
-        let key = state.wheel.insert(deadline, waker.clone());
+        let key = state.wheel.insert(deadline, waker);
         let timer = TimerRef {
             wheel: home as u32,
             key,
@@ -195,10 +202,55 @@ impl Driver {
     }
 
     /// Whether the timer is still pending; if so its waker becomes `waker`.
+    ///
+    /// The common case, a task polled again with the waker it armed with,
+    /// takes the lock once and clones nothing. A new waker is cloned
+    /// outside the lock and the replaced one dropped after it (both are
+    /// the program's code: `crate::sync`), at the cost of a second lock.
+    /// (The `will_wake` test only saves that: made `false`, every test
+    /// passes; made `true`, the new poller is never woken, `tests/time.rs`'s
+    /// `a_sleep_polled_with_a_new_waker_wakes_that_one`.)
+    #[inline]
     pub(crate) fn poll_armed(&self, timer: TimerRef, waker: &Waker) -> bool {
         let slot = &self.wheels[timer.wheel as usize];
-        let mut state = slot.state.lock().unwrap();
-        state.wheel.update_waker(timer.key, waker)
+        let same = slot
+            .state
+            .lock()
+            .unwrap()
+            .wheel
+            .waker_will_wake(timer.key, waker);
+        match same {
+            None => false,
+            Some(true) => true,
+            Some(false) => self.replace_waker(slot, timer, waker),
+        }
+    }
+
+    /// `poll_armed` with a waker that is not the armed one's.
+    #[cold]
+    fn replace_waker(&self, slot: &WheelSlot, timer: TimerRef, waker: &Waker) -> bool {
+        crate::sync::user_code("a waker's clone (re-polled timer)");
+        let waker = waker.clone();
+        // The guard is a temporary of this statement: released before the
+        // match below drops a waker.
+        let replaced = slot
+            .state
+            .lock()
+            .unwrap()
+            .wheel
+            .replace_waker(timer.key, waker);
+        crate::sync::user_code("a waker's drop (re-polled timer)");
+        match replaced {
+            Ok(old) => {
+                drop(old);
+                true
+            }
+            // Fired or cancelled between the two locks.
+            Err(unused) => {
+                drop(unused);
+                false
+            }
+        }
     }
 
     /// Whether the timer is still pending.

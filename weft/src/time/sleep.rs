@@ -165,7 +165,10 @@ impl Sleep {
         if let Some(waker) = waker {
             // Keep the waiting task's registration, as tokio does.
             if let Poll::Ready(()) = this.poll_deadline(&waker) {
+                crate::sync::user_code("a waker's wake (Sleep::reset)");
                 waker.wake();
+            } else {
+                crate::sync::user_code("a waker's drop (Sleep::reset)");
             }
         }
     }
@@ -235,7 +238,9 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        drop(self.disarm());
+        let waker = self.disarm();
+        crate::sync::user_code("a waker's drop (Sleep's drop)");
+        drop(waker);
     }
 }
 

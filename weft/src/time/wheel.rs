@@ -133,21 +133,26 @@ impl Wheel {
             .is_some_and(|r| r.generation == key.generation && r.place != FREE)
     }
 
-    /// Replaces a pending timer's waker (a task polled with a new waker).
-    /// Returns false if the timer already fired or was removed.
-    pub(crate) fn update_waker(&mut self, key: Key, waker: &Waker) -> bool {
+    /// Whether a pending timer's waker wakes the same task as `waker`;
+    /// `None` if the timer already fired or was removed. (No clone: the
+    /// caller clones a new waker outside its lock and hands it to
+    /// [`replace_waker`](Self::replace_waker).)
+    pub(crate) fn waker_will_wake(&self, key: Key, waker: &Waker) -> Option<bool> {
         if !self.contains(key) {
-            return false;
+            return None;
         }
-        let slot = &mut self.records[key.index as usize].waker;
-        // The `will_wake` test only saves a clone (made `false`, every
-        // test passes); made `true` the new poller is never woken
-        // (`tests/time.rs`'s `a_sleep_polled_with_a_new_waker_wakes_that_one`).
-        match slot {
-            Some(current) if current.will_wake(waker) => {}
-            _ => *slot = Some(waker.clone()),
+        let current = self.records[key.index as usize].waker.as_ref();
+        Some(current.is_some_and(|current| current.will_wake(waker)))
+    }
+
+    /// Replaces a pending timer's waker (a task polled with a new waker)
+    /// and returns the replaced one, for the caller to drop outside its
+    /// lock; gives `waker` back if the timer already fired or was removed.
+    pub(crate) fn replace_waker(&mut self, key: Key, waker: Waker) -> Result<Option<Waker>, Waker> {
+        if !self.contains(key) {
+            return Err(waker);
         }
-        true
+        Ok(self.records[key.index as usize].waker.replace(waker))
     }
 
     /// Disarms a pending timer and returns its waker; `None` if it already

@@ -2,7 +2,9 @@
 //! threads enter.
 
 use std::io;
-use std::sync::{Arc as StdArc, Condvar, Mutex, mpsc};
+use std::sync::{Arc as StdArc, mpsc};
+
+use crate::sync::{StdCondvar as Condvar, StdMutex as Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 

@@ -42,10 +42,11 @@
 //! 6. **`&self` methods take turns.** The methods on `&self` (sync, metadata,
 //!    `set_len`, ...) may be called from several tasks at once, and a
 //!    `JoinHandle` wakes only one waiter. So a `&self` method first takes
-//!    the *turn* (`Turn`); the holder alone polls and starts operations,
-//!    and releasing it wakes every task waiting for it. The `&mut self`
-//!    paths (the I/O traits) need no turn: the borrow excludes every
-//!    `&self` caller.
+//!    the *turn*: it takes this machine out of the `File`'s mutex (tasks
+//!    that find it gone wait for it), polls and starts operations on it
+//!    with no lock held, and puts it back when done, waking every task
+//!    waiting. The `&mut self` paths (the I/O traits) need no turn: the
+//!    borrow excludes every `&self` caller.
 //! 7. **Only the closure in flight shares the `std` file.** Every pool call
 //!    that touches the file goes through `start`, so once the state is
 //!    `Idle` the `File` holds the only `Arc` (`into_std` unwraps it).
@@ -60,7 +61,8 @@
 //! All rules are for correctness. There is no lock-free protocol (so no
 //! loom model): `Inner` sits behind its `File`'s mutex, which the `&mut
 //! self` paths reach without locking (`get_mut`) and the `&self` paths lock
-//! for one poll at a time, never across an `.await`. `tests/fs.rs` pins
+//! only to take the machine out and put it back (no waker, `JoinHandle`
+//! or spawn under the lock: `crate::sync`). `tests/fs.rs` pins
 //! them: rules 1-3 by the interleaved sequences checked against `std` and
 //! by the read-ahead test, rule 4 by the writes to `/dev/full`, rule 6 by
 //! 64 tasks sharing one `File`, the seek identity by its own test.
@@ -70,7 +72,7 @@ use std::future::Future;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker, ready};
+use std::task::{Context, Poll, ready};
 
 use crate::task::JoinHandle;
 
@@ -84,7 +86,6 @@ pub(super) struct Inner {
     pos: u64,
     /// The most bytes one read or write moves (rule 2).
     pub(super) max_buf: usize,
-    pub(super) turn: Turn,
 }
 
 // `Busy` is the state of every file operation in flight: boxing it would
@@ -250,7 +251,6 @@ impl Inner {
             write_error: None,
             pos: 0,
             max_buf,
-            turn: Turn::default(),
         }
     }
 
@@ -467,33 +467,5 @@ impl Inner {
             Some((Kind::Other, result)) => Poll::Ready(result),
             _ => unreachable!("only the turn holder starts operations while it holds the turn"),
         }
-    }
-}
-
-/// Rule 6: which `&self` caller may use the state machine.
-#[derive(Default)]
-pub(super) struct Turn {
-    taken: bool,
-    waiting: Vec<Waker>,
-}
-
-impl Turn {
-    /// Takes the turn, or registers `waker` to be woken when it is released.
-    pub(super) fn try_take(&mut self, waker: &Waker) -> bool {
-        if !self.taken {
-            self.taken = true;
-            return true;
-        }
-        if !self.waiting.iter().any(|w| w.will_wake(waker)) {
-            self.waiting.push(waker.clone());
-        }
-        false
-    }
-
-    /// Releases the turn; the caller wakes the returned wakers (after
-    /// unlocking: a waker is the user's code).
-    pub(super) fn release(&mut self) -> Vec<Waker> {
-        self.taken = false;
-        std::mem::take(&mut self.waiting)
     }
 }

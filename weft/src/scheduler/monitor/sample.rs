@@ -39,7 +39,8 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::loom::sync::{Arc, MutexGuard};
+use crate::loom::sync::Arc;
+use crate::sync::MutexGuard;
 
 use super::{MAX_PERIOD, Monitor, STEP_ASIDE_AFTER, StallInfo, State};
 use crate::scheduler::Shared;
@@ -238,7 +239,7 @@ impl<'a> Sampler<'a> {
         let hook = self.shared.monitor.config.on_stall.as_ref();
         for info in self.new_stalls.drain(..) {
             if let Some(hook) = hook {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&info)));
+                let _ = crate::sync::call_user("on_stall", || hook(&info));
             }
         }
     }

@@ -18,7 +18,8 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::loom::sync::{Arc, MutexGuard};
+use crate::loom::sync::Arc;
+use crate::sync::MutexGuard;
 
 use super::{HandBack, Monitor, State};
 use crate::scheduler::Shared;

@@ -41,7 +41,7 @@ pub(crate) struct PollWatch {
     /// each call, and a thread clears its id under it before it can end
     /// ([`ThreadOnSlot`]), so an id the monitor acts on always names the
     /// live thread running this slot, never one that reused the number.
-    thread_id: std::sync::Mutex<i32>,
+    thread_id: crate::sync::StdMutex<i32>,
     /// The monitor lowered the priority of the thread running this slot:
     /// after its poll it hands the slot to a thread of normal priority.
     pub(super) thread_demoted: AtomicBool,
@@ -116,7 +116,7 @@ impl PollWatch {
         ThreadOnSlot { watch: self, tid }
     }
 
-    fn lock_thread_id(&self) -> std::sync::MutexGuard<'_, i32> {
+    fn lock_thread_id(&self) -> crate::sync::StdMutexGuard<'_, i32> {
         // Nothing panics under this lock but the system calls' callers;
         // the id is valid either way.
         self.thread_id.lock().unwrap_or_else(|e| e.into_inner())

@@ -88,7 +88,7 @@ impl Core {
         self.waking_batch.set(true);
         for waker in wakers.drain(..) {
             // A foreign waker that panics must not take the worker down.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()));
+            let _ = crate::sync::call_user("a waker's wake (fired timer)", || waker.wake());
         }
         self.waking_batch.set(false);
         self.fired.set(wakers);

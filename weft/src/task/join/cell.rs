@@ -58,7 +58,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::loom::sync::{Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard};
 
 use super::super::{Contained, Panic, TaskMeta};
 

@@ -31,7 +31,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::sync::{Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard};
 
 /// The shared part of one `JoinSet`.
 pub(super) struct ReadyList {
