@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Json;
@@ -34,6 +35,31 @@ const REPORT_MAX_MS: u64 = 10_000;
 pub struct App {
     pub rt: Rt,
     pub db: Arc<Db>,
+    pub reports: Arc<Reports>,
+}
+
+/// The analytic requests: how many are running, how many have finished.
+#[derive(Debug, Default)]
+pub struct Reports {
+    in_flight: AtomicU64,
+    done: AtomicU64,
+}
+
+/// Counts one report in flight until dropped (answered, failed or cancelled).
+struct InFlight<'a>(&'a Reports);
+
+impl<'a> InFlight<'a> {
+    fn enter(reports: &'a Reports) -> InFlight<'a> {
+        reports.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(reports)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.done.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 pub fn router(app: App) -> Router {
@@ -171,6 +197,7 @@ async fn get_report(
                 )
             })?,
     };
+    let _in_flight = InFlight::enter(&app.reports);
     let first = fastrand::i64(1..=USERS - REPORT_ROWS + 1);
     let rows = app.db.users_from(first, REPORT_ROWS).await?;
     Ok(Json(report::compute(&rows, Duration::from_millis(ms))))
@@ -183,13 +210,36 @@ async fn get_metrics(State(app): State<App>) -> impl IntoResponse {
         Rt::Weft => weft::runtime::Handle::current().metrics().to_prometheus(),
         Rt::Tokio => tokio_metrics(),
     };
-    text.push_str("# HELP weft_service_info The runtime and database serving.\n");
-    text.push_str("# TYPE weft_service_info gauge\n");
-    text.push_str(&format!(
-        "weft_service_info{{runtime=\"{}\",database=\"{}\"}} 1\n",
+    let info = format!(
+        "{{runtime=\"{}\",database=\"{}\"}} 1",
         app.rt.name(),
         app.db.kind()
-    ));
+    );
+    let reports = &app.reports;
+    for (name, kind, help, value) in [
+        (
+            "weft_service_info",
+            "gauge",
+            "The runtime and database serving.",
+            info,
+        ),
+        (
+            "weft_service_reports_in_flight",
+            "gauge",
+            "/report requests being served.",
+            format!(" {}", reports.in_flight.load(Ordering::Relaxed)),
+        ),
+        (
+            "weft_service_reports_total",
+            "counter",
+            "/report requests finished (answered or not).",
+            format!(" {}", reports.done.load(Ordering::Relaxed)),
+        ),
+    ] {
+        text.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{value}\n"
+        ));
+    }
     (
         [(
             header::CONTENT_TYPE,

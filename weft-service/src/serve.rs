@@ -90,6 +90,7 @@ async fn app(args: &Args, rt: Rt) -> Result<App, String> {
     Ok(App {
         rt,
         db: Arc::new(db),
+        reports: Arc::default(),
     })
 }
 
