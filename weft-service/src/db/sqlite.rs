@@ -8,9 +8,10 @@
 //! finds the database locked waits up to `BUSY_TIMEOUT`, then the request
 //! gets 503.
 //!
-//! Opening a connection per call instead costs an `open`, the schema read
-//! and the statements' preparation every time; keeping them open makes a
-//! point read one cached statement's step.
+//! Kept open for speed: opening a connection per call costs an `open`,
+//! the schema read and the statement's preparation every time (a point
+//! read's median 3-5× slower over HTTP,
+//! `docs/experiments.md#sqlite-connections`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
