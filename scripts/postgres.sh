@@ -18,7 +18,15 @@ cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 root="$target/postgres"
-data="$root/data"
+# Set by resolve, through the link make_root may leave: the postgres user
+# cannot pass through a private home.
+real="" data="" log=""
+
+resolve() {
+  real="$(readlink -f "$root")"
+  data="$real/data"
+  log="$real/log"
+}
 
 say() { echo "postgres.sh: $*" >&2; }
 
@@ -40,10 +48,11 @@ install_postgres() {
   apt-get install -y -qq postgresql >&2
 }
 
-# Runs a server command as the cluster's owner.
+# Runs a server command as the cluster's owner, from the cluster's
+# directory (the owner may not be allowed into the current one).
 as_owner() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd "$real" && runuser -u postgres -- "$@")
   else
     "$@"
   fi
@@ -91,8 +100,8 @@ running() { [ -f "$data/PG_VERSION" ] && as_owner "$(bindir)/pg_ctl" -D "$data" 
 init_cluster() {
   [ -f "$data/PG_VERSION" ] && return
   say "creating a cluster in $data"
-  as_owner "$(bindir)/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$root/initdb.log" 2>&1 \
-    || { cat "$root/initdb.log" >&2; exit 1; }
+  as_owner "$(bindir)/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$real/initdb.log" 2>&1 \
+    || { cat "$real/initdb.log" >&2; exit 1; }
   cat >>"$data/postgresql.conf" <<EOF
 # weft-service's test cluster (scripts/postgres.sh)
 listen_addresses = '127.0.0.1'
@@ -108,16 +117,19 @@ EOF
 start() {
   install_postgres
   make_root
+  resolve
   init_cluster
   if ! running; then
-    as_owner "$(bindir)/pg_ctl" -D "$data" -l "$root/log" -w -t 60 start >&2 \
-      || { tail -n 20 "$root/log" >&2; exit 1; }
+    as_owner "$(bindir)/pg_ctl" -D "$data" -l "$log" -w -t 60 start >&2 \
+      || { tail -n 20 "$log" >&2; exit 1; }
   fi
   url
 }
 
 stop() {
   bindir >/dev/null || return 0
+  [ -e "$root" ] || return 0
+  resolve
   if running; then
     as_owner "$(bindir)/pg_ctl" -D "$data" -m fast -w -t 60 stop >&2
   fi
@@ -126,7 +138,7 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
-  url) running && url ;;
+  url) [ -e "$root" ] && resolve && running && url ;;
   *)
     echo "usage: $0 start|stop|url" >&2
     exit 2
