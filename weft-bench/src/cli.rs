@@ -1,8 +1,8 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers lane, then the mixed lane, then the echo
-//! lane, then the HTTP lane), `weft-bench timers`, `weft-bench mixed`,
-//! `weft-bench echo` and `weft-bench http` (one lane alone), `weft-bench compare BASE.json NEW.json`, `weft-bench
-//! metrics` (the metrics lane) and `weft-bench metrics-dump --format
+//! scheduler lane, then the timers, mixed, echo, HTTP and file lanes),
+//! `weft-bench timers`, `mixed`, `echo`, `http` and `file` (one lane
+//! alone), `weft-bench compare BASE.json NEW.json`, `weft-bench metrics`
+//! (the metrics lane) and `weft-bench metrics-dump --format
 //! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
 //! binary with it to measure `bytes_per_timer` in a process of its own.
 
@@ -14,9 +14,13 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
 use crate::echo::{self, EchoConfig, Row};
+use crate::figure::gate::Tolerances;
+use crate::figure::lane::Setup;
+use crate::figure::{self, table::header};
+use crate::file::{self, FileConfig};
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
-use crate::json::{self, Document, Status};
+use crate::json::{self, Document};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
@@ -39,17 +43,40 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler lane, the timers lane, the mixed lane, the echo
-    /// lane and the HTTP lane, and print their tables (the default).
+    /// Run the scheduler, timers, mixed, echo, HTTP and file lanes, and
+    /// print their tables (the default).
+    ///
+    /// Quick profile: the scheduler lane in well under two minutes; full:
+    /// twice the rounds, twice the iterations per round (and each lane's
+    /// full profile).
     Run(RunArgs),
     /// The timers lane alone: weft's timers next to tokio's and async-io's.
+    ///
+    /// Quick profile: the lane in well under a minute; full: three to five
+    /// repetitions of every row, longer loops. `stuck_worker` uses at
+    /// least 2 workers.
     Timers(TimersArgs),
     /// The mixed lane alone: 150 µs and 50 ms requests on one runtime.
+    ///
+    /// Quick profile: 1.5 s measured per load and runtime, the lane in
+    /// about 30 s; full: 6 s.
     Mixed(MixedArgs),
     /// The echo lane alone: TCP echo over loopback, one load generator.
+    ///
+    /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and
+    /// runtime, the lane in about 20 s; full: 1 s and 6 s.
     Echo(EchoArgs),
     /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
+    ///
+    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
+    /// in about 15 s; full: 1 s and 10 s.
     Http(HttpArgs),
+    /// The file lane alone: 64 tasks reading and writing 8 MiB files beside
+    /// a 1 ms ticker.
+    ///
+    /// Quick profile: five rounds, each a warm-up and a measured pass per
+    /// runtime, the lane in about 10 s; full: fifteen rounds.
+    File(FileArgs),
     /// Serve the HTTP lane's hello server on one runtime for an outside
     /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
     HttpServe(HttpServeArgs),
@@ -59,9 +86,45 @@ enum Command {
     /// Compare two `--json` documents; exit 1 on a failure or regression.
     Compare(CompareArgs),
     /// The metrics lane: are weft's counters exact, and cheap to sample?
+    ///
+    /// Quick profile: the whole lane in about a minute; full: 20 s per
+    /// sampling interval, twice the overhead rounds.
     Metrics(MetricsArgs),
     /// Run a small workload on weft and print `Handle::metrics()`.
     MetricsDump(DumpArgs),
+}
+
+/// The profile of a command that measures, and where its JSON goes.
+#[derive(Debug, Args)]
+struct Profiled {
+    /// Quick profile (the default; the command's help says how long).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Full profile: longer windows or more rounds (the command's help).
+    #[arg(long)]
+    full: bool,
+    /// Also write the results to FILE as JSON (a lane run alone writes a
+    /// document with no workloads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// What a lane run alone takes.
+#[derive(Debug, Args)]
+struct LaneArgs {
+    /// Worker threads of every runtime.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    #[command(flatten)]
+    profiled: Profiled,
+    /// The runtimes to run, in the order each row runs them.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio,smol"
+    )]
+    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -69,15 +132,8 @@ struct RunArgs {
     /// Worker threads of every runtime.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: the whole lane in well under two minutes (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: twice the rounds, twice the iterations per round.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Run only these workloads (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "WORKLOAD")]
     only: Vec<Workload>,
@@ -99,12 +155,12 @@ struct RunArgs {
     #[arg(long, hide = true)]
     no_lifo: bool,
     /// The lanes to run (always in the order scheduler, timers, mixed, echo,
-    /// http).
+    /// http, file).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed,echo,http"
+        default_value = "scheduler,timers,mixed,echo,http,file"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -119,6 +175,9 @@ struct RunArgs {
     /// Worker threads of every server in the HTTP lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     http_workers: u16,
+    /// Worker threads of every runtime in the file lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    file_workers: u16,
     /// Where the mixed lane's chart goes (default: beside `--json` as
     /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -138,33 +197,17 @@ enum Lane {
     Echo,
     /// hyper's hello server.
     Http,
+    /// Files read and written beside a ticker.
+    File,
 }
 
 #[derive(Debug, Args)]
 struct TimersArgs {
-    /// Worker threads of every runtime (`stuck_worker` uses at least 2).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: the lane in well under a minute (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: three to five repetitions of every row, longer loops.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Run only these experiments (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "EXPERIMENT")]
     only: Vec<Experiment>,
-    /// The runtimes to run, in the order each repetition runs them.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -172,16 +215,8 @@ struct MixedArgs {
     /// Worker threads of every runtime.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: 1.5 s measured per load and runtime, the lane in
-    /// about 30 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 6 s measured per load and runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Where the chart goes (default: beside `--json` as STEM-mixed.svg,
     /// else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -205,30 +240,11 @@ struct MixedArgs {
 
 #[derive(Debug, Args)]
 struct EchoArgs {
-    /// Worker threads of every runtime.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and runtime,
-    /// the lane in about 20 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 1 s warm-up and 6 s measured per row and runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Run only these rows (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
     only: Vec<Row>,
-    /// The runtimes to run, in the order each row runs them.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
 }
 
 #[derive(Debug, Args)]
@@ -246,30 +262,17 @@ struct HttpServeArgs {
 
 #[derive(Debug, Args)]
 struct HttpArgs {
-    /// Worker threads of every server's runtime.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
-    workers: u16,
-    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
-    /// in about 15 s (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 1 s warm-up and 10 s measured per runtime.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON (a document with no workloads).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    lane: LaneArgs,
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     connections: u16,
-    /// The runtimes to run, in this order.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
+}
+
+#[derive(Debug, Args)]
+struct FileArgs {
+    #[command(flatten)]
+    lane: LaneArgs,
 }
 
 #[derive(Debug, Args)]
@@ -304,15 +307,8 @@ struct MetricsArgs {
     /// Worker threads of every weft runtime.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
-    /// Quick profile: the whole lane in about a minute (the default).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// Full profile: 20 s per sampling interval, twice the overhead rounds.
-    #[arg(long)]
-    full: bool,
-    /// Also write the results to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    profiled: Profiled,
     /// Tasks counting transactions.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     tasks: u32,
@@ -334,230 +330,139 @@ struct DumpArgs {
     workers: u16,
 }
 
+impl Profiled {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else {
+            Profile::Quick
+        }
+    }
+}
+
+impl LaneArgs {
+    fn setup(&self) -> Setup {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(self.workers), &dedup(&self.runtimes))
+    }
+
+    /// The scheduler lane's configuration with no workload: it only
+    /// describes the document's settings.
+    fn run_config(&self) -> RunConfig {
+        RunConfig::describing(self.setup())
+    }
+}
+
 impl MetricsArgs {
     fn config(&self) -> MetricsConfig {
+        let parts = [Part::Counting, Part::Overhead];
         MetricsConfig {
-            profile: if self.full {
-                Profile::Full
-            } else {
-                Profile::Quick
-            },
+            profile: self.profiled.profile(),
             workers: usize::from(self.workers),
             tasks: self.tasks as usize,
             short_wait: self.short_wait,
-            parts: if self.only.is_empty() {
-                vec![Part::Counting, Part::Overhead]
-            } else {
-                [Part::Counting, Part::Overhead]
-                    .into_iter()
-                    .filter(|p| self.only.contains(p))
-                    .collect()
-            },
+            parts: only(&parts, &self.only),
         }
     }
 }
 
 impl RunArgs {
+    /// Every runtime asked for on `workers` workers.
+    fn setup(&self, workers: u16) -> Setup {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(workers), &dedup(&self.runtimes))
+    }
+
     fn config(&self) -> RunConfig {
         RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: if self.only.is_empty() {
-                Workload::ALL.to_vec()
-            } else {
-                Workload::ALL
-                    .into_iter()
-                    .filter(|w| self.only.contains(w))
-                    .collect()
-            },
-            runtimes: dedup(&self.runtimes),
+            workloads: only(&Workload::ALL, &self.only),
             tuning: Tuning {
                 inject_batch_cap: self.inject_batch_cap,
                 lifo_slot: !self.no_lifo,
                 ..Tuning::default()
             },
             iteration_timeout: self.iteration_timeout,
-        }
-    }
-}
-
-impl RunArgs {
-    fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
+            ..RunConfig::describing(self.setup(self.workers))
         }
     }
 
-    /// The timers lane's configuration, if it is one of the lanes.
-    fn timers_config(&self) -> Option<TimersConfig> {
-        self.lanes.contains(&Lane::Timers).then(|| TimersConfig {
-            runtimes: dedup(&self.runtimes),
-            ..TimersConfig::new(self.profile(), usize::from(self.timer_workers))
-        })
-    }
-
-    /// The mixed lane's configuration, if it is one of the lanes: every
-    /// variant of the runtimes asked for (weft brings its two variants).
-    fn mixed_config(&self) -> Option<MixedConfig> {
-        self.lanes.contains(&Lane::Mixed).then(|| MixedConfig {
-            variants: Variant::of(&self.runtimes),
-            ..MixedConfig::new(self.profile(), usize::from(self.mixed_workers))
-        })
-    }
-
-    /// The echo lane's configuration, if it is one of the lanes.
-    fn echo_config(&self) -> Option<EchoConfig> {
-        self.lanes.contains(&Lane::Echo).then(|| EchoConfig {
-            runtimes: dedup(&self.runtimes),
-            ..EchoConfig::new(self.profile(), usize::from(self.echo_workers))
-        })
-    }
-
-    /// The HTTP lane's configuration, if it is one of the lanes.
-    fn http_config(&self) -> Option<HttpConfig> {
-        self.lanes.contains(&Lane::Http).then(|| HttpConfig {
-            runtimes: dedup(&self.runtimes),
-            ..HttpConfig::new(self.profile(), usize::from(self.http_workers))
-        })
+    /// The lanes asked for, each on its own workers: the mixed lane on
+    /// every variant of the runtimes asked for (weft brings its two).
+    fn lanes(&self) -> Lanes {
+        let on = |lane| self.lanes.contains(&lane);
+        let mixed = |setup: Setup| {
+            let variants = Variant::of(&setup.runtimes);
+            MixedConfig::new(Setup::new(setup.profile, setup.workers, &variants))
+        };
+        Lanes {
+            scheduler: on(Lane::Scheduler).then(|| self.config()),
+            settings: self.config(),
+            timers: on(Lane::Timers).then(|| TimersConfig::new(self.setup(self.timer_workers))),
+            mixed: on(Lane::Mixed).then(|| mixed(self.setup(self.mixed_workers))),
+            echo: on(Lane::Echo).then(|| EchoConfig::new(self.setup(self.echo_workers))),
+            http: on(Lane::Http).then(|| HttpConfig::new(self.setup(self.http_workers))),
+            file: on(Lane::File).then(|| FileConfig::new(self.setup(self.file_workers))),
+            json: self.profiled.json.clone(),
+            chart: self.chart.clone(),
+        }
     }
 }
 
 impl HttpArgs {
-    fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
-    }
-
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
-    fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
-    }
-
     fn http_config(&self) -> HttpConfig {
         HttpConfig {
-            runtimes: dedup(&self.runtimes),
             connections: usize::from(self.connections),
-            ..HttpConfig::new(self.profile(), usize::from(self.workers))
+            ..HttpConfig::new(self.lane.setup())
         }
     }
 }
 
 impl EchoArgs {
-    fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
-    }
-
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
-    fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
-    }
-
     fn echo_config(&self) -> EchoConfig {
-        let mut config = EchoConfig::new(self.profile(), usize::from(self.workers));
-        config.runtimes = dedup(&self.runtimes);
-        if !self.only.is_empty() {
-            config.rows.retain(|row| self.only.contains(row));
+        let config = EchoConfig::new(self.lane.setup());
+        EchoConfig {
+            rows: only(&config.rows, &self.only),
+            ..config
         }
-        config
     }
 }
 
 impl MixedArgs {
-    fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
+    fn setup(&self) -> Setup<Variant> {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(self.workers), &dedup(&self.runtimes))
     }
 
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
     fn run_config(&self) -> RunConfig {
-        let mut kinds: Vec<RuntimeKind> = self.runtimes.iter().map(|v| v.kind()).collect();
-        kinds = dedup(&kinds);
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: kinds,
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
+        let setup = self.setup();
+        let kinds: Vec<RuntimeKind> = setup.runtimes.iter().map(|v| v.kind()).collect();
+        RunConfig::describing(Setup::new(setup.profile, setup.workers, &dedup(&kinds)))
     }
 
     fn mixed_config(&self) -> MixedConfig {
-        let mut config = MixedConfig::new(self.profile(), usize::from(self.workers));
-        let mut variants = Vec::new();
-        for &variant in &self.runtimes {
-            if !variants.contains(&variant) {
-                variants.push(variant);
-            }
+        let config = MixedConfig::new(self.setup());
+        MixedConfig {
+            oracle: !self.no_oracle,
+            loads: only(&config.loads, &self.only),
+            ..config
         }
-        config.variants = variants;
-        config.oracle = !self.no_oracle;
-        if !self.only.is_empty() {
-            config.loads.retain(|load| self.only.contains(load));
-        }
-        config
     }
 }
 
 impl TimersArgs {
-    fn profile(&self) -> Profile {
-        if self.full {
-            Profile::Full
-        } else {
-            Profile::Quick
-        }
-    }
-
-    /// The scheduler lane's configuration with no workload: it only
-    /// describes the document's settings.
-    fn run_config(&self) -> RunConfig {
-        RunConfig {
-            profile: self.profile(),
-            workers: usize::from(self.workers),
-            workloads: Vec::new(),
-            runtimes: dedup(&self.runtimes),
-            tuning: Tuning::default(),
-            iteration_timeout: Duration::from_secs(10),
-        }
-    }
-
     fn timers_config(&self) -> TimersConfig {
-        let mut config = TimersConfig::new(self.profile(), usize::from(self.workers));
-        config.runtimes = dedup(&self.runtimes);
-        if !self.only.is_empty() {
-            config.experiments.retain(|e| self.only.contains(e));
+        let config = TimersConfig::new(self.lane.setup());
+        TimersConfig {
+            experiments: only(&config.experiments, &self.only),
+            ..config
         }
-        config
     }
+}
+
+/// `all`, or those of them in `chosen` when any is (`--only`).
+fn only<T: PartialEq + Copy>(all: &[T], chosen: &[T]) -> Vec<T> {
+    let chosen = |item: &&T| chosen.is_empty() || chosen.contains(item);
+    all.iter().filter(chosen).copied().collect()
 }
 
 fn positive_seconds(text: &str) -> Result<Duration, String> {
@@ -569,11 +474,12 @@ fn positive_seconds(text: &str) -> Result<Duration, String> {
     }
 }
 
-fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
-    let mut unique = Vec::with_capacity(runtimes.len());
-    for &kind in runtimes {
-        if !unique.contains(&kind) {
-            unique.push(kind);
+/// `items` without repeats, in order.
+fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut unique = Vec::with_capacity(items.len());
+    for &item in items {
+        if !unique.contains(&item) {
+            unique.push(item);
         }
     }
     unique
@@ -583,62 +489,35 @@ fn dedup(runtimes: &[RuntimeKind]) -> Vec<RuntimeKind> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run(cli.run)) {
-        Command::Run(args) => run(Lanes {
-            scheduler: args.lanes.contains(&Lane::Scheduler).then(|| args.config()),
-            settings: args.config(),
-            timers: args.timers_config(),
-            mixed: args.mixed_config(),
-            echo: args.echo_config(),
-            http: args.http_config(),
-            json: args.json.clone(),
-            chart: args.chart.clone(),
-        }),
+        Command::Run(args) => run(args.lanes()),
         Command::Timers(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
             timers: Some(args.timers_config()),
-            mixed: None,
-            echo: None,
-            http: None,
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
         }),
         Command::Mixed(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
             mixed: Some(args.mixed_config()),
-            echo: None,
-            http: None,
-            json: args.json.clone(),
             chart: args.chart.clone(),
+            json: args.profiled.json.clone(),
+            ..Lanes::none(args.run_config())
         }),
         Command::Echo(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
-            mixed: None,
             echo: Some(args.echo_config()),
-            http: None,
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
+        }),
+        Command::File(args) => run(Lanes {
+            file: Some(FileConfig::new(args.lane.setup())),
+            ..Lanes::alone(&args.lane)
         }),
         Command::HttpServe(args) => http_serve(&args),
         Command::Http(args) => run(Lanes {
-            scheduler: None,
-            settings: args.run_config(),
-            timers: None,
-            mixed: None,
-            echo: None,
             http: Some(args.http_config()),
-            json: args.json.clone(),
-            chart: None,
+            ..Lanes::alone(&args.lane)
         }),
         Command::TimersRss(args) => {
             timers::rss::child_main(args.runtime, args.workers.max(1), args.timers)
         }
         Command::Compare(args) => {
-            let tolerances = compare::Tolerances {
+            let tolerances = Tolerances {
                 time_pct: args.tolerance,
                 csw_pct: args.csw_tolerance,
             };
@@ -669,7 +548,7 @@ fn run_metrics(args: &MetricsArgs) -> ExitCode {
         }
     };
     print!("{}", metrics::report::render(&document));
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.profiled.json {
         if let Err(err) = metrics::document::write(path, &document) {
             eprintln!("weft-bench: cannot write {}: {err}", path.display());
             return ExitCode::FAILURE;
@@ -697,17 +576,40 @@ struct Lanes {
     echo: Option<EchoConfig>,
     /// The HTTP lane, if it runs.
     http: Option<HttpConfig>,
+    /// The file lane, if it runs.
+    file: Option<FileConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
     chart: Option<PathBuf>,
 }
 
-/// Runs the scheduler lane, the timers lane, the mixed lane, the echo lane
-/// and the HTTP lane (those given, in that order), prints their tables,
-/// writes one document and the mixed lane's chart; exits 1 if any runtime
-/// failed a workload, a timer row, a mixed load, an echo row or the HTTP
-/// row (a missed mixed, echo or HTTP target does not fail the run).
+impl Lanes {
+    /// No lane, and a document described by `settings`.
+    fn none(settings: RunConfig) -> Lanes {
+        Lanes {
+            scheduler: None,
+            settings,
+            timers: None,
+            mixed: None,
+            echo: None,
+            http: None,
+            file: None,
+            json: None,
+            chart: None,
+        }
+    }
+
+    /// No lane yet, for a lane run alone with `args`.
+    fn alone(args: &LaneArgs) -> Lanes {
+        Lanes {
+            json: args.profiled.json.clone(),
+            ..Lanes::none(args.run_config())
+        }
+    }
+}
+
+/// Serves the HTTP lane's hello server for an outside load generator.
 fn http_serve(args: &HttpServeArgs) -> ExitCode {
     fn serve<R: http::server::HttpRuntime>(workers: usize, seconds: u64) -> std::io::Result<()> {
         let server = http::server::start::<R>(workers)?;
@@ -731,6 +633,11 @@ fn http_serve(args: &HttpServeArgs) -> ExitCode {
     }
 }
 
+/// Runs the scheduler, timers, mixed, echo, HTTP and file lanes (those
+/// given, in that order), prints their tables, writes one document and the
+/// mixed lane's chart; exits 1 if any runtime failed a workload, a timer
+/// row, a mixed load, an echo row, the HTTP row or the file row (a missed
+/// target does not fail the run).
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
@@ -740,63 +647,37 @@ fn run(lanes: Lanes) -> ExitCode {
         }
         None => harness::document(&lanes.settings, Vec::new(), Vec::new()),
     };
-    let mut header_printed = lanes.scheduler.is_some();
-    if let Some(config) = lanes.timers {
-        if !header_printed {
-            print!(
-                "{}",
-                timers::report::header(&document.machine, &document.versions)
-            );
-            header_printed = true;
+    if lanes.scheduler.is_none() {
+        // The first lane to run heads the output with the machine.
+        let first = [
+            ("timers", lanes.timers.is_some()),
+            ("mixed", lanes.mixed.is_some()),
+            ("echo", lanes.echo.is_some()),
+            ("http", lanes.http.is_some()),
+            ("file", lanes.file.is_some()),
+        ]
+        .into_iter()
+        .find(|&(_, runs)| runs);
+        if let Some((lane, _)) = first {
+            print!("{}", header(lane, &document.machine, &document.versions));
         }
-        let result = timers::run(&config);
-        print!("{}", timers::report::render(&result));
-        document.timers = Some(result);
     }
-    if let Some(config) = lanes.mixed {
-        if !header_printed {
-            print!(
-                "{}",
-                mixed::report::header(&document.machine, &document.versions)
-            );
-            header_printed = true;
-        }
-        let result = mixed::run(&config);
-        print!("{}", mixed::report::render(&result));
+    document.timers = lane(lanes.timers, timers::run, timers::report::render);
+    document.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
+    if let Some(result) = &document.mixed {
         let chart = lanes
             .chart
             .unwrap_or_else(|| mixed::chart::path_for(lanes.json.as_deref()));
-        match mixed::chart::write(&chart, &result) {
+        match mixed::chart::write(&chart, result) {
             Ok(()) => println!("mixed lane chart: {}", chart.display()),
             // The chart is a view of the numbers above: losing it does not
             // lose the run.
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
-        document.mixed = Some(result);
     }
-    if let Some(config) = lanes.echo {
-        if !header_printed {
-            print!(
-                "{}",
-                echo::report::header(&document.machine, &document.versions)
-            );
-        }
-        let result = echo::run(&config);
-        print!("{}", echo::report::render(&result));
-        document.echo = Some(result);
-        header_printed = true;
-    }
-    if let Some(config) = lanes.http {
-        if !header_printed {
-            print!(
-                "{}",
-                http::report::header(&document.machine, &document.versions)
-            );
-        }
-        let result = http::run(&config);
-        print!("{}", http::report::render(&result));
-        document.http = Some(result);
-    }
+    document.echo = lane(lanes.echo, echo::run, echo::report::render);
+    document.http = lane(lanes.http, http::run, http::report::render);
+    document.file = lane(lanes.file, file::run, file::report::render);
     print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -812,35 +693,22 @@ fn run(lanes: Lanes) -> ExitCode {
     }
 }
 
+/// Runs a lane if it is configured, and prints its tables.
+fn lane<C, R>(config: Option<C>, run: fn(&C) -> R, render: fn(&R) -> String) -> Option<R> {
+    let result = run(&config?);
+    print!("{}", render(&result));
+    Some(result)
+}
+
 fn any_failed(document: &Document) -> bool {
-    let workload_failed = document
-        .workloads
-        .iter()
-        .flat_map(|w| w.runtimes.values())
-        .any(|r| r.ok_summary().is_none());
-    let timer_failed = document
-        .timers
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|v| v.status == Status::Failed);
-    let mixed_failed = document
-        .mixed
-        .iter()
-        .flat_map(|m| &m.loads)
-        .flat_map(|load| load.runtimes.values())
-        .any(|run| run.ok().is_none());
-    let echo_failed = document
-        .echo
-        .iter()
-        .flat_map(|e| &e.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|run| run.ok().is_none());
-    let http_failed = document
-        .http
-        .iter()
-        .flat_map(|h| &h.rows)
-        .flat_map(|row| row.runtimes.values())
-        .any(|run| run.ok().is_none());
-    workload_failed || timer_failed || mixed_failed || echo_failed || http_failed
+    fn failed<R: figure::Row>(rows: &[R]) -> bool {
+        rows.iter().any(figure::Row::any_failed)
+    }
+    use compare::{loads, rows};
+    failed(&document.workloads)
+        || rows(&document.timers).is_some_and(failed)
+        || loads(document).is_some_and(failed)
+        || rows(&document.echo).is_some_and(failed)
+        || rows(&document.http).is_some_and(failed)
+        || rows(&document.file).is_some_and(failed)
 }

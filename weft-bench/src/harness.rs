@@ -17,9 +17,10 @@ use std::time::{Duration, SystemTime};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::driver::{Block, Driver};
+use crate::figure::lane::Setup;
 use crate::json::{Document, Machine, SCHEMA, Settings, Versions, WorkloadResult};
 use crate::report;
-use crate::runtimes::{RuntimeKind, Tuning};
+use crate::runtimes::Tuning;
 use crate::stats;
 use crate::workloads::Workload;
 
@@ -65,14 +66,11 @@ impl Profile {
 /// Everything a run needs to know.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// How many iterations.
-    pub profile: Profile,
-    /// Worker threads of every runtime.
-    pub workers: usize,
+    /// How many iterations (the profile), on how many workers, the
+    /// runtimes in the order their blocks alternate.
+    pub setup: Setup,
     /// The workloads, in order.
     pub workloads: Vec<Workload>,
-    /// The runtimes, in the order their blocks alternate.
-    pub runtimes: Vec<RuntimeKind>,
     /// weft's scheduler settings.
     pub tuning: Tuning,
     /// Longest wait for one iteration (or a build, set-up, tear-down or
@@ -81,12 +79,29 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// A configuration with no workload, describing a document's settings
+    /// when another lane runs alone: `setup`, weft's defaults, a 10 s
+    /// timeout.
+    pub fn describing(setup: Setup) -> RunConfig {
+        RunConfig {
+            setup,
+            workloads: Vec::new(),
+            tuning: Tuning::default(),
+            iteration_timeout: Duration::from_secs(10),
+        }
+    }
+
     fn settings(&self) -> Settings {
         Settings {
-            profile: self.profile.name().to_owned(),
-            workers: self.workers,
-            rounds: self.profile.rounds(),
-            runtimes: self.runtimes.iter().map(|k| k.name().to_owned()).collect(),
+            profile: self.setup.profile.name().to_owned(),
+            workers: self.setup.workers,
+            rounds: self.setup.profile.rounds(),
+            runtimes: self
+                .setup
+                .runtimes
+                .iter()
+                .map(|k| k.name().to_owned())
+                .collect(),
             iteration_timeout_s: self.iteration_timeout.as_secs_f64(),
             weft_inject_batch_cap: self.tuning.inject_batch_cap,
             weft_lifo_slot: self.tuning.lifo_slot,
@@ -98,10 +113,10 @@ impl RunConfig {
         let per_runtime: usize = self
             .workloads
             .iter()
-            .map(|&w| self.profile.block(w))
-            .map(|block| self.profile.rounds() * (block.warmup + block.iterations))
+            .map(|&w| self.setup.profile.block(w))
+            .map(|block| self.setup.profile.rounds() * (block.warmup + block.iterations))
             .sum();
-        (per_runtime * self.runtimes.len()) as u64
+        (per_runtime * self.setup.runtimes.len()) as u64
     }
 }
 
@@ -146,6 +161,7 @@ pub fn document(
         mixed: None,
         echo: None,
         http: None,
+        file: None,
     }
 }
 
@@ -155,13 +171,14 @@ fn run_workload(
     progress: &Progress,
     warnings: &mut Vec<String>,
 ) -> WorkloadResult {
-    let block = config.profile.block(workload);
-    let rounds = config.profile.rounds();
+    let block = config.setup.profile.block(workload);
+    let rounds = config.setup.profile.rounds();
     let mut drivers: Vec<Driver> = config
+        .setup
         .runtimes
         .iter()
         .map(|&kind| {
-            let (workers, tuning) = (config.workers, config.tuning);
+            let (workers, tuning) = (config.setup.workers, config.tuning);
             Driver::start(kind, workload, workers, tuning, config.iteration_timeout)
         })
         .collect();

@@ -1,8 +1,23 @@
-//! The result document: what a run measured, as written by `--json` and read
-//! back by `compare`: the scheduler lane's workloads, in `timers` the
-//! timers lane's rows, in `mixed` the mixed lane's loads and in `echo` the
-//! echo lane's rows, in `http` the HTTP lane's. The schema is described in the crate's README; bump
-//! [`SCHEMA`] on any change that an older reader would misread.
+//! The result document (schema [`SCHEMA`]): what a run measured, as
+//! written by `--json FILE` and read back by `compare`: the scheduler
+//! lane's workloads ([`WorkloadResult`]), and in `timers`, `mixed`, `echo`,
+//! `http` and `file` the other lanes' results ([`TimersResult`],
+//! [`MixedResult`], [`EchoResult`], [`HttpResult`], [`FileResult`], each
+//! documented with its part of the JSON). The scheduler lane's figures, those `compare` gates, are
+//! [`SCHEDULER`].
+//!
+//! The document is compact JSON (read it with `jq .`); times are
+//! milliseconds unless a field's name says otherwise. `weft-bench timers
+//! --json FILE` (and `mixed`, `echo`, `http`, `file`) write the same document with
+//! no workloads, its `settings` then describing that lane's run (profile,
+//! workers, runtimes). The lane fields are optional, so documents written
+//! before a lane existed still parse, under the same schema string.
+//!
+//! Per-iteration arrays let a reader check drift (the first half of the
+//! run against the second) or recompute any statistic; a runtime that
+//! failed keeps the iterations it completed. Any change that an older
+//! reader would misread bumps [`SCHEMA`]; `compare` refuses other
+//! schemas.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,16 +27,79 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::echo::result::EchoResult;
+use crate::figure::lane::Lane;
+use crate::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
+use crate::file::result::FileResult;
 use crate::http::result::HttpResult;
 use crate::measure::Sample;
 use crate::mixed::result::MixedResult;
 use crate::stats::{Comparison, Summary};
 use crate::timers::result::TimersResult;
 
+pub use crate::figure::Status;
+
 /// Identifies the document format.
 pub const SCHEMA: &str = "weft-bench/1";
 
-/// One run of the lane.
+/// weft's median iteration time, over the best peer's.
+pub const MEDIAN_MS: Figure<Summary> = Figure::lower("median_ms", "ms", |s| Some(s.median_ms));
+
+/// Growth in context switches per iteration below which a change is noise:
+/// a few switches are noise on workloads that switch a few times.
+pub const CSW_FLOOR: f64 = 20.0;
+
+/// The scheduler lane's figures `compare` gates: weft's median over the
+/// best peer's and over tokio's (measured side by side in one run, they
+/// cancel most of the machine's drift and are comparable across
+/// machines), and its context switches per iteration, with their own,
+/// wider tolerance (they swing far more between runs of one build than
+/// times do) and [`CSW_FLOOR`].
+pub const SCHEDULER: [Figure<Summary>; 3] = [
+    MEDIAN_MS,
+    MEDIAN_MS.with_peer(Peer::Tokio),
+    Figure::lower("csw_per_iter", "switches", |s: &Summary| {
+        Some(s.csw_per_iter)
+    })
+    .with_peer(Peer::None)
+    .with_format(Format::Count)
+    .with_floor(CSW_FLOOR)
+    .with_tolerance(Tolerance::Switches),
+];
+
+/// The scheduler lane in `compare`.
+pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
+
+/// One run of the lanes. In JSON (the lanes' fields are shown with their
+/// types):
+///
+/// ```jsonc
+/// {
+///   "schema": "weft-bench/1",
+///   "created_unix_s": 1795420696,
+///   "machine": { "cores": 2, "cpu_model": "…", "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.18.44-…" },
+///   "versions": {
+///     "weft_commit": "4973d536…",    // `git rev-parse HEAD` at run time, or "unknown"
+///     "weft_dirty": false,           // tracked changes under weft/ or Cargo.lock (null: unknown)
+///     "bench_dirty": false,          // tracked changes under weft-bench/ (null: unknown)
+///     "tokio": "1.54.1",             // from Cargo.lock, at build time
+///     "async_executor": "1.14.1",    // from Cargo.lock, at build time
+///     "rustc": "rustc 1.95.0 (…)"    // `rustc --version` of the compiler that built weft-bench
+///   },
+///   "settings": {
+///     "profile": "quick", "workers": 4, "rounds": 5,
+///     "runtimes": ["weft", "tokio", "smol"],       // block order
+///     "iteration_timeout_s": 10.0,
+///     "weft_inject_batch_cap": null, "weft_lifo_slot": true
+///   },
+///   "workloads": [{ … }],                          // the scheduler lane: WorkloadResult
+///   "warnings": ["…"],                             // absent when empty
+///   "timers": { … },                               // TimersResult; absent when the lane did not run
+///   "mixed": { … },                                // MixedResult; likewise
+///   "echo": { … },                                 // EchoResult; likewise
+///   "http": { … },                                 // HttpResult; likewise
+///   "file": { … }                                  // FileResult; likewise
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     /// Always [`SCHEMA`].
@@ -55,6 +133,10 @@ pub struct Document {
     /// it existed, which still parse; `compare` lists its row as new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpResult>,
+    /// The file lane, when it ran (absent from documents written before
+    /// it existed, which still parse; `compare` lists its row as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileResult>,
 }
 
 /// The machine a run was measured on.
@@ -108,7 +190,37 @@ pub struct Settings {
     pub weft_lifo_slot: bool,
 }
 
-/// One workload on every runtime.
+/// One workload on every runtime. In JSON:
+///
+/// ```jsonc
+/// {
+///   "name": "spawn_many_local",
+///   "iterations_per_round": 20,                  // round r = elements r*20 .. r*20+19 of each array
+///   "runtimes": {
+///     "weft": {
+///       "status": "ok",                          // or "failed", with "error": "…"
+///       "summary": {                             // null unless status is ok
+///         "median_ms": 4.10, "min_ms": 2.32, "max_ms": 5.55,
+///         "round_medians_ms": [4.29, 3.56, 3.18, 4.21, 4.21],
+///         "spread_pct": 27.0,
+///         "csw_per_iter": 221.8, "csw_voluntary_per_iter": 176.5, "csw_involuntary_per_iter": 45.3,
+///         "counters_per_iter": { "polls": 10000.0, "parks": 158.0, … }   // weft only
+///       },
+///       "iterations": {                          // one element per measured iteration, in order
+///         "ms": [3.1641, …],                     // rounded to 0.1 µs
+///         "csw_voluntary": [457, …], "csw_involuntary": [331, …],
+///         "counters": { "polls": [10000, …], … }  // weft only
+///       }
+///     },
+///     "tokio": { … }, "smol": { … }
+///   },
+///   "comparison": {                              // null when weft or every peer failed
+///     "best":  { "peer": "smol",  "value": 0.51, "rounds": [0.52, 0.43, …], "resolved": true },
+///     "tokio": { "peer": "tokio", "value": 0.40, "rounds": [0.44, …], "resolved": true },  // null without tokio
+///     "verdict": "faster"                        // "faster" | "slower" | "unresolved"
+///   }
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkloadResult {
     /// The workload's name (tokio's benchmark name).
@@ -121,16 +233,7 @@ pub struct WorkloadResult {
     pub comparison: Option<Comparison>,
 }
 
-/// Whether a runtime completed a workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Every round completed.
-    #[default]
-    Ok,
-    /// It failed to build, panicked, or an iteration timed out.
-    Failed,
-}
+figure::impl_row!(WorkloadResult, RuntimeResult);
 
 /// One workload on one runtime.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -149,9 +252,11 @@ pub struct RuntimeResult {
 impl RuntimeResult {
     /// The summary, if the runtime completed the workload.
     pub fn ok_summary(&self) -> Option<&Summary> {
-        self.summary.as_ref().filter(|_| self.status == Status::Ok)
+        self.ok()
     }
 }
+
+figure::impl_attempt!(RuntimeResult, summary: Summary);
 
 /// Per-iteration values, one array element per measured iteration. Round
 /// `r` is elements `r * iterations_per_round ..` of every array.

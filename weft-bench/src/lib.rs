@@ -9,7 +9,14 @@
 //! with [`measure`]; [`stats`]
 //! summarizes; [`report`] prints (with [`table`]); [`json`] is the document
 //! written by `--json` (with [`system`] describing the machine); [`compare`]
-//! is the regression gate between two documents.
+//! is the regression gate between two documents; [`summary`] is the default
+//! run's last table.
+//!
+//! [`figure`] is what every lane shares: a figure (name, which way is
+//! better, which peer it is compared with, format, noise floor), a run's
+//! status, weft's ratio to the peer, the gate's verdict and delta table,
+//! and the skeleton of the lanes' tables. A lane is its workload, its JSON
+//! and its list of figures.
 //!
 //! [`metrics`] is the metrics lane (`weft-bench metrics`, and
 //! `metrics-dump`): whether weft's counters are exact and cheap to sample.
@@ -33,11 +40,19 @@
 //! one hyper-client thread with 64 keep-alive connections; req/s, latency
 //! and CPU per request against tokio and smol; its row joins the same
 //! document and gate.
+//!
+//! [`file`](mod@file) is the file lane (`weft-bench file`, and the sixth lane of the
+//! default run): 32 tasks writing and 32 reading 8 MiB files through each
+//! runtime's file API beside a 1 ms ticker; total time, the ticker's
+//! lateness and CPU against tokio and smol; its row joins the same
+//! document and gate.
 
 pub mod cli;
 pub mod compare;
 pub mod driver;
 pub mod echo;
+pub mod figure;
+pub mod file;
 pub mod harness;
 pub mod http;
 pub mod json;

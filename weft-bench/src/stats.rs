@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::json::{Iterations, RuntimeResult};
-use crate::runtimes::RuntimeKind;
+use crate::figure::{Figure, Peer, WEFT};
+use crate::json::{Iterations, MEDIAN_MS, RuntimeResult};
 
 /// Statistics of one workload on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,17 +81,47 @@ pub struct Ratio {
 
 impl Ratio {
     fn between(weft: &Summary, peer_name: &str, peer: &Summary) -> Ratio {
-        let rounds: Vec<f64> = weft
+        let RoundRatio {
+            value,
+            rounds,
+            resolved,
+        } = RoundRatio::between(weft, peer);
+        let peer = peer_name.to_owned();
+        Ratio {
+            peer,
+            value,
+            rounds,
+            resolved,
+        }
+    }
+}
+
+/// One median over another, overall and per round (the metrics lane's
+/// modes; [`Ratio`] names its peer).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundRatio {
+    /// Ratio of the medians.
+    pub value: f64,
+    /// Ratio of the round medians, round by round.
+    pub rounds: Vec<f64>,
+    /// Every round's ratio lies on the same side of 1.0 (never with no
+    /// round).
+    pub resolved: bool,
+}
+
+impl RoundRatio {
+    /// `a` over `b`.
+    pub fn between(a: &Summary, b: &Summary) -> RoundRatio {
+        let rounds: Vec<f64> = a
             .round_medians_ms
             .iter()
-            .zip(&peer.round_medians_ms)
-            .map(|(w, p)| w / p)
+            .zip(&b.round_medians_ms)
+            .map(|(a, b)| a / b)
             .collect();
         let resolved = !rounds.is_empty()
             && (rounds.iter().all(|&r| r < 1.0) || rounds.iter().all(|&r| r > 1.0));
-        Ratio {
-            peer: peer_name.to_owned(),
-            value: weft.median_ms / peer.median_ms,
+        RoundRatio {
+            value: a.median_ms / b.median_ms,
             rounds,
             resolved,
         }
@@ -122,24 +152,19 @@ pub struct Comparison {
 }
 
 /// Compares weft with every peer that completed the workload and passes
-/// `include_peer`; `None` when weft or every such peer failed or is absent.
+/// `include_peer` (the best peer as [`MEDIAN_MS`] picks it); `None` when
+/// weft or every such peer failed or is absent.
 pub fn compare(
     runtimes: &BTreeMap<String, RuntimeResult>,
     include_peer: impl Fn(&str) -> bool,
 ) -> Option<Comparison> {
-    let weft = runtimes.get(RuntimeKind::Weft.name())?.ok_summary()?;
-    let peers = runtimes
-        .iter()
-        .filter(|(name, _)| *name != RuntimeKind::Weft.name() && include_peer(name))
-        .filter_map(|(name, result)| Some((name, result.ok_summary()?)));
-    let (best_name, best) = peers.min_by(|a, b| a.1.median_ms.total_cmp(&b.1.median_ms))?;
-    let best = Ratio::between(weft, best_name, best);
-    let tokio_name = RuntimeKind::Tokio.name();
-    let tokio = runtimes
-        .get(tokio_name)
-        .filter(|_| include_peer(tokio_name))
-        .and_then(RuntimeResult::ok_summary)
-        .map(|peer| Ratio::between(weft, tokio_name, peer));
+    let weft = runtimes.get(WEFT)?.ok_summary()?;
+    let ratio_to = |figure: Figure<Summary>| {
+        let (peer, _) = figure.peer(runtimes, &include_peer)?;
+        Some(Ratio::between(weft, peer, runtimes[peer].ok_summary()?))
+    };
+    let best = ratio_to(MEDIAN_MS)?;
+    let tokio = ratio_to(MEDIAN_MS.with_peer(Peer::Tokio));
     let verdict = match (best.resolved, best.rounds.first()) {
         (true, Some(&r)) if r < 1.0 => Verdict::Faster,
         (true, Some(_)) => Verdict::Slower,

@@ -5,77 +5,67 @@
 //!
 //! Headline figures: the scheduler lane's median ms per iteration, each
 //! timers row's value, the mixed lane's short-request p99, the echo and
-//! HTTP lanes' requests per second. "ahead" means better than every peer
+//! HTTP lanes' requests per second, the file lane's total time and its
+//! ticker's p99 lateness. "ahead" means better than every peer
 //! that finished (lower time or latency, higher throughput).
 
 use std::collections::BTreeMap;
 
-use crate::json::Document;
+use crate::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
+use crate::json::{Document, MEDIAN_MS};
 use crate::table::Table;
+use crate::{echo, file, mixed, timers};
 
 const RUNTIMES: [&str; 3] = ["weft", "tokio", "smol"];
-
-/// Which way a figure improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Better {
-    Lower,
-    Higher,
-}
 
 /// One line of the summary.
 struct Line {
     lane: &'static str,
     workload: String,
-    unit: String,
+    unit: &'static str,
     better: Better,
     /// By runtime name; `None`: failed or not run.
     values: BTreeMap<&'static str, Option<f64>>,
 }
 
 impl Line {
-    fn new(
+    /// `figure` of `row` of `lane`, under the name `workload`.
+    fn new<R: Row>(
         lane: &'static str,
-        workload: impl Into<String>,
-        unit: impl Into<String>,
-        better: Better,
-        value_of: impl Fn(&str) -> Option<f64>,
+        workload: String,
+        figure: &Figure<FiguresOf<R>>,
+        row: &R,
     ) -> Line {
         Line {
             lane,
-            workload: workload.into(),
-            unit: unit.into(),
-            better,
-            values: RUNTIMES.iter().map(|&rt| (rt, value_of(rt))).collect(),
+            workload,
+            unit: figure.unit,
+            better: figure.better,
+            values: RUNTIMES
+                .iter()
+                .map(|&rt| (rt, row.runs().get(rt).and_then(|run| figure.of(run))))
+                .collect(),
         }
     }
 
     /// weft's figure over the best peer's (both present and the best one
-    /// non-zero).
+    /// positive).
     fn ratio(&self) -> Option<f64> {
-        let weft = self.values.get("weft").copied().flatten()?;
+        let weft = self.values.get(WEFT).copied().flatten()?;
         let peers = self
             .values
             .iter()
-            .filter(|(name, _)| **name != "weft")
-            .filter_map(|(_, value)| *value);
-        let best = match self.better {
-            Better::Lower => peers.fold(None, |best: Option<f64>, v| {
-                Some(best.map_or(v, |b| b.min(v)))
-            }),
-            Better::Higher => peers.fold(None, |best: Option<f64>, v| {
-                Some(best.map_or(v, |b| b.max(v)))
-            }),
-        }?;
-        (best != 0.0).then(|| weft / best)
+            .filter(|(name, _)| **name != WEFT)
+            .filter_map(|(name, value)| Some((*name, (*value)?)));
+        ratio(weft, self.better.best(peers)?.1)
     }
 
     fn verdict(&self) -> &'static str {
-        match (self.ratio(), self.better) {
-            (None, _) => "-",
-            (Some(r), Better::Lower) if r < 1.0 => "ahead",
-            (Some(r), Better::Higher) if r > 1.0 => "ahead",
-            (Some(1.0), _) => "level",
-            _ => "behind",
+        match self.ratio() {
+            None => "-",
+            Some(1.0) => "level",
+            Some(r) if self.better.meets(r, 1.0) => "ahead",
+            Some(_) => "behind",
         }
     }
 }
@@ -83,49 +73,38 @@ impl Line {
 fn lines(document: &Document) -> Vec<Line> {
     let mut lines = Vec::new();
     for workload in &document.workloads {
-        lines.push(Line::new(
-            "scheduler",
-            &workload.name,
-            "ms",
-            Better::Lower,
-            |rt| Some(workload.runtimes.get(rt)?.ok_summary()?.median_ms),
-        ));
+        let name = workload.name.clone();
+        lines.push(Line::new("scheduler", name, &MEDIAN_MS, workload));
     }
     for row in document.timers.iter().flat_map(|t| &t.rows) {
-        lines.push(Line::new(
-            "timers",
-            &row.name,
-            &row.unit,
-            Better::Lower,
-            |rt| row.runtimes.get(rt)?.value,
-        ));
+        if let Some(figure) = timers::row_spec(&row.name) {
+            lines.push(Line::new("timers", row.name.clone(), figure, row));
+        }
     }
     for load in document.mixed.iter().flat_map(|m| &m.loads) {
-        lines.push(Line::new(
-            "mixed",
-            format!("{} short p99", load.name),
-            "ms",
-            Better::Lower,
-            |rt| Some(load.runtimes.get(rt)?.ok()?.short.as_ref()?.p99_ms),
-        ));
+        let name = format!("{} short p99", load.name);
+        lines.push(Line::new("mixed", name, &mixed::result::SHORT_P99, load));
     }
     for row in document.echo.iter().flat_map(|e| &e.rows) {
-        lines.push(Line::new(
-            "echo",
-            &row.name,
-            "req/s",
-            Better::Higher,
-            |rt| Some(row.runtimes.get(rt)?.ok()?.req_per_s),
-        ));
+        let name = row.name.clone();
+        lines.push(Line::new("echo", name, &echo::result::REQ_PER_S, row));
     }
     for row in document.http.iter().flat_map(|h| &h.rows) {
-        lines.push(Line::new(
-            "http",
-            &row.name,
-            "req/s",
-            Better::Higher,
-            |rt| Some(row.runtimes.get(rt)?.ok()?.req_per_s),
-        ));
+        let name = row.name.clone();
+        lines.push(Line::new("http", name, &echo::result::REQ_PER_S, row));
+    }
+    for row in document.file.iter().flat_map(|f| &f.rows) {
+        for (figure, what) in [
+            (&file::result::TOTAL, "total"),
+            (&file::result::TICK_P99, "tick p99"),
+        ] {
+            lines.push(Line::new(
+                "file",
+                format!("{} {what}", row.name),
+                figure,
+                row,
+            ));
+        }
     }
     lines
 }
@@ -152,15 +131,7 @@ pub fn render(document: &Document) -> String {
         table.row(vec![
             line.lane.to_owned(),
             line.workload.clone(),
-            format!(
-                "{} ({})",
-                line.unit,
-                if line.better == Better::Lower {
-                    "lower better"
-                } else {
-                    "higher better"
-                }
-            ),
+            format!("{} ({})", line.unit, line.better.phrase()),
             cell(line.values["weft"]),
             cell(line.values["tokio"]),
             cell(line.values["smol"]),
@@ -181,11 +152,13 @@ mod tests {
     use super::*;
 
     fn line(better: Better, weft: Option<f64>, tokio: Option<f64>, smol: Option<f64>) -> Line {
-        Line::new("lane", "w", "u", better, |rt| match rt {
-            "weft" => weft,
-            "tokio" => tokio,
-            _ => smol,
-        })
+        Line {
+            lane: "lane",
+            workload: "w".to_owned(),
+            unit: "u",
+            better,
+            values: BTreeMap::from([("weft", weft), ("tokio", tokio), ("smol", smol)]),
+        }
     }
 
     #[test]

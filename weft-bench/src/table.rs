@@ -77,12 +77,36 @@ pub fn ms(value: f64) -> String {
     }
 }
 
+/// A latency in ms as whole µs (tenths below 10 µs).
+pub fn us(ms: f64) -> String {
+    let us = ms * 1e3;
+    if us >= 10.0 {
+        format!("{us:.0}")
+    } else {
+        format!("{us:.1}")
+    }
+}
+
 /// A mean count per iteration.
 pub fn count(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")
     } else {
         format!("{value:.1}")
+    }
+}
+
+/// Named counters as a progress line reads them, `stalls 12, step asides
+/// 3`: those above zero, underscores as spaces; `-` when none is.
+pub fn counters<'a>(counters: impl Iterator<Item = (&'a str, u64)>) -> String {
+    let shown: Vec<String> = counters
+        .filter(|&(_, value)| value > 0)
+        .map(|(name, value)| format!("{} {value}", name.replace('_', " ")))
+        .collect();
+    if shown.is_empty() {
+        "-".to_owned()
+    } else {
+        shown.join(", ")
     }
 }
 
@@ -119,5 +143,10 @@ mod tests {
         assert_eq!(ms(0.2914), "0.291");
         assert_eq!(delta_pct(2.0, 2.5), "+25%");
         assert_eq!(count(2.34), "2.3");
+        assert_eq!(us(0.0474), "47");
+        assert_eq!(us(0.0052), "5.2");
+        let shown = [("stalls", 12), ("handoffs", 0), ("step_asides", 3)];
+        assert_eq!(counters(shown.into_iter()), "stalls 12, step asides 3");
+        assert_eq!(counters([("stalls", 0)].into_iter()), "-");
     }
 }

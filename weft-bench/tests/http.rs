@@ -7,41 +7,35 @@
 //! One test in its own binary: the CPU figures read the whole process's
 //! CPU time, which tests running beside it would disturb.
 
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use weft_bench::echo::Timing;
+use weft_bench::echo::result::Figures;
+use weft_bench::figure::lane::Setup;
+use weft_bench::figure::skew::Window;
 use weft_bench::harness::Profile;
 use weft_bench::http::{self, HttpConfig};
+use weft_bench::mixed::latency::Percentiles;
 use weft_bench::runtimes::RuntimeKind;
 
 #[test]
 fn every_runtime_serves_hello_and_gives_figures() {
     let config = HttpConfig {
         timing: Timing::tiny(),
-        ..HttpConfig::new(Profile::Quick, 2)
+        ..HttpConfig::new(Setup::new(Profile::Quick, 2, &RuntimeKind::ALL))
     };
     assert_eq!(config.connections, 64);
-    let started = Instant::now();
-    let result = http::run(&config);
+    // About 1 s on the 2-core dev machine.
+    let result = common::tiny_lane(Duration::from_secs(60), || http::run(&config));
     assert_eq!(result.rows.len(), 1);
     let row = &result.rows[0];
     assert_eq!(row.name, http::ROW);
     for kind in RuntimeKind::ALL {
-        let run = &row.runtimes[kind.name()];
-        let figures = run
-            .ok()
-            .unwrap_or_else(|| panic!("{}: {run:?}", kind.name()));
-        let latency = figures.latency.as_ref().expect("latencies");
-        assert!(latency.count > 0 && latency.p50_ms > 0.0, "{figures:?}");
-        assert!(latency.p50_ms <= latency.p99_ms && latency.p99_ms <= latency.max_ms);
-        assert!(figures.req_per_s > 0.0, "{figures:?}");
-        assert!(figures.cpu_ms_per_s > 0.0, "{figures:?}");
-        assert!(
-            figures.cpu_us_per_req.is_some_and(|cpu| cpu > 0.0),
-            "{figures:?}"
-        );
-        assert!(figures.generator_cpu_ms_per_s > 0.0, "{figures:?}");
-        assert_eq!(figures.unfinished, 0);
+        let f = common::completed(&row.runtimes, kind.name(), latency, window);
+        assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
+        assert!(f.cpu_us_per_req.is_some_and(|cpu| cpu > 0.0), "{f:?}");
     }
     let ratios = row.ratios.as_ref().expect("weft's ratios");
     assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
@@ -50,11 +44,12 @@ fn every_runtime_serves_hello_and_gives_figures() {
     let back: http::result::HttpResult = serde_json::from_str(&text).unwrap();
     assert_eq!(back.rows[0].runtimes, row.runtimes);
     assert!(http::report::render(&result).contains("weft"));
-    // About 1 s on the 2-core dev machine; the bound catches tiny timing
-    // grown into real timing without failing a loaded machine.
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "the tiny lane took {:?}",
-        started.elapsed()
-    );
+}
+
+fn latency(f: &Figures) -> Option<&Percentiles> {
+    f.latency.as_ref()
+}
+
+fn window(f: &Figures) -> &Window {
+    &f.window
 }

@@ -1,4 +1,5 @@
-//! Reading the attribute's arguments: `worker_threads = N`, `start_paused = bool`.
+//! Reading the attribute's arguments: `worker_threads = N`, `start_paused =
+//! bool`, `tokio_compat = bool`.
 //!
 //! Every rejection is a `syn::Error` spanned on the token the user has to
 //! change, and its message says what to write instead.
@@ -29,8 +30,8 @@ impl Kind {
 
     fn accepted(self) -> &'static str {
         match self {
-            Kind::Main => "`worker_threads`",
-            Kind::Test => "`worker_threads`, `start_paused`",
+            Kind::Main => "`worker_threads`, `tokio_compat`",
+            Kind::Test => "`worker_threads`, `start_paused`, `tokio_compat`",
         }
     }
 }
@@ -44,16 +45,20 @@ pub(crate) struct Config {
     /// `start_paused = true`: where it was written, so a missing
     /// `test-util` feature is reported there.
     pub(crate) start_paused: Option<Span>,
+    /// `tokio_compat = true`: where it was written, so a missing
+    /// `tokio-compat` feature is reported there.
+    pub(crate) tokio_compat: Option<Span>,
 }
 
 /// Parses the tokens between the attribute's parentheses.
 pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<Config> {
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     let mut config = Config::default();
-    // Only `worker_threads` and `start_paused` are tracked, and both are
-    // `Option`s: a second occurrence is found by the slot being filled. A
-    // `start_paused = false` fills no slot, so it is tracked separately.
+    // Every setting is an `Option`: a second occurrence is found by the
+    // slot being filled. A flag set to `false` fills no slot, so the flags
+    // are tracked separately.
     let mut seen_start_paused = false;
+    let mut seen_tokio_compat = false;
     for meta in metas {
         let name_value = require_value(kind, &meta)?;
         let name = name_value.path.get_ident().map(|ident| ident.to_string());
@@ -71,6 +76,15 @@ pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<C
                 seen_start_paused = true;
                 if parse_bool("start_paused", &name_value.value)? {
                     config.start_paused = Some(name_value.path.span());
+                }
+            }
+            Some("tokio_compat") => {
+                if seen_tokio_compat {
+                    return Err(given_twice(&name_value.path, "tokio_compat"));
+                }
+                seen_tokio_compat = true;
+                if parse_bool("tokio_compat", &name_value.value)? {
+                    config.tokio_compat = Some(name_value.path.span());
                 }
             }
             Some("start_paused") => {
@@ -102,6 +116,10 @@ fn require_value(kind: Kind, meta: &Meta) -> syn::Result<&MetaNameValue> {
                 "`start_paused` needs a value: write `start_paused = true`",
             ))
         }
+        Meta::Path(path) if path.is_ident("tokio_compat") => Err(syn::Error::new_spanned(
+            path,
+            "`tokio_compat` needs a value: write `tokio_compat = true`",
+        )),
         Meta::Path(path) => Err(unknown_argument(kind, path)),
         Meta::List(list) => Err(unknown_argument(kind, &list.path)),
     }

@@ -115,6 +115,15 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
         .start_paused
         .map(|span| quote_spanned!(span=> ::weft::__weft_start_paused!();));
     let declared_output = declare_output(&function.sig.output);
+    let mut builder = quote! {
+        ::weft::runtime::Builder::new_multi_thread()
+            #worker_threads
+    };
+    // Spanned on the user's `tokio_compat`, as `start_paused`: without the
+    // `tokio-compat` feature the helper macro is a `compile_error!` there.
+    if let Some(span) = config.tokio_compat {
+        builder = quote_spanned!(span=> ::weft::__weft_tokio_compat!(#builder));
+    }
     let new_body = quote! {
         {
             let body = async move {
@@ -122,8 +131,7 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
                 #pause
                 #body
             };
-            ::weft::runtime::Builder::new_multi_thread()
-                #worker_threads
+            #builder
                 .build()
                 .expect("failed to build the weft runtime")
                 .block_on(body)

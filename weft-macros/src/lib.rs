@@ -20,6 +20,9 @@
 //!
 //! `#[weft::test]` does the same and adds `#[test]`; the function's other
 //! attributes (`#[should_panic]`, `#[ignore]`, doc comments) are kept.
+//! `tokio_compat = true` (both) wraps the builder in
+//! `weft::__weft_tokio_compat!(...)`, which calls `Builder::tokio_compat`,
+//! or is a `compile_error!` when weft is built without `tokio-compat`.
 //!
 //! Names and meaning follow tokio's macros. The difference: weft has only
 //! the multi-thread runtime, so there is no `flavor`, and tests run on it
@@ -29,7 +32,8 @@
 //! instead: a function without `async`, arguments on the function, an
 //! unknown or repeated argument, `worker_threads = 0` or a
 //! `worker_threads` that is not an integer literal, `start_paused` on
-//! `main`, `start_paused` without weft's `test-util` feature, and a
+//! `main`, `start_paused` without weft's `test-util` feature,
+//! `tokio_compat` without weft's `tokio-compat` feature, and a
 //! `#[test]` written next to `#[weft::test]`. `weft/tests/ui/` shows every
 //! message.
 

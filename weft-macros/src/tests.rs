@@ -71,3 +71,23 @@ fn an_error_leaves_a_synchronous_stand_in_with_the_same_signature() {
         "{out}"
     );
 }
+
+#[test]
+fn tokio_compat_true_wraps_the_builder_and_false_does_not() {
+    let item = quote! { async fn main() {} };
+    for kind in [Kind::Main, Kind::Test] {
+        let bridged = expanded(
+            kind,
+            quote!(tokio_compat = true, worker_threads = 2),
+            item.clone(),
+        );
+        assert!(
+            bridged.contains(
+                "::weft::__weft_tokio_compat!(::weft::runtime::Builder::new_multi_thread().worker_threads(2usize)).build()"
+            ),
+            "{bridged}"
+        );
+        let plain = expanded(kind, quote!(tokio_compat = false), item.clone());
+        assert!(!plain.contains("tokio_compat"), "{plain}");
+    }
+}

@@ -1,7 +1,8 @@
 //! A crate written for tokio (reqwest, which calls tokio's reactor
 //! directly) used inside a weft runtime through `async_compat::Compat`:
 //! the bridge runs tokio's reactor on one background thread and enters it
-//! around each poll of the wrapped future.
+//! around each poll of the wrapped future. With weft's `tokio-compat`
+//! feature no wrapper is needed: see `reqwest_tokio_compat.rs`.
 //!
 //! `cargo run -p weft --example reqwest_compat --features hyper -- http://127.0.0.1:PORT/`
 //! (e.g. against `cargo run -p weft --example http_server --features hyper`).

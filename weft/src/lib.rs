@@ -19,7 +19,9 @@
 //! The crate follows tokio's names where the concept is the same:
 //! [`runtime::Builder`], [`runtime::Runtime`], [`runtime::Handle`],
 //! [`spawn`], [`task::JoinHandle`] (dropping it detaches the task),
-//! [`task::JoinError`], [`task::yield_now`], [`task::spawn_blocking`],
+//! [`task::JoinError`], [`task::JoinSet`] (dropping it aborts its tasks),
+//! [`task::AbortHandle`], [`runtime::UnhandledPanic`], [`task::yield_now`],
+//! [`task::spawn_blocking`],
 //! [`time::sleep`], [`time::timeout`], [`time::interval`], [`net::TcpListener`],
 //! [`net::TcpStream`], [`net::UdpSocket`], [`task::consume_budget`],
 //! [`fs::File`], [`fs::read`], [`fs::write`], [`fs::read_dir`].
@@ -60,6 +62,7 @@ pub mod signal;
 pub(crate) mod sys;
 pub mod task;
 pub mod time;
+pub(crate) mod tokio_compat;
 
 use std::future::Future;
 
@@ -70,9 +73,13 @@ pub use task::{JoinError, JoinHandle};
 /// The function becomes a plain `fn` that builds a runtime with
 /// [`runtime::Builder::new_multi_thread`], blocks on the original body and
 /// returns its value; it panics if the runtime cannot be built (a thread
-/// cannot be spawned). Argument: `worker_threads = N` (at least 1; the
-/// default is the machine's available parallelism). There is no `flavor`:
-/// weft has only the multi-thread runtime.
+/// cannot be spawned). Arguments: `worker_threads = N` (at least 1; the
+/// default is the machine's available parallelism) and `tokio_compat =
+/// true` ([`runtime::Builder::tokio_compat`]: a tokio runtime beside weft's
+/// for crates written for tokio's reactor and timers; it needs the
+/// `tokio-compat` feature, and without it the argument is a compile error
+/// saying so). There is no `flavor`: weft has only the multi-thread
+/// runtime.
 ///
 /// ```
 /// use std::time::Duration;
@@ -116,8 +123,8 @@ pub use weft_macros::main;
 /// Like [`main`](macro@main), and adds `#[test]`. The function's other
 /// attributes (`#[should_panic]`, `#[ignore]`) and its return type are
 /// kept, so a test may return a `Result`. Arguments: `worker_threads = N`
-/// (at least 1; the default is the machine's available parallelism) and
-/// `start_paused = true`.
+/// (at least 1; the default is the machine's available parallelism),
+/// `start_paused = true` and `tokio_compat = true` (as for `main`).
 ///
 /// ```
 /// #[weft::test]
@@ -180,6 +187,34 @@ macro_rules! __weft_start_paused {
         ::core::compile_error!(
             "`start_paused = true` needs weft's `test-util` feature: \
              add `features = [\"test-util\"]` to the `weft` line in [dev-dependencies]"
+        )
+    };
+}
+
+/// Used by `#[weft::main(tokio_compat = true)]` and `#[weft::test(...)]`:
+/// `$builder.tokio_compat()`, or, without the `tokio-compat` feature, a
+/// `compile_error!` saying which feature to turn on (raised in the user's
+/// crate, as `__weft_start_paused!`).
+#[cfg(feature = "tokio-compat")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_tokio_compat {
+    ($builder:expr) => {
+        $builder.tokio_compat()
+    };
+}
+
+/// Used by `#[weft::main(tokio_compat = true)]` and `#[weft::test(...)]`:
+/// without the `tokio-compat` feature, stops the build with a message
+/// saying which feature to turn on.
+#[cfg(not(feature = "tokio-compat"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __weft_tokio_compat {
+    ($builder:expr) => {
+        ::core::compile_error!(
+            "`tokio_compat = true` needs weft's `tokio-compat` feature: \
+             add `features = [\"tokio-compat\"]` to the `weft` line in Cargo.toml"
         )
     };
 }

@@ -8,7 +8,7 @@
 //! given the same decisions. Two pieces of weft state live in `std`
 //! thread-locals, which loom does not reset between iterations:
 //!
-//! - `runtime::context` (the current worker core): never set in the models,
+//! - `scheduler::context` (the current worker core): never set in the models,
 //!   so every wake takes the remote path, as a wake from outside does.
 //! - the task registry's round-robin shard counter (`NEXT_SHARD`): a task
 //!   registered from outside picks its shard from it. Left alone, the
@@ -82,6 +82,7 @@ fn build_shared(
         io_shards: 1,
         time_slices: false,
         fine_timer_slack: false,
+        unhandled_panic: crate::runtime::UnhandledPanic::Ignore,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {
@@ -101,12 +102,21 @@ fn build_shared(
             slow_poll_threshold: std::time::Duration::from_millis(10),
             spare_idle_timeout: std::time::Duration::from_secs(1),
             on_stall: None,
-            spawn_thread: Box::new(|_, _| Err(std::io::Error::other("no threads in loom models"))),
+            spawn_thread: Box::new(|_, _, _| {
+                Err(std::io::Error::other("no threads in loom models"))
+            }),
+            spawner_name: "weft-spawner".to_owned(),
             demote_threads: false,
         },
         spare_slots,
     );
-    Shared::new(config, blocking, monitor).expect("no fallible part under loom")
+    Shared::new(
+        config,
+        blocking,
+        monitor,
+        crate::tokio_compat::TokioContext::none(),
+    )
+    .expect("no fallible part under loom")
 }
 
 /// `task::spawn_on` with a plain spawn's options.

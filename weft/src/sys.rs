@@ -308,12 +308,23 @@ pub(crate) fn install_step_aside() -> bool {
                     tv_sec: 0,
                     tv_nsec: STEP_ASIDE_PAUSE_NS,
                 };
-                // SAFETY: `nanosleep` is async-signal-safe and reads only
-                // `pause`, on this stack; the remaining time is not wanted.
-                unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+                // SAFETY: `nanosleep` reads only `pause`, on this stack (the
+                // remaining time is not wanted). It is not on POSIX's list
+                // of async-signal-safe functions, but on Linux (glibc,
+                // musl) it is the bare system call: no lock, no allocation.
+                // The only state it may change is this thread's `errno`
+                // (interrupted by another signal), which is put back so
+                // the interrupted code never sees it change.
+                unsafe {
+                    let errno = libc::__errno_location();
+                    let saved = *errno;
+                    libc::nanosleep(&pause, std::ptr::null_mut());
+                    *errno = saved;
+                }
             };
-            // SAFETY: the handler only calls `nanosleep` (async-signal-safe):
-            // it takes no lock, allocates nothing and touches no state.
+            // SAFETY: the handler only sleeps (see inside): it takes no
+            // lock, allocates nothing, cannot panic, and leaves `errno` as
+            // it found it.
             unsafe { signal_hook_registry::register(STEP_ASIDE_SIGNAL, handler) }.is_ok()
         })
     }

@@ -432,3 +432,30 @@ fn task_builder_spawn_outside_a_runtime_panics_and_says_what_to_do() {
     assert!(message.contains("outside of a weft runtime"), "{message}");
     assert!(message.contains("spawn_on"), "{message}");
 }
+
+#[test]
+fn join_set_spawn_outside_a_runtime_panics_and_names_spawn_on() {
+    let mut set = weft::task::JoinSet::<()>::new();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set.spawn(async {});
+    }))
+    .expect_err("JoinSet::spawn outside a runtime must panic");
+    let message = common::panic_text(&*panic);
+    assert!(message.contains("outside of a weft runtime"), "{message}");
+    assert!(message.contains("`JoinSet::spawn_on`"), "{message}");
+    assert!(message.contains("Handle"), "{message}");
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set.spawn_blocking(|| {});
+    }))
+    .expect_err("JoinSet::spawn_blocking outside a runtime must panic");
+    let message = common::panic_text(&*panic);
+    assert!(
+        message.contains("`JoinSet::spawn_blocking_on`"),
+        "{message}"
+    );
+    assert!(set.is_empty(), "a refused spawn left a member");
+    // The same set works once given a handle.
+    let rt = common::rt(1, true);
+    set.spawn_on(async {}, rt.handle());
+    assert!(rt.block_on(set.join_next()).unwrap().is_ok());
+}

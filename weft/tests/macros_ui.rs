@@ -6,9 +6,11 @@
 //! After changing a message: `TRYBUILD=overwrite cargo test -p weft --test
 //! macros_ui`, then read the new `.stderr` files.
 //!
-//! `start_paused` without the `test-util` feature cannot be a case here:
-//! weft's own tests turn that feature on. The macros' docs state the
-//! message it gives.
+//! `start_paused` without the `test-util` feature and `tokio_compat`
+//! without `tokio-compat` cannot be cases here: weft's own tests turn those
+//! features on. The second is a case of `weft-macros/tests/ui.rs`, which
+//! builds weft without features; the macros' docs state the first's
+//! message.
 
 #[test]
 fn macro_misuse_is_a_compile_error_saying_what_to_write() {

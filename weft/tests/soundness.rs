@@ -68,6 +68,10 @@ fn an_async_fd_whose_number_closed_first_leaves_nothing_behind() {
     };
     drop(a);
     drop(fd);
+    // A turn first, so the reactor's deferred release of the source has
+    // happened before the stale registration fires (else the event and the
+    // release fall in one turn, and the read of freed memory is rare).
+    let_the_reactor_turn(&rt);
     b.write_all(b"x").unwrap();
     let_the_reactor_turn(&rt);
     // Safe code allocating where the source was, and the runtime still
@@ -104,6 +108,7 @@ fn an_async_fd_whose_stream_was_replaced_leaves_nothing_behind() {
     };
     *fd.get_mut() = other;
     drop(fd);
+    let_the_reactor_turn(&rt);
     b.write_all(b"x").unwrap();
     let_the_reactor_turn(&rt);
     drop(duplicate);

@@ -22,11 +22,10 @@
 //! percentiles, the process's CPU; per row: weft's req/s over the best
 //! peer's and its p99 over the best peer's, and whether it meets the
 //! issue's targets (req/s ≥ the best peer's, p99 ≤ 1.1× the best peer's).
-//! [`result`] is the JSON and the ratios, [`report`] the table and
-//! [`compare`] the gate. A missed target never fails the run; a runtime
+//! [`result`] is the JSON, the figures `compare` gates and the ratios,
+//! [`report`] the table. A missed target never fails the run; a runtime
 //! that failed a row does.
 
-pub mod compare;
 pub mod generator;
 pub mod report;
 pub mod result;
@@ -40,8 +39,9 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use crate::driver::catch_panic;
+use crate::figure::lane::{RowKind, Setup, WindowSettings};
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use generator::{Outcome, Plan};
@@ -62,32 +62,19 @@ pub enum Row {
     Conn64Bytes4k,
 }
 
+impl RowKind for Row {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Row::Conn1Bytes64 => ("conn1_64b", "1 conn, 64 B"),
+            Row::Conn64Bytes64 => ("conn64_64b", "64 conn, 64 B"),
+            Row::Conn64Bytes4k => ("conn64_4k", "64 conn, 4 KiB"),
+        }
+    }
+}
+
 impl Row {
     /// Every row, in the order the lane runs them.
     pub const ALL: [Row; 3] = [Row::Conn1Bytes64, Row::Conn64Bytes64, Row::Conn64Bytes4k];
-
-    /// Its name in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Row::Conn1Bytes64 => "conn1_64b",
-            Row::Conn64Bytes64 => "conn64_64b",
-            Row::Conn64Bytes4k => "conn64_4k",
-        }
-    }
-
-    /// Its name in tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Row::Conn1Bytes64 => "1 conn, 64 B",
-            Row::Conn64Bytes64 => "64 conn, 64 B",
-            Row::Conn64Bytes4k => "64 conn, 4 KiB",
-        }
-    }
-
-    /// The row called `name` in JSON.
-    pub fn from_name(name: &str) -> Option<Row> {
-        Row::ALL.into_iter().find(|row| row.name() == name)
-    }
 
     /// (connections, bytes per message).
     pub fn shape(self) -> (usize, usize) {
@@ -116,20 +103,42 @@ impl Timing {
     /// The timing of `profile`. Quick: 0.5 s warm-up and 1.5 s measured
     /// per pair, about 20 s for the 9 pairs; full: 1 s and 6 s.
     pub fn of(profile: Profile) -> Timing {
-        let quick = Timing {
-            warmup: Duration::from_millis(500),
-            measure: Duration::from_millis(1_500),
+        Timing::measuring(
+            profile,
+            Duration::from_millis(1_500),
+            Duration::from_secs(6),
+        )
+    }
+
+    /// A window of `quick` or `full` (by `profile`) after a warm-up of
+    /// 0.5 s (1 s in full), with 5 s for the drain and for a stall (the
+    /// HTTP lane's timing too).
+    pub fn measuring(profile: Profile, quick: Duration, full: Duration) -> Timing {
+        let (warmup, measure) = match profile {
+            Profile::Quick => (Duration::from_millis(500), quick),
+            Profile::Full => (Duration::from_secs(1), full),
+        };
+        Timing {
+            warmup,
+            measure,
             drain_timeout: Duration::from_secs(5),
             stall_timeout: Duration::from_secs(5),
-        };
-        match profile {
-            Profile::Quick => quick,
-            Profile::Full => Timing {
-                warmup: Duration::from_secs(1),
-                measure: Duration::from_secs(6),
-                ..quick
-            },
         }
+    }
+
+    /// The window as the document records it.
+    pub fn window(&self) -> WindowSettings {
+        WindowSettings::new(self.warmup, self.measure, self.drain_timeout)
+    }
+
+    /// Longest wait for one run's figures: its run and drain, a stall,
+    /// and building the runtime, with room for a loaded machine.
+    pub fn timeout(&self) -> Duration {
+        self.warmup
+            + self.measure
+            + self.drain_timeout
+            + self.stall_timeout
+            + Duration::from_secs(30)
     }
 
     /// For smoke tests: every pair in a fraction of a second (not
@@ -150,27 +159,22 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Everything a run of the echo lane needs to know.
 #[derive(Debug, Clone)]
 pub struct EchoConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers, runtimes in the order each row runs them.
+    pub setup: Setup,
     /// Durations.
     pub timing: Timing,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The rows, in order.
     pub rows: Vec<Row>,
-    /// The runtimes, in the order each row runs them.
-    pub runtimes: Vec<RuntimeKind>,
 }
 
 impl EchoConfig {
-    /// The default configuration of `profile`: every row, every runtime.
-    pub fn new(profile: Profile, workers: usize) -> EchoConfig {
+    /// The default configuration of `setup`: every row, the profile's
+    /// timing.
+    pub fn new(setup: Setup) -> EchoConfig {
         EchoConfig {
-            profile,
-            timing: Timing::of(profile),
-            workers,
+            timing: Timing::of(setup.profile),
             rows: Row::ALL.to_vec(),
-            runtimes: RuntimeKind::ALL.to_vec(),
+            setup,
         }
     }
 
@@ -186,77 +190,72 @@ impl EchoConfig {
             stall_timeout: t.stall_timeout,
         }
     }
-
-    /// Longest wait for one pair's figures: its run and drain, a stall,
-    /// and building the runtime, with room for a loaded machine.
-    fn timeout(&self) -> Duration {
-        let t = &self.timing;
-        t.warmup + t.measure + t.drain_timeout + t.stall_timeout + Duration::from_secs(30)
-    }
 }
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &EchoConfig) -> EchoResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
+    let mut watch = Watch::start("echo");
     let mut rows = Vec::new();
     for &row in &config.rows {
-        let mut runs = BTreeMap::new();
-        for &kind in &config.runtimes {
-            let run = match measure(kind, row, config, &mut warnings) {
-                Ok(outcome) => EchoRun::from_outcome(&outcome),
-                Err(err) => EchoRun::failed(err),
-            };
-            eprintln!(
-                "weft-bench: echo: {} on {}: {}",
-                row.label(),
-                kind.name(),
-                report::one_line(&run)
-            );
-            warnings.extend(notes(row, kind, &run, config));
-            runs.insert(kind.name().to_owned(), run);
-        }
+        let served = Served {
+            lane: "echo",
+            name: row.name(),
+            label: row.label(),
+            units: "round trips",
+            line: report::one_line,
+        };
+        let measure = |kind, watch: &mut Watch| measure(kind, row, config, watch);
+        let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
         rows.push(RowResult::new(row, runs));
-    }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the echo lane"
-        ));
     }
     EchoResult {
         settings: EchoSettings::new(config),
         rows,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
 }
 
-/// Warnings about one pair's figures: other processes busy during its
-/// window, round trips left unfinished.
-fn notes(row: Row, kind: RuntimeKind, run: &EchoRun, config: &EchoConfig) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "echo: {} on {}: other processes used {pct:.0}% of the machine during the window",
-            row.name(),
+/// A row of a lane of servers under one load generator (the echo lane's
+/// rows, the HTTP lane's one), as its progress lines and warnings name it.
+pub(crate) struct Served<'a> {
+    /// The lane.
+    pub lane: &'static str,
+    /// The row's name in JSON.
+    pub name: &'a str,
+    /// Its label in tables.
+    pub label: &'a str,
+    /// What its requests are called (`round trips`).
+    pub units: &'static str,
+    /// A run's progress line.
+    pub line: fn(&EchoRun) -> String,
+}
+
+/// Runs `row` on every runtime of `setup`, one after the other: `measure`
+/// measures one (a run it abandons warns through the watch); prints each
+/// run's progress line and warns about its window.
+pub(crate) fn run_row(
+    row: &Served,
+    setup: &Setup,
+    timing: &Timing,
+    watch: &mut Watch,
+    mut measure: impl FnMut(RuntimeKind, &mut Watch) -> Result<Outcome, String>,
+) -> BTreeMap<String, EchoRun> {
+    let mut runs = BTreeMap::new();
+    for &kind in &setup.runtimes {
+        let measured = measure(kind, watch);
+        let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
+        let line = (row.line)(&run);
+        eprintln!(
+            "weft-bench: {}: {} on {}: {line}",
+            row.lane,
+            row.label,
             kind.name()
-        ));
+        );
+        let what = format!("{}: {} on {}", row.lane, row.name, kind.name());
+        watch.window(&what, &run, row.units, timing.drain_timeout);
+        runs.insert(kind.name().to_owned(), run);
     }
-    if figures.unfinished > 0 {
-        notes.push(format!(
-            "echo: {} on {}: {} round trips of the window unfinished after the {} s drain; \
-             counted with their latency so far",
-            row.name(),
-            kind.name(),
-            figures.unfinished,
-            config.timing.drain_timeout.as_secs()
-        ));
-    }
-    notes
+    runs
 }
 
 /// What a pair's thread reports, in this order.
@@ -276,16 +275,23 @@ fn measure(
     kind: RuntimeKind,
     row: Row,
     config: &EchoConfig,
-    warnings: &mut Vec<String>,
+    watch: &mut Watch,
 ) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(row), config.workers);
+    let (plan, workers) = (config.plan(row), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
         RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
         RuntimeKind::Smol => serve_and_load(|| Server::<Smol>::start(workers), load, sender),
     };
-    measure_pair("echo", kind, row.name(), config.timeout(), warnings, pair)
+    measure_pair(
+        "echo",
+        kind,
+        row.name(),
+        config.timing.timeout(),
+        &mut watch.warnings,
+        pair,
+    )
 }
 
 /// Runs `pair` (a server on `kind`, and its load) on a thread of its own,
@@ -381,10 +387,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_shapes_follow_the_issue() {
-        for row in Row::ALL {
-            assert_eq!(Row::from_name(row.name()), Some(row));
-        }
+    fn each_profile_and_lane_has_its_window() {
+        let ms = Duration::from_millis;
+        let t = Timing::of(Profile::Quick);
+        let quick = (t.warmup, t.measure, t.drain_timeout, t.stall_timeout);
+        assert_eq!(quick, (ms(500), ms(1_500), ms(5_000), ms(5_000)));
+        let t = Timing::of(Profile::Full);
+        assert_eq!((t.warmup, t.measure), (ms(1_000), ms(6_000)));
+        let t = crate::http::timing(Profile::Full);
+        assert_eq!((t.warmup, t.measure), (ms(1_000), ms(10_000)));
+    }
+
+    #[test]
+    fn shapes_follow_the_issue() {
         let shapes: Vec<(usize, usize)> = Row::ALL.iter().map(|r| r.shape()).collect();
         assert_eq!(shapes, [(1, 64), (64, 64), (64, 4096)]);
     }

@@ -3,138 +3,100 @@
 //! best peer and whether it meets the targets; the settings above, a
 //! legend and warnings below.
 
-use std::fmt::Write;
-
 use super::Row;
 use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
-use crate::json::{Machine, Versions};
-use crate::table::Table;
-
-/// The header `weft-bench echo` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench echo: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
+use crate::figure::WEFT;
+use crate::figure::lane::RowKind;
+use crate::figure::table::{Runs, lane_text};
+use crate::mixed::latency::Percentiles;
+use crate::table::{Table, us};
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &EchoResult) -> String {
     let s = &result.settings;
-    let mut out = format!(
-        "\necho lane: {} profile, {} workers per server, one load-generator thread; TCP over \
-         loopback, closed loop; {} s warm-up, {} s measured per row and runtime\n",
-        s.profile,
-        s.workers,
-        s.warmup_ms / 1e3,
-        s.measure_ms / 1e3,
+    let title = format!(
+        "echo lane: {} profile, {} workers per server, one load-generator thread; TCP over \
+         loopback, closed loop; {} per row and runtime",
+        s.lane.profile,
+        s.lane.workers,
+        s.window.describe(),
     );
-    let _ = writeln!(out, "{}", figures_table(result).render());
-    let _ = writeln!(
-        out,
+    let table = runs_table(
+        &result.rows,
+        &s.lane.runtimes,
+        &header(),
+        Some(label),
+        false,
+    );
+    let legend = format!(
         "req/s: round trips finished per second; p50-max: round-trip latency, µs; CPU: the \
          process's (server, generator, helper threads), ms per s; gen CPU: the load \
-         generator thread's part of it; req÷best: weft's req/s over the best peer's (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest \
-         peer p99 (target ≤ {P99_TARGET}); others: the machine's CPU other processes used \
-         meanwhile"
+         generator thread's part of it; req÷best: weft's req/s over the best peer's (target ≥ \
+         {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target ≤ \
+         {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
-    out
+    lane_text(&title, &table, &legend) + &result.skew.footer()
 }
 
-const FIGURE_HEADER: [&str; 14] = [
-    "row",
-    "runtime",
-    "req/s",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "CPU",
-    "gen CPU",
-    "req÷best",
-    "p99÷best",
-    "targets",
-    "others",
-];
+/// The columns of the lane's table: the row's and the runtime's, a run's
+/// figures, weft's ratios and targets, and the others' share.
+fn header() -> Vec<&'static str> {
+    let ratios = ["req÷best", "p99÷best", "targets", "others"];
+    [
+        &["row", "runtime", "req/s"][..],
+        &Percentiles::LABELS,
+        &["CPU", "gen CPU"],
+        &ratios,
+    ]
+    .concat()
+}
 
-fn figures_table(result: &EchoResult) -> Table {
-    let mut table = Table::new(FIGURE_HEADER);
-    for row in &result.rows {
-        let label = label(row);
-        for (index, runtime) in result.settings.runtimes.iter().enumerate() {
-            let mut cells = vec![
-                if index == 0 { label } else { "" }.to_owned(),
-                runtime.clone(),
-            ];
-            match row.runtimes.get(runtime).map(|run| (run, run.ok())) {
-                None => cells.push("-".to_owned()),
-                Some((_, Some(figures))) => {
-                    cells.extend(figure_cells(figures));
-                    if runtime == crate::runtimes::RuntimeKind::Weft.name() {
-                        cells.extend(ratio_cells(row.ratios.as_ref()));
-                    }
-                    cells.resize(FIGURE_HEADER.len() - 1, String::new());
-                    cells.push(
-                        figures
-                            .others_cpu_pct
-                            .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
-                    );
-                }
-                Some((run, None)) => cells.push(format!(
-                    "FAILED: {}",
-                    run.error.as_deref().unwrap_or("unknown")
-                )),
+/// The table of runs of the echo lane (and of the HTTP lane, under its
+/// `header`, with no row label and with CPU per request): on weft's lines
+/// its ratios and targets.
+pub(crate) fn runs_table(
+    rows: &[RowResult],
+    runtimes: &[String],
+    header: &[&str],
+    label: Option<fn(&RowResult) -> &str>,
+    per_request: bool,
+) -> Table {
+    let runs = Runs {
+        header,
+        label,
+        cells: &|row: &RowResult, runtime: &str, figures: &Figures| {
+            let mut cells = figure_cells(figures, per_request);
+            if runtime == WEFT {
+                cells.extend(ratio_cells(row.ratios.as_ref()));
             }
-            table.row(cells);
-        }
-    }
-    table
+            cells
+        },
+    };
+    runs.table(rows, runtimes)
 }
 
-/// A latency in ms as whole µs (tenths below 10 µs).
-pub fn us(ms: f64) -> String {
-    let us = ms * 1e3;
-    if us >= 10.0 {
-        format!("{us:.0}")
-    } else {
-        format!("{us:.1}")
-    }
-}
-
-fn figure_cells(f: &Figures) -> Vec<String> {
+/// A run's cells: req/s, the percentiles in µs, CPU, CPU per request (if
+/// `per_request`: the HTTP lane's) and the generator's CPU.
+fn figure_cells(f: &Figures, per_request: bool) -> Vec<String> {
     let mut cells = vec![format!("{:.0}", f.req_per_s)];
-    match &f.latency {
-        Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(us)),
-        None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
+    cells.extend(Percentiles::cells(f.latency.as_ref(), us));
+    cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
+    if per_request {
+        let cpu = f.cpu_us_per_req;
+        cells.push(cpu.map_or("-".to_owned(), |cpu| format!("{cpu:.1}")));
     }
-    cells.push(format!("{:.0}", f.cpu_ms_per_s));
     cells.push(format!("{:.0}", f.generator_cpu_ms_per_s));
     cells
 }
 
-pub(crate) fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
+/// weft's ratios to the best peer and whether they meet the targets.
+fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
     let Some(r) = ratios else {
         return Vec::new();
     };
-    let ratio = |peer: &Option<crate::mixed::result::PeerRatio>| {
+    let ratio = |peer: &Option<crate::figure::PeerRatio>| {
         peer.as_ref()
             .map_or("-".to_owned(), |p| format!("{:.2} {}", p.value, p.peer))
     };
@@ -152,10 +114,7 @@ pub(crate) fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 
 /// The row's name as the table reads it.
 fn label(row: &RowResult) -> &str {
-    match Row::from_name(&row.name) {
-        Some(known) => known.label(),
-        None => &row.name,
-    }
+    Row::label_of(&row.name)
 }
 
 /// A run's figures on one line, for the progress output.
@@ -170,11 +129,12 @@ pub fn one_line(run: &EchoRun) -> String {
             (us(p.p50_ms), us(p.p99_ms))
         });
     let others = f
+        .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     format!(
         "{:.0} req/s, p50 {p50} µs, p99 {p99} µs, CPU {:.0} ms/s (generator {:.0}){others}",
-        f.req_per_s, f.cpu_ms_per_s, f.generator_cpu_ms_per_s
+        f.req_per_s, f.window.cpu_ms_per_s, f.generator_cpu_ms_per_s
     )
 }
 
@@ -183,9 +143,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn latencies_read_in_microseconds() {
-        assert_eq!(us(0.0474), "47");
-        assert_eq!(us(0.0052), "5.2");
+    fn a_failed_run_reads_failed() {
         assert_eq!(
             one_line(&EchoRun::failed("server: no net".to_owned())),
             "FAILED: server: no net"

@@ -1,6 +1,7 @@
 //! What the echo lane measured: the `echo` field of the `--json` document
 //! (absent from documents written before the lane existed, so older
-//! baselines still parse), weft's ratios to the best peer and its targets.
+//! baselines still parse), the lane's figures, weft's ratios to the best
+//! peer and its targets.
 //!
 //! Invariant: every figure is computed once, here, from the generator's
 //! [`Outcome`]; the table and `compare` only read them.
@@ -11,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
-use crate::json::Status;
+use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
+use crate::figure::skew::{Window, Windowed};
+use crate::figure::{self, Figure, Format, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
-use crate::mixed::result::{PeerRatio, ratio};
 use crate::runtimes::RuntimeKind;
 
 /// weft's throughput over the best peer's must be at least this (issue
@@ -23,37 +25,91 @@ pub const REQ_PER_S_TARGET: f64 = 1.0;
 /// weft's p99 over the best peer's must be at most this.
 pub const P99_TARGET: f64 = 1.1;
 
-/// One run of the echo lane.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EchoResult {
-    /// How it was measured.
-    pub settings: EchoSettings,
-    /// One entry per row, in the order measured.
-    pub rows: Vec<RowResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+/// Round trips finished per second, over the highest peer's.
+pub const REQ_PER_S: Figure<Figures> =
+    Figure::higher("req_per_s", "req/s", |f: &Figures| Some(f.req_per_s))
+        .with_format(Format::Whole);
+
+/// The round trips' p99, over the lowest peer p99.
+pub const P99: Figure<Figures> =
+    Figure::lower("p99_ms", "ms", Figures::p99_ms).with_format(Format::Micros);
+
+/// The figures `compare` gates, with their floors: the change, in the
+/// figure's unit, below which it is noise however large relatively.
+///
+/// | figure | better | ratio to | floor |
+/// |---|---|---|---|
+/// | `req_per_s` | higher | the highest peer req/s | 5,000 req/s at 1 connection, 30,000 at 64 |
+/// | `p99_ms` | lower | the lowest peer p99 | 0.05 ms at 1 connection, 2 ms at 64 |
+///
+/// The floors come from six quiet quick runs of one build on the 2-core
+/// dev machine (2026-11-24, `others` ≤ 4% in every window but two, left
+/// out): weft's req/s was 15.8-20.7k at 1 connection and 157-224k at 64
+/// (the VM ran about 20% slower in two of the runs, for every runtime
+/// alike), its ratio to the best peer 0.99-1.12 and 1.07-1.42; its p99
+/// 74-92 µs at 1 connection and 0.50-2.41 ms at 64, where the tail is
+/// made of the load generator's preemptions (p99.9 is ~4 ms for weft and
+/// tokio alike: three busy threads on two cores) and moves by whole
+/// milliseconds between runs. Each floor is above the widest swing seen;
+/// throughput is held mostly by the tolerance (50% by default), above the
+/// floors at every row.
+pub const FIGURES: [Figure<Figures>; 2] = [
+    REQ_PER_S.with_floors(|row| {
+        if row == "conn1_64b" {
+            5_000.0
+        } else {
+            30_000.0
+        }
+    }),
+    P99.with_floors(|row| if row == "conn1_64b" { 0.05 } else { 2.0 }),
+];
+
+/// The echo lane in `compare`.
+pub const LANE: Lane<Figures> = Lane::new("echo", "row", &FIGURES);
+
+/// One run of the echo lane. In JSON:
+///
+/// ```jsonc
+/// "echo": {                                      // absent when the lane did not run
+///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
+///                 "warmup_ms": 500.0, "measure_ms": 1500.0, "drain_timeout_ms": 5000.0,
+///                 "server_buffer_bytes": 8192 },
+///   "rows": [{
+///     "name": "conn64_64b",                      // conn1_64b | conn64_64b | conn64_4k
+///     "connections": 64, "message_bytes": 64,
+///     "runtimes": {
+///       "weft": { "status": "ok",                // failed: "status": "failed", "error": "…", "figures": null
+///         "figures": {
+///           "window_s": 1.5, "req_per_s": 227472.0,
+///           "latency": { "count": 341208, "p50_ms": 0.275, "p90_ms": 0.3, "p99_ms": 0.432,
+///                        "p999_ms": 2.741, "max_ms": 8.215, "mean_ms": 0.281 },   // round trips; null if none
+///           "cpu_ms_per_s": 1988.0,              // the process's CPU over the window
+///           "cpu_us_per_req": 8.7,               // that CPU per round trip finished in it (absent in older documents)
+///           "generator_cpu_ms_per_s": 985.0,     // the load generator thread's part of it
+///           "unfinished": 0,                     // round trips of the window still out after the drain
+///           "others_cpu_pct": 0.2 } },           // other processes' share of the machine meanwhile
+///       "tokio": { … }, "smol": { … }
+///     },
+///     "ratios": {                                // weft's; absent when weft or every peer failed
+///       "req_per_s_vs_best": { "peer": "tokio", "value": 1.20 },   // over the highest peer req/s
+///       "p99_vs_best": { "peer": "tokio", "value": 0.52 },         // over the lowest peer p99
+///       "req_per_s_met": true, "p99_met": true   // targets: ≥ 1.0 and ≤ 1.1; reported, never gating
+///     }
+///   }, …],
+///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
+/// }
+/// ```
+pub type EchoResult = LaneResult<EchoSettings, RowResult>;
 
 /// How the echo lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EchoSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime.
-    pub workers: usize,
-    /// The runtimes, in the order each row ran them.
-    pub runtimes: Vec<String>,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's round trips after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Profile, workers, runtimes.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// The most a server's connection task reads at once, bytes.
     pub server_buffer_bytes: usize,
 }
@@ -61,18 +117,9 @@ pub struct EchoSettings {
 impl EchoSettings {
     /// The settings of `config`.
     pub fn new(config: &EchoConfig) -> EchoSettings {
-        let t = &config.timing;
         EchoSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
-            warmup_ms: t.warmup.as_secs_f64() * 1e3,
-            measure_ms: t.measure.as_secs_f64() * 1e3,
-            drain_timeout_ms: t.drain_timeout.as_secs_f64() * 1e3,
+            lane: config.setup.settings(RuntimeKind::name),
+            window: config.timing.window(),
             server_buffer_bytes: super::server::BUFFER_BYTES,
         }
     }
@@ -94,29 +141,22 @@ pub struct RowResult {
     pub ratios: Option<Ratios>,
 }
 
+figure::impl_row!(RowResult, EchoRun);
+
 /// One row on one runtime.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EchoRun {
-    /// Whether it completed.
-    pub status: Status,
-    /// Why it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// What it measured; present when `status` is `ok`.
-    pub figures: Option<Figures>,
-}
+pub type EchoRun = Run<Figures>;
 
 /// The figures of one row on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
-    /// The measured window, s.
-    pub window_s: f64,
+    /// The window: its length, the process's CPU, round trips unfinished,
+    /// the others' share.
+    #[serde(flatten)]
+    pub window: Window,
     /// Round trips finished per second of the window.
     pub req_per_s: f64,
     /// Round-trip latencies of the window; `None` if none finished.
     pub latency: Option<Percentiles>,
-    /// The process's CPU over the window, ms per s of wall time.
-    pub cpu_ms_per_s: f64,
     /// The process's CPU over the window per round trip finished in it, µs
     /// (absent when none finished, and from documents written before it
     /// existed).
@@ -125,12 +165,6 @@ pub struct Figures {
     /// The load generator's thread's share of it, ms per s: near 1,000 the
     /// generator, not the server, bounds the throughput.
     pub generator_cpu_ms_per_s: f64,
-    /// Round trips of the window unfinished after the drain (their latency
-    /// so far is in the percentiles).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
 }
 
 impl Figures {
@@ -140,39 +174,31 @@ impl Figures {
     }
 }
 
+impl Windowed for Figures {
+    fn window(&self) -> &Window {
+        &self.window
+    }
+}
+
 impl EchoRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> EchoRun {
-        let window_s = outcome.window.as_secs_f64().max(1e-9);
-        let cpu_window_s = outcome.cpu_window.as_secs_f64().max(1e-9);
-        EchoRun {
-            figures: Some(Figures {
-                window_s,
-                req_per_s: outcome.finished as f64 / window_s,
-                latency: outcome.latency.summary(),
-                cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
-                cpu_us_per_req: (outcome.finished > 0)
-                    .then(|| outcome.cpu.as_secs_f64() * 1e6 / outcome.finished as f64),
-                generator_cpu_ms_per_s: outcome.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
-                unfinished: outcome.unfinished,
-                others_cpu_pct: outcome.others_cpu_pct,
-            }),
-            ..EchoRun::default()
-        }
-    }
-
-    /// A run that failed.
-    pub fn failed(error: String) -> EchoRun {
-        EchoRun {
-            status: Status::Failed,
-            error: Some(error),
-            figures: None,
-        }
-    }
-
-    /// The figures, if the run completed.
-    pub fn ok(&self) -> Option<&Figures> {
-        self.figures.as_ref().filter(|_| self.status == Status::Ok)
+        let o = outcome;
+        let window = Window::of(
+            o.window,
+            o.cpu,
+            o.cpu_window,
+            o.unfinished,
+            o.others_cpu_pct,
+        );
+        let cpu_window_s = o.cpu_window.as_secs_f64().max(1e-9);
+        Run::completed(Figures {
+            req_per_s: window.per_s(o.finished),
+            latency: o.latency.summary(),
+            cpu_us_per_req: (o.finished > 0).then(|| o.cpu.as_secs_f64() * 1e6 / o.finished as f64),
+            generator_cpu_ms_per_s: o.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
+            window,
+        })
     }
 }
 
@@ -198,47 +224,18 @@ impl Ratios {
         req_per_s_target: f64,
         p99_target: f64,
     ) -> Option<Ratios> {
-        let req = vs_best_peer(runtimes, |f| Some(f.req_per_s), Better::Higher, |_| true);
-        let p99 = vs_best_peer(runtimes, Figures::p99_ms, Better::Lower, |_| true);
+        let req = REQ_PER_S.weft_ratio(runtimes);
+        let p99 = P99.weft_ratio(runtimes);
+        let met = |figure: &Figure<Figures>, ratio: &Option<PeerRatio>, target| {
+            ratio.as_ref().map(|r| figure.better.meets(r.value, target))
+        };
         (req.is_some() || p99.is_some()).then(|| Ratios {
-            req_per_s_met: req.as_ref().map(|r| r.value >= req_per_s_target),
-            p99_met: p99.as_ref().map(|r| r.value <= p99_target),
+            req_per_s_met: met(&REQ_PER_S, &req, req_per_s_target),
+            p99_met: met(&P99, &p99, p99_target),
             req_per_s_vs_best: req,
             p99_vs_best: p99,
         })
     }
-}
-
-/// Which way a figure improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    /// Lower is better (latency).
-    Lower,
-    /// Higher is better (throughput).
-    Higher,
-}
-
-/// weft's `value` over the best of the peers that completed the row and
-/// pass `include_peer` (the highest if higher is better, else the lowest).
-pub fn vs_best_peer(
-    runtimes: &BTreeMap<String, EchoRun>,
-    value: impl Fn(&Figures) -> Option<f64>,
-    better: Better,
-    include_peer: impl Fn(&str) -> bool,
-) -> Option<PeerRatio> {
-    let own = value(runtimes.get(RuntimeKind::Weft.name())?.ok()?)?;
-    let peers = runtimes
-        .iter()
-        .filter(|(name, _)| name.as_str() != RuntimeKind::Weft.name() && include_peer(name))
-        .filter_map(|(name, run)| Some((name, value(run.ok()?)?)));
-    let (peer, best) = match better {
-        Better::Lower => peers.min_by(|a, b| a.1.total_cmp(&b.1)),
-        Better::Higher => peers.max_by(|a, b| a.1.total_cmp(&b.1)),
-    }?;
-    Some(PeerRatio {
-        peer: peer.clone(),
-        value: ratio(own, best)?,
-    })
 }
 
 impl RowResult {
@@ -252,11 +249,6 @@ impl RowResult {
             ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
             runtimes,
         }
-    }
-
-    /// weft's figures, if it completed the row.
-    pub fn weft(&self) -> Option<&Figures> {
-        self.runtimes.get(RuntimeKind::Weft.name())?.ok()
     }
 }
 
@@ -286,7 +278,7 @@ mod tests {
         let run = EchoRun::from_outcome(&outcome(30_000, 80));
         let f = run.ok().unwrap();
         assert_eq!(f.req_per_s, 20_000.0);
-        assert_eq!(f.cpu_ms_per_s, 1_600.0);
+        assert_eq!(f.window.cpu_ms_per_s, 1_600.0);
         assert_eq!(f.cpu_us_per_req, Some(80.0));
         assert!((f.p99_ms().unwrap() - 0.080).abs() < 1e-3);
         assert!(EchoRun::failed("x".to_owned()).ok().is_none());
@@ -325,5 +317,12 @@ mod tests {
         .map(|(name, run)| (name.to_owned(), run))
         .collect();
         assert!(RowResult::new(Row::Conn1Bytes64, runs).ratios.is_none());
+    }
+
+    #[test]
+    fn the_floors_follow_the_connections() {
+        let floors = |row: &str| FIGURES.map(|f| f.floor.at(row));
+        assert_eq!(floors("conn1_64b"), [5_000.0, 0.05]);
+        assert_eq!(floors("conn64_4k"), [30_000.0, 2.0]);
     }
 }

@@ -14,25 +14,23 @@
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
 //! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse).
-//! [`result`] is the JSON, [`report`] the table and [`compare`] the gate
-//! (the echo lane's, with this lane's floors). A missed target never fails
-//! the run; a runtime that failed does.
+//! [`result`] is the JSON and the figures `compare` gates (the echo
+//! lane's, with this lane's floors), [`report`] the table. A missed target
+//! never fails the run; a runtime that failed does.
 
-pub mod compare;
 pub mod generator;
 pub mod report;
 pub mod result;
 pub mod server;
 
-use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::echo::generator::Outcome;
-use crate::echo::result::EchoRun;
-use crate::echo::{Report, Timing, measure_pair, serve_and_load};
+use crate::echo::{Report, Served, Timing, measure_pair, run_row, serve_and_load};
+use crate::figure::lane::Setup;
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use generator::Plan;
@@ -48,47 +46,28 @@ pub const CONNECTIONS: usize = 64;
 /// The timing of `profile`. Quick: 0.5 s warm-up and 3 s measured per
 /// runtime, about 12 s for the three; full: 1 s and 10 s.
 pub fn timing(profile: Profile) -> Timing {
-    let quick = Timing {
-        warmup: Duration::from_millis(500),
-        measure: Duration::from_secs(3),
-        drain_timeout: Duration::from_secs(5),
-        stall_timeout: Duration::from_secs(5),
-    };
-    match profile {
-        Profile::Quick => quick,
-        Profile::Full => Timing {
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(10),
-            ..quick
-        },
-    }
+    Timing::measuring(profile, Duration::from_secs(3), Duration::from_secs(10))
 }
 
 /// Everything a run of the HTTP lane needs to know.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers of every server's runtime, runtimes in order.
+    pub setup: Setup,
     /// Durations ([`timing`], or [`Timing::tiny`] in smoke tests).
     pub timing: Timing,
-    /// Worker threads of every server's runtime.
-    pub workers: usize,
     /// The generator's keep-alive connections.
     pub connections: usize,
-    /// The runtimes, in the order they run.
-    pub runtimes: Vec<RuntimeKind>,
 }
 
 impl HttpConfig {
-    /// The default configuration of `profile`: every runtime, 64
+    /// The default configuration of `setup`: the profile's timing, 64
     /// connections.
-    pub fn new(profile: Profile, workers: usize) -> HttpConfig {
+    pub fn new(setup: Setup) -> HttpConfig {
         HttpConfig {
-            profile,
-            timing: timing(profile),
-            workers,
+            timing: timing(setup.profile),
             connections: CONNECTIONS,
-            runtimes: RuntimeKind::ALL.to_vec(),
+            setup,
         }
     }
 
@@ -102,84 +81,36 @@ impl HttpConfig {
             stall_timeout: t.stall_timeout,
         }
     }
-
-    /// Longest wait for one runtime's figures: its run and drain, a stall,
-    /// and building the runtime, with room for a loaded machine.
-    fn timeout(&self) -> Duration {
-        let t = &self.timing;
-        t.warmup + t.measure + t.drain_timeout + t.stall_timeout + Duration::from_secs(30)
-    }
 }
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &HttpConfig) -> HttpResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
-    let mut runs = BTreeMap::new();
-    for &kind in &config.runtimes {
-        let run = match measure(kind, config, &mut warnings) {
-            Ok(outcome) => EchoRun::from_outcome(&outcome),
-            Err(err) => EchoRun::failed(err),
-        };
-        eprintln!(
-            "weft-bench: http: hello on {}: {}",
-            kind.name(),
-            report::one_line(&run)
-        );
-        warnings.extend(notes(kind, &run, config));
-        runs.insert(kind.name().to_owned(), run);
-    }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the http lane"
-        ));
-    }
+    let mut watch = Watch::start("http");
+    let served = Served {
+        lane: "http",
+        name: ROW,
+        label: "hello",
+        units: "requests",
+        line: report::one_line,
+    };
+    let measure = |kind, watch: &mut Watch| measure(kind, config, watch);
+    let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
     HttpResult {
         settings: HttpSettings::new(config),
         rows: vec![result::row(config.connections, runs)],
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
-}
-
-/// Warnings about one runtime's figures: other processes busy during its
-/// window, requests left unfinished.
-fn notes(kind: RuntimeKind, run: &EchoRun, config: &HttpConfig) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "http: {}: other processes used {pct:.0}% of the machine during the window",
-            kind.name()
-        ));
-    }
-    if figures.unfinished > 0 {
-        notes.push(format!(
-            "http: {}: {} requests of the window unfinished after the {} s drain; counted \
-             with their latency so far",
-            kind.name(),
-            figures.unfinished,
-            config.timing.drain_timeout.as_secs()
-        ));
-    }
-    notes
 }
 
 /// The hello server on `kind` under the generator, on a thread of its own.
-fn measure(
-    kind: RuntimeKind,
-    config: &HttpConfig,
-    warnings: &mut Vec<String>,
-) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(), config.workers);
+fn measure(kind: RuntimeKind, config: &HttpConfig, watch: &mut Watch) -> Result<Outcome, String> {
+    let (plan, workers) = (config.plan(), config.setup.workers);
     let load = move |address| generator::run(address, &plan);
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| server::start::<Weft>(workers), load, sender),
         RuntimeKind::Tokio => serve_and_load(|| server::start::<Tokio>(workers), load, sender),
         RuntimeKind::Smol => serve_and_load(|| server::start::<Smol>(workers), load, sender),
     };
-    measure_pair("http", kind, ROW, config.timeout(), warnings, pair)
+    let timeout = config.timing.timeout();
+    measure_pair("http", kind, ROW, timeout, &mut watch.warnings, pair)
 }

@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::server::BODY;
 use super::{HttpConfig, ROW};
-use crate::echo::result::{EchoRun, Ratios, RowResult};
+use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
+use crate::figure::Figure;
+use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::runtimes::RuntimeKind;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
 /// target: ≥ 1.1× the best peer).
@@ -19,39 +22,47 @@ pub const REQ_PER_S_TARGET: f64 = 1.1;
 /// weft's p99 over the best peer's must be at most this ("no worse").
 pub const P99_TARGET: f64 = 1.0;
 
-/// One run of the HTTP lane.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HttpResult {
-    /// How it was measured.
-    pub settings: HttpSettings,
-    /// One entry per row (one row today: [`ROW`]).
-    pub rows: Vec<RowResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+/// The figures `compare` gates: the echo lane's (req/s higher-is-better,
+/// p99 lower-is-better, each over the best peer), with this lane's floors:
+/// 40,000 req/s and 3 ms. From the first five quick runs on the shared
+/// 2-core dev machine (2026-11-24, one build): with other processes at
+/// 3-15% of the machine, weft's req/s was 113-144k and its p99 0.63-1.89
+/// ms; with 42%, 76k and 3.35 ms. Each floor is above the swing of the
+/// quieter runs (31k req/s, 1.3 ms); tighten them from quiet runs.
+pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.with_floor(3.0)];
 
-/// How the HTTP lane was measured.
+/// The HTTP lane in `compare`.
+pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
+
+/// One run of the HTTP lane. In JSON:
+///
+/// ```jsonc
+/// "http": {                                      // absent when the lane did not run
+///   "settings": { "profile": "quick", "workers": 2, "connections": 64,
+///                 "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0,
+///                 "measure_ms": 3000.0, "drain_timeout_ms": 5000.0, "body_bytes": 13 },
+///   "rows": [{                                   // one row, as in echo: requests for round trips
+///     "name": "hello_conn64", "connections": 64,
+///     "message_bytes": 13,                       // the response body
+///     "runtimes": { "weft": { "status": "ok", "figures": { … } }, … },   // as in echo
+///     "ratios": { …, "req_per_s_met": true, "p99_met": true }         // targets: ≥ 1.1 and ≤ 1.0
+///   }],
+///   "others_cpu_pct": 3.1, "warnings": ["…"]
+/// }
+/// ```
+pub type HttpResult = LaneResult<HttpSettings, RowResult>;
+
+/// How the HTTP lane was measured (one row today: [`ROW`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every server's runtime.
-    pub workers: usize,
+    /// Profile, workers of every server's runtime, runtimes.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// Keep-alive connections of the load generator.
     pub connections: usize,
-    /// The runtimes, in the order they ran.
-    pub runtimes: Vec<String>,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's requests after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// Bytes of every response body.
     pub body_bytes: usize,
 }
@@ -59,19 +70,10 @@ pub struct HttpSettings {
 impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
-        let t = &config.timing;
         HttpSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
+            lane: config.setup.settings(RuntimeKind::name),
             connections: config.connections,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
-            warmup_ms: t.warmup.as_secs_f64() * 1e3,
-            measure_ms: t.measure.as_secs_f64() * 1e3,
-            drain_timeout_ms: t.drain_timeout.as_secs_f64() * 1e3,
+            window: config.timing.window(),
             body_bytes: BODY.len(),
         }
     }

@@ -30,6 +30,7 @@ use serde::Serialize;
 use weft::metrics::{Counter, Sample};
 
 use crate::metrics::estimate::{self, PhaseFigures};
+use crate::metrics::nanos;
 use crate::metrics::others::{self, CpuTimes};
 use crate::metrics::timer::{TimerHandle, TimerService};
 use crate::metrics::wait::{Rng, Wait};
@@ -311,10 +312,6 @@ fn sample_baseline(
         swapped_at = now;
     }
     (samples, primed)
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

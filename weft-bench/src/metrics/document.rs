@@ -1,6 +1,6 @@
-//! The metrics lane's `--json` document (schema `weft-bench-metrics/1`,
-//! described in the crate's README) and the targets of issue 7, judged
-//! from what was measured.
+//! The metrics lane's `--json` document (schema [`SCHEMA`], described on
+//! [`MetricsDocument`]) and the targets of issue 7, judged from what was
+//! measured.
 
 use std::fs;
 use std::io;
@@ -33,7 +33,58 @@ pub const BUSY_OTHERS_PCT: f64 = 5.0;
 /// The `Handle::metrics()` sampler may slow a workload by this much.
 pub const OVERHEAD_TARGET_RATIO: f64 = 1.01;
 
-/// One run of the metrics lane.
+/// One run of the metrics lane, written by `weft-bench metrics --json
+/// FILE`. Compact JSON, like the lanes' document; rates are transactions
+/// per second, times as their field names say:
+///
+/// ```jsonc
+/// {
+///   "schema": "weft-bench-metrics/1", "created_unix_s": …, "duration_s": 55.0,
+///   "machine": { … }, "versions": { … },             // as in weft-bench/1
+///   "settings": { "profile": "quick", "workers": 4, "tasks": 100, "wait_noise_pct": 10.0,
+///                 "intervals_ms": [1000.0, 500.0, 200.0, 50.0, 10.0, 1.0], "window_s": 3.0,
+///                 "min_samples": 5, "warmup_s": 0.3, "baseline_interval_ms": 1000.0,
+///                 "overhead_rounds": 10, "overhead_sampler_interval_ms": 1.0,
+///                 "parts": ["counting", "overhead"] },
+///   "targets": { "counter_max_abs_err_pct": 0.10, "counter_target_met": true,
+///                "counter_max_abs_time_weighted_err_pct": 0.00001, "counts_exact": true,
+///                "overhead": [{ "workload": "spawn_many_local", "status": "unresolved" }, …],
+///                "overhead_pooled": { "rounds": 70, "on_off_median": 1.002, "on_off_above_one": 38,
+///                                     "on_tick_median": 1.003, "on_tick_above_one": 37 },
+///                "snapshots_monotonic": true,
+///                "disturbances": ["chained_spawn: other processes used 51% of the machine"] },
+///   "counting": [{                                   // one per wait: 10 ms, then 10 µs
+///     "wait": { "nominal_us": 10000.0, "mechanism": "timer" },   // or "spin"
+///     "tasks": 100,
+///     "exactness": { "task_total": 201013, "counter_total": 201013, "swap_total": 201013,
+///                    "baseline_swap_total": 201013, "exact": true },
+///     "phases": [{
+///       "interval_ms": 1.0, "window_s": 3.0, "others_cpu_pct": 0.0,
+///       "exact_tps": 9919.4, "counter_window_tps": 9919.4,
+///       "period_mean_ms": 1.07, "period_max_ms": 4.3,
+///       "baseline":         { "samples": 3, "mean_tps": …, "stddev_tps": …, "err_pct": … },
+///       "baseline_nominal": { … },                   // the baseline's count ÷ 1 s
+///       "swap_nominal":  { "samples": 2805, "mean_tps": 10612, "stddev_tps": 3360,
+///                          "err_pct": 6.98, "err_vs_baseline_pct": 6.98 },
+///       "swap_measured": { … }, "counter": { … },
+///       "samples": {                                 // one element per sample
+///         "swap_counts": […], "swap_dt_ns": […],
+///         "counter_counts": […], "counter_dt_ns": […], "counter_tps": […] },
+///       "baseline_samples": { "counts": […], "dt_ns": […] }
+///     }, …]
+///   }, …],
+///   "overhead": [{                                   // one per workload
+///     "workload": "spawn_many_local", "iterations_per_round": 20, "others_cpu_pct": 0.0,
+///     "off": { …summary as in weft-bench/1… }, "tick": { … }, "on": { … },
+///     "on_off":   { "value": 1.029, "rounds": [ … ], "resolved": false },
+///     "tick_off": { … }, "on_tick": { … },
+///     "sampler":      { "reads": 520, "mean_period_ms": 1.14, "mean_read_us": 0.7, "decreases": 0 },
+///     "tick_sampler": { "reads": 530, "mean_period_ms": 1.13, "mean_read_us": 0.0, "decreases": 0 },
+///     "iterations": { "off": { "ms": […], "csw_voluntary": […], "csw_involuntary": […] },
+///                     "tick": { … }, "on": { … } }
+///   }, …]
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricsDocument {
     /// Always [`SCHEMA`].
@@ -121,29 +172,50 @@ fn ms(duration: std::time::Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-/// The targets of issue 7 against what this run measured.
+/// The targets of issue 7 against what this run measured. In JSON one
+/// object: the counting part's fields, the overhead part's, and
+/// `disturbances`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Targets {
+    /// The counting part's.
+    #[serde(flatten)]
+    pub counting: CountingTargets,
+    /// The overhead part's.
+    #[serde(flatten)]
+    pub overhead: OverheadTargets,
+    /// What may have disturbed the measurements: phases whose sampler was
+    /// starved (a period over [`STARVED_FACTOR`] times its interval), and
+    /// phases or workloads during which other processes used more than
+    /// [`BUSY_OTHERS_PCT`] of the machine.
+    pub disturbances: Vec<String>,
+}
+
+/// The counting part's targets; each `None` without the part.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountingTargets {
     /// Largest |error| of `Counter` over every phase of every wait,
-    /// percent; `None` without the counting part.
+    /// percent.
     pub counter_max_abs_err_pct: Option<f64>,
     /// Whether it is under [`COUNTER_ERR_TARGET_PCT`].
     pub counter_target_met: Option<bool>,
     /// Largest |error| of the Counter's time-weighted rate (Σ Δcount ÷
     /// Σ Δt over a phase's samples) against exact, percent.
     pub counter_max_abs_time_weighted_err_pct: Option<f64>,
-    /// What may have disturbed the measurements: phases whose sampler was
-    /// starved (a period over [`STARVED_FACTOR`] times its interval), and
-    /// phases or workloads during which other processes used more than
-    /// [`BUSY_OTHERS_PCT`] of the machine.
-    pub disturbances: Vec<String>,
     /// Every wait's end-of-run totals agreed exactly.
     pub counts_exact: Option<bool>,
-    /// Per workload, the sampler overhead against [`OVERHEAD_TARGET_RATIO`].
-    pub overhead: Vec<OverheadTarget>,
+}
+
+/// The overhead part's targets.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadTargets {
+    /// Per workload, the sampler overhead against
+    /// [`OVERHEAD_TARGET_RATIO`].
+    #[serde(rename = "overhead")]
+    pub workloads: Vec<OverheadTarget>,
     /// Every round of every workload taken together.
     pub overhead_pooled: Option<PooledOverhead>,
-    /// No `Handle::metrics()` read saw summed polls decrease.
+    /// No `Handle::metrics()` read saw summed polls decrease (`None`
+    /// without the part).
     pub snapshots_monotonic: Option<bool>,
 }
 
@@ -232,6 +304,23 @@ impl TargetStatus {
 impl Targets {
     /// Judges the targets from the measurements.
     pub fn evaluate(counting: &[CountingRun], overhead: &[OverheadResult]) -> Targets {
+        Targets {
+            counting: CountingTargets::of(counting),
+            overhead: OverheadTargets::of(overhead),
+            disturbances: disturbances(counting, overhead),
+        }
+    }
+
+    /// Whether every correctness check passed (targets on speed and error
+    /// are reported, not enforced).
+    pub fn correct(&self) -> bool {
+        self.counting.counts_exact != Some(false)
+            && self.overhead.snapshots_monotonic != Some(false)
+    }
+}
+
+impl CountingTargets {
+    fn of(counting: &[CountingRun]) -> CountingTargets {
         let phases = || counting.iter().flat_map(|run| &run.phases);
         let counter_max_abs_err_pct = phases()
             .map(|phase| phase.figures.counter.err_pct.abs())
@@ -241,14 +330,20 @@ impl Targets {
             .map(f64::abs)
             .reduce(f64::max);
         let measured = !counting.is_empty();
-        let sampled = !overhead.is_empty();
-        Targets {
+        CountingTargets {
             counter_max_abs_err_pct,
             counter_target_met: counter_max_abs_err_pct.map(|e| e < COUNTER_ERR_TARGET_PCT),
             counter_max_abs_time_weighted_err_pct: time_weighted,
-            disturbances: disturbances(counting, overhead),
             counts_exact: measured.then(|| counting.iter().all(|r| r.exactness.exact)),
-            overhead: overhead
+        }
+    }
+}
+
+impl OverheadTargets {
+    fn of(overhead: &[OverheadResult]) -> OverheadTargets {
+        let sampled = !overhead.is_empty();
+        OverheadTargets {
+            workloads: overhead
                 .iter()
                 .map(|r| OverheadTarget {
                     workload: r.workload.clone(),
@@ -258,12 +353,6 @@ impl Targets {
             overhead_pooled: PooledOverhead::of(overhead),
             snapshots_monotonic: sampled.then(|| overhead.iter().all(|r| r.sampler.decreases == 0)),
         }
-    }
-
-    /// Whether every correctness check passed (targets on speed and error
-    /// are reported, not enforced).
-    pub fn correct(&self) -> bool {
-        self.counts_exact != Some(false) && self.snapshots_monotonic != Some(false)
     }
 }
 

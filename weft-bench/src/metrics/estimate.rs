@@ -166,6 +166,16 @@ mod tests {
         }
     }
 
+    /// The figures of a 10 ms sampler's samples, with the 1 s baseline's.
+    fn figures_at_10ms(test: &TestSamples, base: &BaselineSamples) -> PhaseFigures {
+        figures(
+            Duration::from_millis(10),
+            Duration::from_secs(1),
+            test,
+            base,
+        )
+    }
+
     #[test]
     fn late_samplers_inflate_only_the_nominal_rate() {
         // 1,000 TPS exactly; a 10 ms sampler that really wakes every 12 ms.
@@ -174,12 +184,7 @@ mod tests {
             counts: vec![1000],
             dt_ns: vec![1_000_000_000],
         };
-        let f = figures(
-            Duration::from_millis(10),
-            Duration::from_secs(1),
-            &test,
-            &base,
-        );
+        let f = figures_at_10ms(&test, &base);
         assert!((f.exact_tps - 1000.0).abs() < 1e-9);
         assert!((f.swap_nominal.err_pct - 20.0).abs() < 1e-9);
         assert!(f.swap_measured.err_pct.abs() < 1e-9);
@@ -193,13 +198,7 @@ mod tests {
     fn a_mean_of_rates_over_uneven_intervals_differs_from_the_exact_rate() {
         // 10 in 5 ms, then 10 in 15 ms: exact 1,000/s, mean of rates 1,333/s.
         let test = test_samples(&[10, 10], &[5, 15]);
-        let base = BaselineSamples::default();
-        let f = figures(
-            Duration::from_millis(10),
-            Duration::from_secs(1),
-            &test,
-            &base,
-        );
+        let f = figures_at_10ms(&test, &BaselineSamples::default());
         assert!((f.exact_tps - 1000.0).abs() < 1e-9);
         assert!((f.swap_measured.err_pct - 100.0 / 3.0).abs() < 1e-9);
         assert!((stddev(&[1.0, 3.0]).unwrap() - 2f64.sqrt()).abs() < 1e-12);

@@ -155,6 +155,11 @@ pub fn run(config: &MetricsConfig) -> io::Result<MetricsDocument> {
     })
 }
 
+/// `duration` in whole nanoseconds (saturating).
+pub(crate) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// `1 s`, `500 ms`, `10 µs`: a duration in its largest whole unit.
 pub fn duration_label(duration: Duration) -> String {
     let ns = duration.as_nanos();

@@ -37,9 +37,10 @@ use serde::Serialize;
 
 use crate::json::Iterations;
 use crate::measure;
+use crate::metrics::nanos;
 use crate::metrics::others::{self, CpuTimes};
 use crate::runtimes::{BenchRuntime, Tuning, Weft};
-use crate::stats::{self, Summary};
+use crate::stats::{self, RoundRatio, Summary};
 use crate::workloads::Workload;
 
 /// How the overhead is measured.
@@ -84,33 +85,6 @@ pub struct OverheadResult {
     pub sampler: SamplerStats,
     /// Every measured iteration of each mode.
     pub iterations: ModeIterations,
-}
-
-/// One mode's median over another's, overall and per round.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RoundRatio {
-    /// Ratio of the medians.
-    pub value: f64,
-    /// Ratio of the round medians, round by round.
-    pub rounds: Vec<f64>,
-    /// Every round's ratio lies on the same side of 1.0.
-    pub resolved: bool,
-}
-
-impl RoundRatio {
-    fn between(a: &Summary, b: &Summary) -> RoundRatio {
-        let rounds: Vec<f64> = a
-            .round_medians_ms
-            .iter()
-            .zip(&b.round_medians_ms)
-            .map(|(a, b)| a / b)
-            .collect();
-        RoundRatio {
-            value: a.median_ms / b.median_ms,
-            resolved: rounds.iter().all(|&r| r > 1.0) || rounds.iter().all(|&r| r < 1.0),
-            rounds,
-        }
-    }
 }
 
 /// What runs beside the workload in a block.
@@ -347,10 +321,6 @@ impl SamplerTotals {
             decreases: self.decreases,
         }
     }
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

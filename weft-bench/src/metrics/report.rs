@@ -6,12 +6,13 @@ use std::fmt::Write;
 
 use crate::metrics::counting::{CountingRun, Exactness, Phase};
 use crate::metrics::document::{
-    COUNTER_ERR_TARGET_PCT, MetricsDocument, OVERHEAD_TARGET_RATIO, TargetStatus, Targets,
+    COUNTER_ERR_TARGET_PCT, CountingTargets, MetricsDocument, OVERHEAD_TARGET_RATIO,
+    OverheadTargets, TargetStatus,
 };
 use crate::metrics::estimate::Estimate;
-use crate::metrics::overhead::{OverheadResult, RoundRatio};
+use crate::metrics::overhead::OverheadResult;
 use crate::metrics::wait::{Mechanism, NOISE};
-use crate::stats::Summary;
+use crate::stats::{RoundRatio, Summary};
 use crate::table::{self, Table};
 
 /// Renders every table of a run.
@@ -190,8 +191,8 @@ fn ratio(ratio: &RoundRatio) -> String {
 fn targets(doc: &MetricsDocument) -> String {
     let t = &doc.targets;
     let mut out = String::from("\ntargets\n");
-    counting_targets(t, &mut out);
-    overhead_targets(t, &mut out);
+    counting_targets(&t.counting, &mut out);
+    overhead_targets(&t.overhead, &mut out);
     for line in &t.disturbances {
         let _ = writeln!(out, "warning: {line}");
     }
@@ -204,7 +205,7 @@ fn targets(doc: &MetricsDocument) -> String {
     out
 }
 
-fn counting_targets(t: &Targets, out: &mut String) {
+fn counting_targets(t: &CountingTargets, out: &mut String) {
     if let (Some(err), Some(met)) = (t.counter_max_abs_err_pct, t.counter_target_met) {
         let _ = writeln!(
             out,
@@ -227,9 +228,9 @@ fn counting_targets(t: &Targets, out: &mut String) {
     }
 }
 
-fn overhead_targets(t: &Targets, out: &mut String) {
-    if !t.overhead.is_empty() {
-        let count = |status| t.overhead.iter().filter(|o| o.status == status).count();
+fn overhead_targets(t: &OverheadTargets, out: &mut String) {
+    if !t.workloads.is_empty() {
+        let count = |status| t.workloads.iter().filter(|o| o.status == status).count();
         let _ = writeln!(
             out,
             "- 1 ms Handle::metrics() sampler slows a workload by ≤ {:.0}% in every round: met {}, \
@@ -238,7 +239,7 @@ fn overhead_targets(t: &Targets, out: &mut String) {
             count(TargetStatus::Met),
             count(TargetStatus::Missed),
             count(TargetStatus::Unresolved),
-            t.overhead.len()
+            t.workloads.len()
         );
     }
     if let Some(p) = &t.overhead_pooled {

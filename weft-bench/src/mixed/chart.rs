@@ -18,6 +18,7 @@ use plotters::prelude::*;
 use super::Load;
 use super::result::{LoadResult, MixedResult};
 use super::targets::Rule;
+use crate::figure::lane::RowKind;
 
 /// Width of one load's panel, px.
 const PANEL_WIDTH: u32 = 480;
@@ -61,12 +62,12 @@ pub fn write(path: &Path, result: &MixedResult) -> io::Result<()> {
     root.fill(&WHITE).map_err(to_io)?;
     let title = format!(
         "mixed lane: short-request latency ({} workers)",
-        result.settings.workers
+        result.settings.lane.workers
     );
     let root = root.titled(&title, ("sans-serif", 18)).map_err(to_io)?;
     let areas = root.split_evenly((1, result.loads.len().max(1)));
     for (area, load) in areas.iter().zip(&result.loads) {
-        panel(area, load, &result.settings.runtimes)?;
+        panel(area, load, &result.settings.lane.runtimes)?;
     }
     root.present().map_err(to_io)
 }
@@ -106,7 +107,7 @@ fn panel<DB: DrawingBackend>(
     } else {
         (0.1, 1_000.0)
     };
-    let caption = known.map_or(load.name.clone(), |l| l.label().to_owned());
+    let caption = Load::label_of(&load.name).to_owned();
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
         .margin(12)

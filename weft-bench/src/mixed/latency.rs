@@ -42,6 +42,14 @@ impl Recorder {
         self.histogram.saturating_record(us.clamp(1, MAX_US));
     }
 
+    /// Adds every latency `other` recorded (the file lane pools its
+    /// rounds).
+    pub fn add(&mut self, other: &Recorder) {
+        self.histogram
+            .add(&other.histogram)
+            .expect("recorders share their bounds");
+    }
+
     /// How many latencies were recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()
@@ -86,15 +94,28 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// The labels of the five percentiles the tables and the chart show.
+    pub const LABELS: [&'static str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+
     /// The five percentiles the chart draws, with their labels.
     pub fn charted(&self) -> [(&'static str, f64); 5] {
-        [
-            ("p50", self.p50_ms),
-            ("p90", self.p90_ms),
-            ("p99", self.p99_ms),
-            ("p99.9", self.p999_ms),
-            ("max", self.max_ms),
-        ]
+        let values = [
+            self.p50_ms,
+            self.p90_ms,
+            self.p99_ms,
+            self.p999_ms,
+            self.max_ms,
+        ];
+        std::array::from_fn(|i| (Percentiles::LABELS[i], values[i]))
+    }
+
+    /// The five percentiles' cells in a table (`-` without latencies),
+    /// printed by `format` (from ms).
+    pub fn cells(percentiles: Option<&Percentiles>, format: fn(f64) -> String) -> Vec<String> {
+        match percentiles {
+            Some(p) => p.charted().iter().map(|&(_, v)| format(v)).collect(),
+            None => vec!["-".to_owned(); 5],
+        }
     }
 }
 
@@ -135,6 +156,18 @@ mod tests {
         let p = recorder.summary().unwrap();
         assert!(close(p.p99_ms, 0.150), "{p:?}");
         assert!(close(p.p999_ms, 50.0), "{p:?}");
+    }
+
+    #[test]
+    fn recorders_add_up() {
+        let mut a = Recorder::new();
+        a.record(Duration::from_millis(1));
+        let mut b = Recorder::new();
+        b.record(Duration::from_millis(3));
+        a.add(&b);
+        let p = a.summary().unwrap();
+        assert_eq!(p.count, 2);
+        assert!(close(p.max_ms, 3.0), "{p:?}");
     }
 
     #[test]

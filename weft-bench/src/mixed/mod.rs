@@ -25,14 +25,13 @@
 //! (load, runtime) pair runs on a runtime built for it and dropped after
 //! it, on a thread of its own that is abandoned (with a warning) if it does
 //! not answer in time; the pairs run one after the other, so only one
-//! runtime is ever alive. [`result`] is the JSON and the ratios,
-//! [`targets`] the targets, [`report`] the table, [`chart`] the SVG and
-//! [`compare`] the gate. Targets are reported, met or missed; a missed
+//! runtime is ever alive. [`result`] is the JSON, the figures `compare`
+//! gates and the ratios, [`targets`] the targets, [`report`] the table and
+//! [`chart`] the SVG. Targets are reported, met or missed; a missed
 //! target never fails the run (only a runtime that failed does).
 
 pub mod burn;
 pub mod chart;
-pub mod compare;
 pub mod generator;
 pub mod latency;
 pub mod oracle;
@@ -42,15 +41,14 @@ pub mod schedule;
 pub mod targets;
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
 use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::driver::catch_panic;
+use crate::driver::on_thread;
+use crate::figure::lane::{RowKind, Setup};
+use crate::figure::skew::Watch;
 use crate::harness::Profile;
-use crate::metrics::others;
 use crate::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
 
 use burn::{Burner, Calibration};
@@ -72,32 +70,19 @@ pub enum Load {
     Open2000,
 }
 
+impl RowKind for Load {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Load::Closed32x2 => ("closed_32_2", "closed 32+2"),
+            Load::Closed128x8 => ("closed_128_8", "closed 128+8"),
+            Load::Open2000 => ("open_2000", "open 2000/s+2"),
+        }
+    }
+}
+
 impl Load {
     /// Every load, in the order the lane runs them.
     pub const ALL: [Load; 3] = [Load::Closed32x2, Load::Closed128x8, Load::Open2000];
-
-    /// Its name in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Load::Closed32x2 => "closed_32_2",
-            Load::Closed128x8 => "closed_128_8",
-            Load::Open2000 => "open_2000",
-        }
-    }
-
-    /// Its name in tables and the chart.
-    pub fn label(self) -> &'static str {
-        match self {
-            Load::Closed32x2 => "closed 32+2",
-            Load::Closed128x8 => "closed 128+8",
-            Load::Open2000 => "open 2000/s+2",
-        }
-    }
-
-    /// The load called `name` in JSON.
-    pub fn from_name(name: &str) -> Option<Load> {
-        Load::ALL.into_iter().find(|load| load.name() == name)
-    }
 
     /// (closed-loop short clients, open-loop short rate, long clients).
     fn shape(self) -> (u32, Option<f64>, u32) {
@@ -241,31 +226,26 @@ const SPIN: Duration = Duration::from_micros(20);
 /// Everything a run of the mixed lane needs to know.
 #[derive(Debug, Clone)]
 pub struct MixedConfig {
-    /// Quick or full.
-    pub profile: Profile,
+    /// Profile, workers, the runtimes in the order each load runs them.
+    pub setup: Setup<Variant>,
     /// Durations and request sizes.
     pub timing: Timing,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The loads, in order.
     pub loads: Vec<Load>,
-    /// The runtimes, in the order each load runs them.
-    pub variants: Vec<Variant>,
     /// Whether each load also runs on the oracle ([`oracle`]), after the
     /// runtimes.
     pub oracle: bool,
 }
 
 impl MixedConfig {
-    /// The default configuration of `profile`: every load, every runtime.
-    pub fn new(profile: Profile, workers: usize) -> MixedConfig {
+    /// The default configuration of `setup`: every load, the profile's
+    /// timing, the oracle.
+    pub fn new(setup: Setup<Variant>) -> MixedConfig {
         MixedConfig {
-            profile,
-            timing: Timing::of(profile),
-            workers,
+            timing: Timing::of(setup.profile),
             loads: Load::ALL.to_vec(),
-            variants: Variant::ALL.to_vec(),
             oracle: true,
+            setup,
         }
     }
 
@@ -296,7 +276,7 @@ impl MixedConfig {
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &MixedConfig) -> MixedResult {
-    let others_start = others::CpuTimes::now();
+    let mut watch = Watch::start("mixed");
     let burner = Burner::calibrate();
     let mut calibration = Calibration {
         iterations_per_us: burner.iterations_per_us,
@@ -304,89 +284,68 @@ pub fn run(config: &MixedConfig) -> MixedResult {
         short_measured_us: burner.measure(config.timing.short_cpu, 21).as_secs_f64() * 1e6,
         long_measured_ms: burner.measure(config.timing.long_cpu, 3).as_secs_f64() * 1e3,
     };
-    let mut warnings = Vec::new();
     let mut loads = Vec::new();
     for &load in &config.loads {
         let mut runs = BTreeMap::new();
         let oracle = config.oracle.then_some(None);
-        for variant in config.variants.iter().copied().map(Some).chain(oracle) {
+        for variant in config
+            .setup
+            .runtimes
+            .iter()
+            .copied()
+            .map(Some)
+            .chain(oracle)
+        {
             let name = variant.map_or(result::ORACLE, Variant::name);
-            let run = match measure(variant, load, config, burner, &mut warnings) {
-                Ok(outcome) => MixedRun::from_outcome(&outcome),
-                Err(err) => MixedRun::failed(err),
-            };
+            let measured = measure(variant, load, config, burner, &mut watch.warnings);
+            let run = measured.map_or_else(MixedRun::failed, |o| MixedRun::from_outcome(&o));
             eprintln!(
                 "weft-bench: mixed: {} on {name}: {}",
                 load.label(),
                 report::one_line(&run)
             );
-            warnings.extend(notes(load, name, &run));
-            if run.unfinished() > 0 {
-                warnings.push(format!(
-                    "mixed: {} on {name}: {} requests of the window unfinished after the {} s \
-                     drain; counted with their latency so far",
-                    load.name(),
-                    run.unfinished(),
-                    config.timing.drain_timeout.as_secs()
-                ));
-            }
+            let what = format!("mixed: {} on {name}", load.name());
+            watch.window(&what, &run, "requests", config.timing.drain_timeout);
+            watch
+                .warnings
+                .extend(run.ok().and_then(|f| lag_note(&what, f)));
             runs.insert(name.to_owned(), run);
         }
         loads.push(LoadResult::new(load, runs));
     }
     calibration.end_iterations_per_us = Some(Burner::calibrate().iterations_per_us);
     if let Some(drift) = calibration.drift_pct().filter(|d| d.abs() >= 10.0) {
-        warnings.push(format!(
+        watch.warnings.push(format!(
             "mixed: the work loop ran {drift:+.0}% faster at the end than at the start: the \
              requests burnt {} CPU than asked",
             if drift > 0.0 { "less" } else { "more" }
-        ));
-    }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the mixed lane"
         ));
     }
     MixedResult {
         settings: MixedSettings::new(config, SEED, SPIN),
         calibration,
         loads,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
 }
 
-/// Warnings about one pair's figures: other processes busy during its
-/// window, or a generator so late that the open loop's tail is partly its.
-fn notes(load: Load, name: &str, run: &MixedRun) -> Vec<String> {
-    let Some(figures) = run.ok() else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if let Some(pct) = figures.others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        notes.push(format!(
-            "mixed: {} on {name}: other processes used {pct:.0}% of the machine during the window",
-            load.name(),
-        ));
-    }
-    if let Some(lag) = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0) {
-        let own = figures
-            .short_from_submit
-            .as_ref()
-            .map_or(String::new(), |p| {
-                format!(
-                    " (from submission: p99 {:.1} ms, p99.9 {:.1} ms)",
-                    p.p99_ms, p.p999_ms
-                )
-            });
-        notes.push(format!(
-            "mixed: {} on {name}: the generator submitted arrivals up to {lag:.1} ms late (p99); \
-             that lateness is part of the latencies{own}",
-            load.name(),
-        ));
-    }
-    notes
+/// A warning about one pair (`what`) whose generator was so late that the
+/// open loop's tail is partly its.
+fn lag_note(what: &str, figures: &result::Figures) -> Option<String> {
+    let lag = figures.submit_lag_p99_ms.filter(|&lag| lag >= 1.0)?;
+    let own = figures
+        .short_from_submit
+        .as_ref()
+        .map_or(String::new(), |p| {
+            format!(
+                " (from submission: p99 {:.1} ms, p99.9 {:.1} ms)",
+                p.p99_ms, p.p999_ms
+            )
+        });
+    Some(format!(
+        "{what}: the generator submitted arrivals up to {lag:.1} ms late (p99); that lateness \
+         is part of the latencies{own}"
+    ))
 }
 
 /// One load on one runtime (`None`: on the oracle), on a thread of its
@@ -398,44 +357,33 @@ fn measure(
     burner: Burner,
     warnings: &mut Vec<String>,
 ) -> Result<Outcome, String> {
-    let (plan, workers, timeout) = (config.plan(load), config.workers, config.timeout());
+    let (plan, workers, timeout) = (config.plan(load), config.setup.workers, config.timeout());
     let name = variant.map_or(result::ORACLE, Variant::name);
-    let (sender, receiver) = mpsc::channel();
-    let thread = thread::Builder::new()
-        .name(format!("mixed-{name}"))
-        .spawn(move || {
-            let result = catch_panic(|| match variant {
-                Some(variant) => {
-                    let tuning = variant.tuning();
-                    match variant.kind() {
-                        RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
-                        RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
-                        RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
-                    }
+    let work = move || {
+        let outcome = match variant {
+            Some(variant) => {
+                let tuning = variant.tuning();
+                match variant.kind() {
+                    RuntimeKind::Weft => on::<Weft>(workers, tuning, burner, &plan),
+                    RuntimeKind::Tokio => on::<Tokio>(workers, tuning, burner, &plan),
+                    RuntimeKind::Smol => on::<Smol>(workers, tuning, burner, &plan),
                 }
-                // A short thread per worker, a long thread per long client.
-                None => Oracle::start(workers, plan.long_clients as usize)
-                    .and_then(|oracle| generator::run(&oracle, burner, &plan)),
-            });
-            let _ = sender.send(result.and_then(|r| r.map_err(|e| e.to_string())));
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    match receiver.recv_timeout(timeout) {
-        Ok(result) => {
-            let _ = thread.join();
-            result
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            warnings.push(format!(
-                "mixed: {name} abandoned in {} after {} s; it may still be running and disturb \
-                 what follows",
-                load.name(),
-                timeout.as_secs()
-            ));
-            Err(format!("no result within {} s", timeout.as_secs()))
-        }
-        Err(RecvTimeoutError::Disconnected) => Err("its thread died".to_owned()),
-    }
+            }
+            // A short thread per worker, a long thread per long client.
+            None => Oracle::start(workers, plan.long_clients as usize)
+                .and_then(|oracle| generator::run(&oracle, burner, &plan)),
+        };
+        outcome.map_err(|e| e.to_string())
+    };
+    let abandoned = || {
+        warnings.push(format!(
+            "mixed: {name} abandoned in {} after {} s; it may still be running and disturb \
+             what follows",
+            load.name(),
+            timeout.as_secs()
+        ));
+    };
+    on_thread(format!("mixed-{name}"), timeout, work, abandoned)
 }
 
 /// Builds `R`, runs the plan against it from this thread, drops it.
@@ -456,10 +404,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_variants_follow_the_runtimes() {
-        for load in Load::ALL {
-            assert_eq!(Load::from_name(load.name()), Some(load));
-        }
+    fn variants_follow_the_runtimes() {
         assert_eq!(
             Variant::of(&[RuntimeKind::Tokio, RuntimeKind::Weft]),
             [

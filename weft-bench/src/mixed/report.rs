@@ -6,46 +6,42 @@
 use std::fmt::Write;
 
 use super::Load;
+use super::latency::Percentiles;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
-use crate::json::{Machine, Versions};
+use crate::figure::lane::RowKind;
+use crate::figure::table::{Runs, lane_text};
 use crate::table::{self, Table};
-
-/// The header `weft-bench mixed` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench mixed: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &MixedResult) -> String {
     let s = &result.settings;
-    let mut out = format!(
-        "\nmixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
-         {} s warm-up, {} s measured per load and runtime\n",
-        s.profile,
-        s.workers,
+    let title = format!(
+        "mixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
+         {} per load and runtime",
+        s.lane.profile,
+        s.lane.workers,
         s.short_cpu_us,
         table::ms(s.long_cpu_ms),
-        s.warmup_ms / 1e3,
-        s.measure_ms / 1e3,
+        s.window.describe(),
     );
-    let _ = writeln!(out, "{}", figures_table(result).render());
-    out.push_str(
-        "short/s, long/s: completions per second; p50-max: short-request latency, ms (closed \
-         loop: from submission, open loop: from the scheduled arrival); CPU: the process's, \
-         ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, CPU÷tokio: over \
-         tokio's; others: the machine's CPU other processes used meanwhile; oracle: the \
-         load served by a scheduler told each request's kind (short ones on threads of their \
-         own, long ones under SCHED_IDLE): what this machine allows, not a peer\n",
-    );
+    let runs = Runs {
+        header: &header(),
+        label: Some(label),
+        cells: &|load: &LoadResult, runtime: &str, figures: &Figures| {
+            let mut cells = figure_cells(figures);
+            cells.extend(ratio_cells(load.ratios.get(runtime)));
+            cells
+        },
+    };
+    let legend = "short/s, long/s: completions per second; p50-max: short-request latency, ms \
+         (closed loop: from submission, open loop: from the scheduled arrival); CPU: the \
+         process's, ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, \
+         CPU÷tokio: over tokio's; others: the machine's CPU other processes used meanwhile; \
+         oracle: the load served by a scheduler told each request's kind (short ones on \
+         threads of their own, long ones under SCHED_IDLE): what this machine allows, not a \
+         peer";
+    let table = runs.table(&result.loads, &s.lane.runtimes);
+    let mut out = lane_text(&title, &table, legend);
     for line in from_submission_lines(result) {
         let _ = writeln!(out, "{line}");
     }
@@ -68,65 +64,22 @@ pub fn render(result: &MixedResult) -> String {
         }
         _ => out.push('\n'),
     }
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
+    out.push_str(&result.skew.footer());
     out
 }
 
-const FIGURE_HEADER: [&str; 15] = [
-    "load",
-    "runtime",
-    "short/s",
-    "long/s",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "long p99",
-    "CPU",
-    "p99÷best",
-    "long÷tokio",
-    "CPU÷tokio",
-    "others",
-];
-
-fn figures_table(result: &MixedResult) -> Table {
-    let mut table = Table::new(FIGURE_HEADER);
-    for load in &result.loads {
-        let label = label(load);
-        for (index, runtime) in result.settings.runtimes.iter().enumerate() {
-            let mut cells = vec![
-                if index == 0 { label } else { "" }.to_owned(),
-                runtime.clone(),
-            ];
-            match load.runtimes.get(runtime) {
-                None => cells.push("-".to_owned()),
-                Some(run) => match run.ok() {
-                    Some(figures) => {
-                        cells.extend(figure_cells(figures));
-                        cells.extend(ratio_cells(load.ratios.get(runtime)));
-                        cells.resize(FIGURE_HEADER.len() - 1, String::new());
-                        cells.push(
-                            figures
-                                .others_cpu_pct
-                                .map_or("-".to_owned(), |pct| format!("{pct:.0}%")),
-                        );
-                    }
-                    None => cells.push("FAILED".to_owned()),
-                },
-            }
-            table.row(cells);
-        }
-    }
-    table
+/// The columns of the lane's table: the load's and the runtime's, a run's
+/// figures, each weft variant's ratios, and the others' share.
+fn header() -> Vec<&'static str> {
+    let ratios = ["p99÷best", "long÷tokio", "CPU÷tokio", "others"];
+    let first = ["load", "runtime", "short/s", "long/s"];
+    [
+        &first[..],
+        &Percentiles::LABELS,
+        &["long p99", "CPU"],
+        &ratios,
+    ]
+    .concat()
 }
 
 fn figure_cells(f: &Figures) -> Vec<String> {
@@ -134,16 +87,13 @@ fn figure_cells(f: &Figures) -> Vec<String> {
         format!("{:.0}", f.short_per_s),
         format!("{:.1}", f.long_per_s),
     ];
-    match &f.short {
-        Some(p) => cells.extend([p.p50_ms, p.p90_ms, p.p99_ms, p.p999_ms, p.max_ms].map(table::ms)),
-        None => cells.extend(std::iter::repeat_n("-".to_owned(), 5)),
-    }
+    cells.extend(Percentiles::cells(f.short.as_ref(), table::ms));
     cells.push(
         f.long
             .as_ref()
             .map_or("-".to_owned(), |p| table::ms(p.p99_ms)),
     );
-    cells.push(format!("{:.0}", f.cpu_ms_per_s));
+    cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
     cells
 }
 
@@ -164,6 +114,7 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 fn targets_table(result: &MixedResult) -> Table {
     let weft: Vec<&String> = result
         .settings
+        .lane
         .runtimes
         .iter()
         .filter(|r| super::result::is_weft(r))
@@ -205,6 +156,7 @@ fn from_submission_lines(result: &MixedResult) -> Vec<String> {
     for load in &result.loads {
         let parts: Vec<String> = result
             .settings
+            .lane
             .runtimes
             .iter()
             .filter_map(|name| {
@@ -229,10 +181,7 @@ fn from_submission_lines(result: &MixedResult) -> Vec<String> {
 
 /// The load's name as the tables read it.
 fn label(load: &LoadResult) -> &str {
-    match Load::from_name(&load.name) {
-        Some(known) => known.label(),
-        None => &load.name,
-    }
+    Load::label_of(&load.name)
 }
 
 fn target_cell(load: &LoadResult, runtime: &str, target: &str) -> String {
@@ -255,22 +204,12 @@ pub fn one_line(run: &MixedRun) -> String {
         format!(", generator lag p99 {} ms", table::ms(lag))
     });
     let others = f
+        .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
     let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
-        let shown: Vec<String> = counters
-            .iter()
-            .filter(|&(_, &value)| value > 0)
-            .map(|(name, value)| format!("{} {value}", name.replace('_', " ")))
-            .collect();
-        format!(
-            "; monitor: {}",
-            if shown.is_empty() {
-                "-".to_owned()
-            } else {
-                shown.join(", ")
-            }
-        )
+        let counters = counters.iter().map(|(name, &value)| (name.as_str(), value));
+        format!("; monitor: {}", table::counters(counters))
     });
     format!(
         "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}{monitor}",
@@ -278,7 +217,7 @@ pub fn one_line(run: &MixedRun) -> String {
         p99(f.short.as_ref()),
         f.long_per_s,
         p99(f.long.as_ref()),
-        f.cpu_ms_per_s
+        f.window.cpu_ms_per_s
     )
 }
 

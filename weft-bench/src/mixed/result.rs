@@ -1,7 +1,7 @@
 //! What the mixed lane measured: the `mixed` field of the `--json`
 //! document (absent from documents written before the lane existed, so
-//! older baselines still parse), each weft variant's ratios to the peers
-//! and its targets.
+//! older baselines still parse), the lane's figures, each weft variant's
+//! ratios to the peers and its targets.
 //!
 //! Invariant: every figure is computed once, here, from the generator's
 //! [`Outcome`]; the table, the chart and `compare` only read them.
@@ -16,10 +16,93 @@ use super::generator::Outcome;
 use super::latency::Percentiles;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::json::Status;
+use crate::figure::lane::{Lane, LaneSettings, RowKind, WindowSettings};
+use crate::figure::skew::Skew;
+use crate::figure::skew::{Window, Windowed};
+use crate::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::runtimes::RuntimeKind;
 
-/// One run of the mixed lane.
+/// The short requests' p99, over the lowest peer's.
+pub const SHORT_P99: Figure<Figures> =
+    Figure::lower("short_p99_ms", "ms", |f| Some(f.short.as_ref()?.p99_ms));
+
+/// The long requests' throughput, over tokio's.
+pub const LONG_PER_S: Figure<Figures> =
+    Figure::higher("long_per_s", "req/s", |f: &Figures| Some(f.long_per_s)).with_peer(Peer::Tokio);
+
+/// The process's CPU per second, over tokio's.
+pub const CPU: Figure<Figures> = Figure::lower("cpu_ms_per_s", "ms/s", |f: &Figures| {
+    Some(f.window.cpu_ms_per_s)
+})
+.with_peer(Peer::Tokio);
+
+/// The figures `compare` gates, of weft (the default variant; the others
+/// are diagnostic), with their floors:
+///
+/// | figure | better | ratio to | floor |
+/// |---|---|---|---|
+/// | `short_p99_ms` | lower | the best peer's short p99 | 25 ms at 32+2 and open, 80 ms at 128+8 |
+/// | `long_per_s` | higher | tokio's long throughput | 8 req/s |
+/// | `cpu_ms_per_s` | lower | tokio's CPU | 400 ms/s |
+///
+/// The floors come from quiet quick re-runs on the 2-core dev machine with
+/// the stall monitor in (2026-11-23, six runs): weft's short p99 was
+/// 12.8-17.3 ms at 32+2, 77-98 ms at 128+8 and 4.6-6.5 ms open loop, its
+/// long throughput 17-23 req/s; each floor is above the widest swing seen.
+/// (Before the monitor every runtime's p99 moved by whole 50 ms polls and
+/// the floors were 400/250 ms.)
+pub const FIGURES: [Figure<Figures>; 3] = [
+    SHORT_P99.with_floors(|load| if load == "closed_128_8" { 80.0 } else { 25.0 }),
+    LONG_PER_S.with_floor(8.0),
+    CPU.with_floor(400.0),
+];
+
+/// The mixed lane in `compare`.
+pub const LANE: Lane<Figures> = Lane::new("mixed", "load", &FIGURES);
+
+/// One run of the mixed lane. In JSON:
+///
+/// ```jsonc
+/// "mixed": {                                     // absent when the lane did not run
+///   "settings": { "profile": "quick", "workers": 2,
+///                 "runtimes": ["weft", "weft-no-stall-monitor", "weft-no-demote", "tokio", "smol", "oracle"],
+///                 "short_cpu_us": 150.0, "long_cpu_ms": 50.0, "warmup_ms": 200.0,
+///                 "measure_ms": 1500.0, "drain_timeout_ms": 10000.0,
+///                 "open_seed": 2000, "spin_us": 20.0 },
+///   "calibration": { "iterations_per_us": 681.9,          // work-loop turns per µs of thread CPU
+///                    "end_iterations_per_us": 706.1,      // calibrated again after the last load
+///                    "short_measured_us": 150.2, "long_measured_ms": 49.9 },
+///   "loads": [{
+///     "name": "closed_32_2",                     // closed_32_2 | closed_128_8 | open_2000
+///     "runtimes": {
+///       "weft": { "status": "ok",                // failed: "status": "failed", "error": "…", "figures": null
+///         "figures": {
+///           "window_s": 1.5, "short_per_s": 760.0, "long_per_s": 38.0,
+///           "short": { "count": 1140, "p50_ms": 0.473, "p90_ms": 107.775, "p99_ms": 453.119,
+///                      "p999_ms": 454.143, "max_ms": 454.143, "mean_ms": 40.81 },   // null if none
+///           "long": { … },                       // the same for the long requests
+///           "cpu_ms_per_s": 1964.2,              // the process's CPU over the window
+///           "unfinished": 0,                     // requests of the window still running after the drain
+///           "others_cpu_pct": 1.3 } },           // other processes' share of the machine meanwhile
+///           // open_2000 also has "submit_lag_p99_ms": the generator's own lateness at p99
+///           // weft's variants also have "monitor": { "stalls", "handoffs", "spares_started",
+///           //   "spares_woken", "threads_demoted", "step_asides", "task_demotions" }: over the
+///           //   whole run, warm-up and drain included (also at the end of the progress line)
+///       "weft-no-stall-monitor": { … }, "weft-no-demote": { … }, "tokio": { … }, "smol": { … },
+///       "oracle": { … }                          // absent with --no-oracle; in no ratio, no target
+///     },
+///     "ratios": {                                // per weft variant that completed the load
+///       "weft": { "short_p99_vs_best": { "peer": "smol", "value": 8.15 },
+///                 "long_per_s_vs_tokio": 1.04, "cpu_vs_tokio": 0.99 }, …
+///     },
+///     "targets": [                               // per weft variant: reported, never gating
+///       { "runtime": "weft", "target": "short p99 ≤ 10 ms", "figure": "short_p99_ms",
+///         "limit": 10.0, "value": 453.119, "met": false }, …
+///     ]
+///   }, …],
+///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
+/// }
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MixedResult {
     /// How it was measured.
@@ -28,34 +111,24 @@ pub struct MixedResult {
     pub calibration: Calibration,
     /// One entry per load, in the order measured.
     pub loads: Vec<LoadResult>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    /// What may have skewed the figures.
+    #[serde(flatten)]
+    pub skew: Skew,
 }
 
 /// How the mixed lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MixedSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime.
-    pub workers: usize,
-    /// The runtimes, in the order each load ran them.
-    pub runtimes: Vec<String>,
+    /// Profile, workers, runtimes in the order each load ran them.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// CPU a short request burns, µs.
     pub short_cpu_us: f64,
     /// CPU a long request burns, ms.
     pub long_cpu_ms: f64,
-    /// Warm-up excluded from the figures, ms.
-    pub warmup_ms: f64,
-    /// The measured window, ms.
-    pub measure_ms: f64,
-    /// Longest wait for the window's requests after it, ms.
-    pub drain_timeout_ms: f64,
+    /// Warm-up, window, drain.
+    #[serde(flatten)]
+    pub window: WindowSettings,
     /// The open loop's schedule seed.
     pub open_seed: u64,
     /// How long the generator spins before an open-loop arrival, µs.
@@ -67,21 +140,14 @@ impl MixedSettings {
     pub fn new(config: &MixedConfig, seed: u64, spin: Duration) -> MixedSettings {
         let t = &config.timing;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let setup = &config.setup;
+        let runtimes = setup.runtimes.iter().map(|v| v.name());
+        let runtimes = runtimes.chain(config.oracle.then_some(ORACLE));
         MixedSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .variants
-                .iter()
-                .map(|v| v.name())
-                .chain(config.oracle.then_some(ORACLE))
-                .map(str::to_owned)
-                .collect(),
+            lane: LaneSettings::new(setup.profile, setup.workers, runtimes),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
-            warmup_ms: ms(t.warmup),
-            measure_ms: ms(t.measure),
-            drain_timeout_ms: ms(t.drain_timeout),
+            window: WindowSettings::new(t.warmup, t.measure, t.drain_timeout),
             open_seed: seed,
             spin_us: ms(spin) * 1e3,
         }
@@ -101,23 +167,18 @@ pub struct LoadResult {
     pub targets: Vec<Check>,
 }
 
+figure::impl_row!(LoadResult, MixedRun);
+
 /// One load on one runtime.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MixedRun {
-    /// Whether it completed.
-    pub status: Status,
-    /// Why it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// What it measured; present when `status` is `ok`.
-    pub figures: Option<Figures>,
-}
+pub type MixedRun = Run<Figures>;
 
 /// The figures of one load on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
-    /// The measured window, s.
-    pub window_s: f64,
+    /// The window: its length, the process's CPU, requests unfinished, the
+    /// others' share.
+    #[serde(flatten)]
+    pub window: Window,
     /// Short requests finished per second of the window.
     pub short_per_s: f64,
     /// Long requests finished per second of the window.
@@ -126,8 +187,6 @@ pub struct Figures {
     pub short: Option<Percentiles>,
     /// Latencies of the long requests due in the window; `None` if none.
     pub long: Option<Percentiles>,
-    /// The process's CPU over the window, ms per s of wall time.
-    pub cpu_ms_per_s: f64,
     /// Open loop: p99 of how late the generator submitted an arrival, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_lag_p99_ms: Option<f64>,
@@ -135,12 +194,6 @@ pub struct Figures {
     /// (without the generator's lateness: the runtime's own part).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_from_submit: Option<Percentiles>,
-    /// Requests of the window unfinished after the drain (their latency
-    /// so far is in the percentiles).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
     /// weft's stall-monitor counters over the whole run (warm-up and drain
     /// included): stalls, handoffs, spares started and woken, threads
     /// demoted, step-asides, task demotions. Absent for the peers.
@@ -148,58 +201,45 @@ pub struct Figures {
     pub monitor: Option<BTreeMap<String, u64>>,
 }
 
+impl Windowed for Figures {
+    fn window(&self) -> &Window {
+        &self.window
+    }
+}
+
 impl MixedRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> MixedRun {
-        let window_s = outcome.window.as_secs_f64().max(1e-9);
-        let cpu_window_s = outcome.cpu_window.as_secs_f64().max(1e-9);
-        MixedRun {
-            figures: Some(Figures {
-                window_s,
-                short_per_s: outcome.short_finished as f64 / window_s,
-                long_per_s: outcome.long_finished as f64 / window_s,
-                short: outcome.short.summary(),
-                long: outcome.long.summary(),
-                cpu_ms_per_s: outcome.cpu.as_secs_f64() * 1e3 / cpu_window_s,
-                submit_lag_p99_ms: outcome
-                    .submit_lag
-                    .as_ref()
-                    .and_then(|lag| lag.summary())
-                    .map(|p| p.p99_ms),
-                short_from_submit: outcome
-                    .short_from_submit
-                    .as_ref()
-                    .and_then(|from_submit| from_submit.summary()),
-                unfinished: outcome.unfinished,
-                others_cpu_pct: outcome.others_cpu_pct,
-                monitor: outcome.monitor.as_ref().map(|counters| {
-                    counters
-                        .iter()
-                        .map(|&(name, value)| (name.to_owned(), value))
-                        .collect()
-                }),
+        let o = outcome;
+        let window = Window::of(
+            o.window,
+            o.cpu,
+            o.cpu_window,
+            o.unfinished,
+            o.others_cpu_pct,
+        );
+        Run::completed(Figures {
+            short_per_s: window.per_s(o.short_finished),
+            long_per_s: window.per_s(o.long_finished),
+            window,
+            short: outcome.short.summary(),
+            long: outcome.long.summary(),
+            submit_lag_p99_ms: outcome
+                .submit_lag
+                .as_ref()
+                .and_then(|lag| lag.summary())
+                .map(|p| p.p99_ms),
+            short_from_submit: outcome
+                .short_from_submit
+                .as_ref()
+                .and_then(|from_submit| from_submit.summary()),
+            monitor: outcome.monitor.as_ref().map(|counters| {
+                counters
+                    .iter()
+                    .map(|&(name, value)| (name.to_owned(), value))
+                    .collect()
             }),
-            ..MixedRun::default()
-        }
-    }
-
-    /// A run that failed.
-    pub fn failed(error: String) -> MixedRun {
-        MixedRun {
-            status: Status::Failed,
-            error: Some(error),
-            figures: None,
-        }
-    }
-
-    /// The figures, if the run completed.
-    pub fn ok(&self) -> Option<&Figures> {
-        self.figures.as_ref().filter(|_| self.status == Status::Ok)
-    }
-
-    /// Requests left unfinished (0 for a failed run).
-    pub fn unfinished(&self) -> u64 {
-        self.ok().map_or(0, |f| f.unfinished)
+        })
     }
 }
 
@@ -214,15 +254,6 @@ pub struct Ratios {
     pub cpu_vs_tokio: Option<f64>,
 }
 
-/// A ratio to a named peer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeerRatio {
-    /// The peer.
-    pub peer: String,
-    /// The ratio.
-    pub value: f64,
-}
-
 /// The oracle's name in the runs (`super::oracle`): neither weft nor a peer.
 pub const ORACLE: &str = "oracle";
 
@@ -233,11 +264,6 @@ pub fn is_weft(name: &str) -> bool {
         .any(|v| v.name() == name && v.kind() == RuntimeKind::Weft)
 }
 
-/// Whether `name` is one of weft's peers: neither weft nor the oracle.
-pub fn is_peer(name: &str) -> bool {
-    !is_weft(name) && name != ORACLE
-}
-
 impl LoadResult {
     /// A load's result from every runtime's run, with the weft variants'
     /// ratios and targets.
@@ -245,6 +271,7 @@ impl LoadResult {
         let tokio = runtimes
             .get(RuntimeKind::Tokio.name())
             .and_then(MixedRun::ok);
+        let all = |_: &str| true;
         let mut ratios = BTreeMap::new();
         let mut targets = Vec::new();
         // In the lane's order, so the targets list weft before its variants.
@@ -260,10 +287,9 @@ impl LoadResult {
                 ratios.insert(
                     variant.name().to_owned(),
                     Ratios {
-                        short_p99_vs_best: short_p99_vs_best(own, &runtimes, |_| true),
-                        long_per_s_vs_tokio: tokio
-                            .and_then(|t| ratio(own.long_per_s, t.long_per_s)),
-                        cpu_vs_tokio: tokio.and_then(|t| ratio(own.cpu_ms_per_s, t.cpu_ms_per_s)),
+                        short_p99_vs_best: SHORT_P99.ratio(own, &runtimes, all),
+                        long_per_s_vs_tokio: LONG_PER_S.ratio(own, &runtimes, all).map(|r| r.value),
+                        cpu_vs_tokio: CPU.ratio(own, &runtimes, all).map(|r| r.value),
                     },
                 );
             }
@@ -278,35 +304,6 @@ impl LoadResult {
             targets,
         }
     }
-
-    /// weft's (default) figures, if it completed the load.
-    pub fn weft(&self) -> Option<&Figures> {
-        self.runtimes.get(Variant::Weft.name())?.ok()
-    }
-}
-
-/// `a ÷ b`, or `None` when `b` is not positive.
-pub fn ratio(a: f64, b: f64) -> Option<f64> {
-    (b > 0.0).then(|| a / b)
-}
-
-/// `own`'s short p99 over the lowest of the peers that completed the load
-/// and pass `include_peer`.
-pub fn short_p99_vs_best(
-    own: &Figures,
-    runtimes: &BTreeMap<String, MixedRun>,
-    include_peer: impl Fn(&str) -> bool,
-) -> Option<PeerRatio> {
-    let own_p99 = own.short.as_ref()?.p99_ms;
-    let (peer, p99) = runtimes
-        .iter()
-        .filter(|(name, _)| is_peer(name) && include_peer(name))
-        .filter_map(|(name, run)| Some((name, run.ok()?.short.as_ref()?.p99_ms)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    Some(PeerRatio {
-        peer: peer.clone(),
-        value: ratio(own_p99, p99)?,
-    })
 }
 
 #[cfg(test)]
@@ -335,7 +332,7 @@ mod tests {
         let run = MixedRun::from_outcome(&outcome(5, 30, 3_000));
         let f = run.ok().unwrap();
         assert_eq!((f.short_per_s, f.long_per_s), (200.0, 20.0));
-        assert_eq!(f.cpu_ms_per_s, 2_000.0);
+        assert_eq!(f.window.cpu_ms_per_s, 2_000.0);
         assert!(f.long.is_none());
         assert!(MixedRun::failed("x".to_owned()).ok().is_none());
     }
@@ -363,7 +360,7 @@ mod tests {
         assert_eq!(weft.cpu_vs_tokio, Some(1.25));
         assert_eq!(load.ratios["weft-no-demote"].long_per_s_vs_tokio, Some(0.5));
         assert!(!load.ratios.contains_key(ORACLE));
-        assert!(!is_peer(ORACLE) && !is_weft(ORACLE) && is_peer("tokio"));
+        assert!(!is_weft(ORACLE) && is_weft("weft-no-demote") && !is_weft("tokio"));
         // Two targets each for the two weft variants that ran.
         let verdicts: Vec<(&str, &str)> = load
             .targets

@@ -83,7 +83,7 @@ impl Rule {
             Rule::ShortP99AtMost(_) => own.short.as_ref().map(|p| p.p99_ms),
             Rule::ShortP999AtMost(_) => own.short.as_ref().map(|p| p.p999_ms),
             Rule::LongVsTokioAtLeast(_) => ratio(own.long_per_s, tokio?.long_per_s),
-            Rule::CpuVsTokioAtMost(_) => ratio(own.cpu_ms_per_s, tokio?.cpu_ms_per_s),
+            Rule::CpuVsTokioAtMost(_) => ratio(own.window.cpu_ms_per_s, tokio?.window.cpu_ms_per_s),
         }
     }
 
@@ -151,11 +151,17 @@ impl Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::skew::Window;
     use crate::mixed::latency::Percentiles;
 
     fn figures(p99: f64, long_per_s: f64, cpu: f64) -> Figures {
         Figures {
-            window_s: 1.5,
+            window: Window {
+                window_s: 1.5,
+                cpu_ms_per_s: cpu,
+                unfinished: 0,
+                others_cpu_pct: None,
+            },
             short_per_s: 1_000.0,
             long_per_s,
             short: Some(Percentiles {
@@ -168,11 +174,8 @@ mod tests {
                 mean_ms: 1.0,
             }),
             long: None,
-            cpu_ms_per_s: cpu,
             submit_lag_p99_ms: None,
             short_from_submit: None,
-            unfinished: 0,
-            others_cpu_pct: None,
             monitor: None,
         }
     }

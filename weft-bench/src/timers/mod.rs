@@ -25,9 +25,9 @@
 //! [`TimersConfig::timeout`] is marked failed for the experiment and its
 //! thread abandoned (with a warning), so a timer that never fires cannot
 //! hang the run. A row's value is the median of its repetitions.
-//! [`result`] is the JSON, [`report`] the table, [`compare`] the gate.
+//! [`result`] is the JSON, [`report`] the table; each row is one figure
+//! ([`RowSpec`]), gated by `compare` ([`LANE`]).
 
-pub mod compare;
 pub mod probe;
 pub mod report;
 pub mod result;
@@ -38,15 +38,14 @@ pub mod workloads;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
 use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::driver::catch_panic;
-use crate::harness::Profile;
-use crate::metrics::others;
+use crate::driver::on_thread;
+use crate::figure::Figure;
+use crate::figure::lane::{Lane, Setup};
+use crate::figure::skew::Watch;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use result::{TimerRow, TimerValue, TimersResult, TimersSettings};
@@ -79,21 +78,18 @@ pub enum Experiment {
     Idle,
 }
 
-/// A row of the lane's table.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RowSpec {
-    /// Its name in tables and JSON.
-    pub name: &'static str,
-    /// The unit of its values.
-    pub unit: &'static str,
-    /// Growth below which `compare` calls a change of weft's value (or of
-    /// its ratio, counted in weft's unit) noise, in the row's unit. Set
-    /// from re-runs of one build on the 2-core dev machine (README).
-    pub floor: f64,
-}
+/// A row of the lane: a lower-is-better figure of its own, weft's value
+/// over the best peer's. Its floor is the growth below which `compare`
+/// calls a change of weft's value (or of its ratio, counted in weft's
+/// unit) noise, in the row's unit: a few µs of lateness, a few ns of CPU.
+/// Set from re-runs of one build on the 2-core dev machine (README).
+pub type RowSpec = Figure<f64>;
 
 const fn row(name: &'static str, unit: &'static str, floor: f64) -> RowSpec {
-    RowSpec { name, unit, floor }
+    fn value(value: &f64) -> Option<f64> {
+        Some(*value)
+    }
+    Figure::lower(name, unit, value).with_floor(floor)
 }
 
 const ARM_CANCEL: [RowSpec; 1] = [row("arm_cancel_ns", "ns", 20.0)];
@@ -154,19 +150,21 @@ pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
         .find(|spec| spec.name == name)
 }
 
+/// The timers lane in `compare`: each row is its own figure.
+pub const LANE: Lane<f64> = Lane::by_row("timers", "row", |name| {
+    row_spec(name).map_or(&[], std::slice::from_ref)
+});
+
 /// Everything a run of the timers lane needs to know.
 #[derive(Debug, Clone)]
 pub struct TimersConfig {
-    /// Quick or full (recorded; the sizes say what is run).
-    pub profile: Profile,
+    /// Profile (recorded; the sizes say what is run), workers, runtimes in
+    /// the order each repetition runs them.
+    pub setup: Setup,
     /// How much each row measures.
     pub sizes: Sizes,
-    /// Worker threads of every runtime.
-    pub workers: usize,
     /// The experiments, in order.
     pub experiments: Vec<Experiment>,
-    /// The runtimes, in the order each repetition runs them.
-    pub runtimes: Vec<RuntimeKind>,
     /// This binary, re-run for `bytes_per_timer` (a test passes
     /// `CARGO_BIN_EXE_weft-bench`, its own executable being the test's).
     pub exe: PathBuf,
@@ -175,15 +173,13 @@ pub struct TimersConfig {
 }
 
 impl TimersConfig {
-    /// The default configuration of `profile`: every experiment, every
-    /// runtime, this executable, a 60 s timeout.
-    pub fn new(profile: Profile, workers: usize) -> TimersConfig {
+    /// The default configuration of `setup`: the profile's sizes, every
+    /// experiment, this executable, a 60 s timeout.
+    pub fn new(setup: Setup) -> TimersConfig {
         TimersConfig {
-            profile,
-            sizes: Sizes::of(profile),
-            workers,
+            sizes: Sizes::of(setup.profile),
+            setup,
             experiments: Experiment::ALL.to_vec(),
-            runtimes: RuntimeKind::ALL.to_vec(),
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("weft-bench")),
             timeout: Duration::from_secs(60),
         }
@@ -192,36 +188,22 @@ impl TimersConfig {
 
 /// Runs the lane and returns what it measured.
 pub fn run(config: &TimersConfig) -> TimersResult {
-    let others_start = others::CpuTimes::now();
-    let mut warnings = Vec::new();
+    let mut watch = Watch::start("timers");
     let mut rows = Vec::new();
     for &experiment in &config.experiments {
-        let measured = run_experiment(experiment, config, &mut warnings);
+        let measured = run_experiment(experiment, config, &mut watch.warnings);
         for row in &measured {
             eprintln!("weft-bench: timers: {}", report::one_line(row));
         }
         rows.extend(measured);
     }
-    let others_cpu_pct = others::since(others_start);
-    if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= 10.0) {
-        warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the timers lane"
-        ));
-    }
     TimersResult {
         settings: TimersSettings {
-            profile: config.profile.name().to_owned(),
-            workers: config.workers,
-            runtimes: config
-                .runtimes
-                .iter()
-                .map(|k| k.name().to_owned())
-                .collect(),
+            lane: config.setup.settings(RuntimeKind::name),
             sizes: config.sizes.clone(),
         },
         rows,
-        others_cpu_pct,
-        warnings,
+        skew: watch.finish(),
     }
 }
 
@@ -234,6 +216,7 @@ fn run_experiment(
 ) -> Vec<TimerRow> {
     // Per runtime: each repetition's figures, and the error that ended it.
     let mut outcomes: Vec<(RuntimeKind, Vec<Vec<f64>>, Option<String>)> = config
+        .setup
         .runtimes
         .iter()
         .map(|&kind| (kind, Vec::new(), None))
@@ -279,7 +262,7 @@ fn measure(
     config: &TimersConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Measured, String> {
-    let (workers, timeout) = (config.workers, config.timeout);
+    let (workers, timeout) = (config.setup.workers, config.timeout);
     if experiment == Experiment::BytesPerTimer {
         let timers = config.sizes.rss_timers;
         return rss::measure_in_child(&config.exe, kind, workers, timers, timeout).map(|bytes| {
@@ -290,32 +273,18 @@ fn measure(
         });
     }
     let sizes = config.sizes.clone();
-    let (sender, receiver) = mpsc::channel();
-    let thread = thread::Builder::new()
-        .name(format!("timers-{}", kind.name()))
-        .spawn(move || {
-            let result = catch_panic(|| match kind {
-                RuntimeKind::Weft => workloads::measure::<Weft>(experiment, &sizes, workers),
-                RuntimeKind::Tokio => workloads::measure::<Tokio>(experiment, &sizes, workers),
-                RuntimeKind::Smol => workloads::measure::<Smol>(experiment, &sizes, workers),
-            });
-            let _ = sender.send(result.and_then(|measured| measured));
-        })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    match receiver.recv_timeout(timeout) {
-        Ok(result) => {
-            let _ = thread.join();
-            result
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            warnings.push(format!(
-                "timers: {} abandoned in {experiment:?} after {} s; it may still be running and \
-                 disturb what follows",
-                kind.name(),
-                timeout.as_secs()
-            ));
-            Err(format!("no result within {} s", timeout.as_secs()))
-        }
-        Err(RecvTimeoutError::Disconnected) => Err("its thread died".to_owned()),
-    }
+    let work = move || match kind {
+        RuntimeKind::Weft => workloads::measure::<Weft>(experiment, &sizes, workers),
+        RuntimeKind::Tokio => workloads::measure::<Tokio>(experiment, &sizes, workers),
+        RuntimeKind::Smol => workloads::measure::<Smol>(experiment, &sizes, workers),
+    };
+    let abandoned = || {
+        warnings.push(format!(
+            "timers: {} abandoned in {experiment:?} after {} s; it may still be running and \
+             disturb what follows",
+            kind.name(),
+            timeout.as_secs()
+        ));
+    };
+    on_thread(format!("timers-{}", kind.name()), timeout, work, abandoned)
 }

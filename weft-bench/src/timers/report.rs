@@ -2,53 +2,29 @@
 //! the best peer and weft's ratio to it; the settings above it and the
 //! warnings below.
 
-use std::fmt::Write;
-
 use super::result::{TimerRow, TimerValue, TimersResult};
-use crate::json::{Machine, Versions};
+use crate::figure::table::lane_text;
 use crate::table::{self, Table};
-
-/// The header `weft-bench timers` prints above the table (the default run
-/// prints the scheduler lane's instead).
-pub fn header(machine: &Machine, versions: &Versions) -> String {
-    format!(
-        "weft-bench timers: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
-        machine.cores,
-        machine.cpu_model,
-        versions.weft_label(),
-        versions.tokio,
-        versions.async_executor,
-        versions.rustc
-    )
-}
 
 /// Renders the lane's table, its legend and its warnings.
 pub fn render(result: &TimersResult) -> String {
     let s = &result.settings;
     let z = &s.sizes;
-    let mut out = format!(
-        "\ntimers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})\n",
-        s.profile, s.workers, z.repetitions, z.arm_cancel_repetitions, z.heartbeat_repetitions
+    let title = format!(
+        "timers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})",
+        s.lane.profile,
+        s.lane.workers,
+        z.repetitions,
+        z.arm_cancel_repetitions,
+        z.heartbeat_repetitions
     );
-    let _ = writeln!(out, "{}", table(result).render());
-    out.push_str(
-        "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
-         (below 1.0 weft is lower)\n",
-    );
-    if let Some(pct) = result.others_cpu_pct {
-        let _ = writeln!(
-            out,
-            "other processes used {pct:.0}% of the machine meanwhile"
-        );
-    }
-    for warning in &result.warnings {
-        let _ = writeln!(out, "warning: {warning}");
-    }
-    out
+    let legend = "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
+                  (below 1.0 weft is lower)";
+    lane_text(&title, &table(result), legend) + &result.skew.footer()
 }
 
 fn table(result: &TimersResult) -> Table {
-    let runtimes = &result.settings.runtimes;
+    let runtimes = &result.settings.lane.runtimes;
     let header = ["row", "unit"]
         .into_iter()
         .map(String::from)

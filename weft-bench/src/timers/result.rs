@@ -8,35 +8,39 @@ use serde::{Deserialize, Serialize};
 
 use super::RowSpec;
 use super::sizes::Sizes;
-use crate::json::Status;
-use crate::runtimes::RuntimeKind;
+use crate::figure::lane::{LaneResult, LaneSettings};
+use crate::figure::{self, Attempt, PeerRatio, Status};
 use crate::stats;
 
-/// One run of the timers lane.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TimersResult {
-    /// How it was measured.
-    pub settings: TimersSettings,
-    /// One entry per row, in the order measured.
-    pub rows: Vec<TimerRow>,
-    /// Percent of the machine other processes used during the lane, where
-    /// `/proc` tells.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpu_pct: Option<f64>,
-    /// Anything that may have skewed the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
+/// One run of the timers lane. In JSON:
+///
+/// ```jsonc
+/// "timers": {                                    // absent when the lane did not run
+///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
+///                 "sizes": { "arm_cancel_iterations": 200000, "arm_cancel_repetitions": 5,
+///                            "rss_timers": 1000000, "spread_timers": 100000, … } },
+///   "rows": [{
+///     "name": "arm_cancel_ns", "unit": "ns",
+///     "runtimes": {
+///       "weft": { "status": "ok", "value": 119.2,            // the median of the repetitions
+///                 "repetitions": [121.0, 118.7, 119.2, 125.3, 117.9] },
+///       "tokio": { … }, "smol": { … }                        // failed: "status": "failed", "error": "…"
+///     },
+///     "best": { "peer": "tokio", "value": 0.94 }             // weft ÷ lowest peer; null if none (or it is 0)
+///   }, …],
+///   "others_cpu_pct": 3.1,                       // other processes' share of the machine meanwhile
+///   "warnings": ["…"]                            // absent when empty
+/// }
+/// ```
+pub type TimersResult = LaneResult<TimersSettings, TimerRow>;
 
 /// How the timers lane was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimersSettings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime (`stuck_worker` uses at least 2).
-    pub workers: usize,
-    /// The runtimes, in the order each repetition ran them.
-    pub runtimes: Vec<String>,
+    /// Profile, workers of every runtime (`stuck_worker` uses at least 2),
+    /// runtimes in the order each repetition ran them.
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// The sizes of every row.
     pub sizes: Sizes,
 }
@@ -50,9 +54,10 @@ pub struct TimerRow {
     pub unit: String,
     /// Keyed by runtime name.
     pub runtimes: BTreeMap<String, TimerValue>,
-    /// weft's value over the lowest peer's; absent when weft or every peer
-    /// failed, or the lowest peer's value is zero.
-    pub best: Option<BestRatio>,
+    /// weft's value over the lowest peer's (below 1.0 weft is lower,
+    /// better); absent when weft or every peer failed, or the lowest
+    /// peer's value is zero.
+    pub best: Option<PeerRatio>,
 }
 
 /// One row on one runtime.
@@ -91,18 +96,13 @@ impl TimerValue {
 
     /// The value, if the runtime completed the row.
     pub fn ok_value(&self) -> Option<f64> {
-        self.value.filter(|_| self.status == Status::Ok)
+        self.ok().copied()
     }
 }
 
-/// weft's value over a peer's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BestRatio {
-    /// The peer with the lowest value.
-    pub peer: String,
-    /// weft's value ÷ the peer's. Below 1.0 weft is lower (better).
-    pub value: f64,
-}
+figure::impl_attempt!(TimerValue, value: f64);
+
+figure::impl_row!(TimerRow, TimerValue);
 
 impl TimerRow {
     /// A row from every runtime's value, with weft's ratio to the best peer.
@@ -110,34 +110,10 @@ impl TimerRow {
         TimerRow {
             name: spec.name.to_owned(),
             unit: spec.unit.to_owned(),
-            best: best_ratio(&runtimes, |_| true),
+            best: spec.weft_ratio(&runtimes),
             runtimes,
         }
     }
-
-    /// weft's value, if it completed the row.
-    pub fn weft(&self) -> Option<f64> {
-        self.runtimes.get(RuntimeKind::Weft.name())?.ok_value()
-    }
-}
-
-/// weft over the lowest of the peers that completed the row and pass
-/// `include_peer`; `None` when there is none, weft failed, or that peer's
-/// value is zero.
-pub fn best_ratio(
-    runtimes: &BTreeMap<String, TimerValue>,
-    include_peer: impl Fn(&str) -> bool,
-) -> Option<BestRatio> {
-    let weft = runtimes.get(RuntimeKind::Weft.name())?.ok_value()?;
-    let (peer, value) = runtimes
-        .iter()
-        .filter(|(name, _)| *name != RuntimeKind::Weft.name() && include_peer(name))
-        .filter_map(|(name, value)| Some((name, value.ok_value()?)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    (value > 0.0).then(|| BestRatio {
-        peer: peer.clone(),
-        value: weft / value,
-    })
 }
 
 #[cfg(test)]
@@ -159,17 +135,15 @@ mod tests {
     }
 
     #[test]
-    fn ratio_is_to_the_lowest_peer() {
-        let runtimes = values(&[("weft", 1.0), ("tokio", 4.0), ("smol", 2.0)]);
-        let best = best_ratio(&runtimes, |_| true).unwrap();
+    fn ratio_is_to_the_lowest_peer_and_never_to_a_zero() {
+        let spec = super::super::row_spec("drop_ms").unwrap();
+        let row = TimerRow::new(
+            spec,
+            values(&[("weft", 1.0), ("tokio", 4.0), ("smol", 2.0)]),
+        );
+        let best = row.best.unwrap();
         assert_eq!((best.peer.as_str(), best.value), ("smol", 0.5));
-        let best = best_ratio(&runtimes, |peer| peer != "smol").unwrap();
-        assert_eq!((best.peer.as_str(), best.value), ("tokio", 0.25));
-    }
-
-    #[test]
-    fn no_ratio_to_a_zero() {
-        let runtimes = values(&[("weft", 1.0), ("tokio", 0.0)]);
-        assert_eq!(best_ratio(&runtimes, |_| true), None);
+        let zero = TimerRow::new(spec, values(&[("weft", 1.0), ("tokio", 0.0)]));
+        assert_eq!(zero.best, None);
     }
 }

@@ -262,11 +262,13 @@ pub(crate) fn is_pool_thread_of(shared: &Shared) -> bool {
 
 /// Body of a pool thread: the runtime is the thread's current context (so
 /// `Handle::current`, `weft::spawn` and `Handle::block_on` work inside the
-/// closure) and the runtime's thread hooks run around it.
+/// closure), and so is its tokio runtime with `tokio_compat`; the runtime's
+/// thread hooks run around it.
 fn run_thread(shared: &Arc<Shared>) {
     let pool = &shared.blocking;
     POOL_OF.with(|pool_of| pool_of.set(&**shared));
     let _context = crate::scheduler::context::set_current(shared.clone());
+    let _tokio = shared.tokio.enter();
     let hook = |hook: &Option<StdArc<dyn Fn() + Send + Sync>>| {
         if let Some(hook) = hook {
             let _ = catch_unwind(AssertUnwindSafe(|| hook()));

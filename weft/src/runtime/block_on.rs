@@ -50,19 +50,26 @@ thread_local! {
 
 /// Polls `future` on this thread until it completes, sleeping while it is
 /// pending. The caller has set up the runtime context.
+#[track_caller]
 pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F) -> F::Output {
     let thread_waker = THREAD_WAKER.with(Arc::clone);
     let waker = Waker::from(thread_waker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut future = std::pin::pin!(future);
     let _polling = Polling::start(shared);
+    // Under `UnhandledPanic::ShutdownRuntime`: a task's panic wakes this
+    // thread, and the checks below panic with it, also when the future
+    // completed meanwhile (awaiting the panicked task's handle, say).
+    let _watching = shared.panic_policy.watch(&waker);
     loop {
+        shared.panic_policy.check();
         // The future gets a cooperative budget per poll, as a task does
         // (`task/coop.rs`); the caller's is put back after.
         let saved = crate::task::coop::reset();
         let polled = future.as_mut().poll(&mut cx);
         crate::task::coop::restore(saved);
         if let Poll::Ready(output) = polled {
+            shared.panic_policy.check();
             return output;
         }
         #[cfg(feature = "test-util")]

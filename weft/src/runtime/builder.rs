@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Runtime;
+use super::{Runtime, UnhandledPanic};
 
 type Callback = Arc<dyn Fn() + Send + Sync + 'static>;
 type NameFn = Arc<dyn Fn() -> String + Send + Sync + 'static>;
@@ -60,9 +60,22 @@ pub struct Builder {
     pub(super) on_stall: Option<StallHook>,
     pub(super) time_slices: bool,
     pub(super) fine_timer_slack: bool,
+    pub(super) unhandled_panic: UnhandledPanic,
+    pub(super) tokio_compat: bool,
 }
 
 use crate::scheduler::monitor::StallHook;
+
+/// Implemented by nothing: the bound of `Builder::tokio_compat` without the
+/// `tokio-compat` feature, whose message is the compile error.
+#[cfg(not(feature = "tokio-compat"))]
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`Builder::tokio_compat` needs weft's `tokio-compat` feature",
+    label = "needs weft's `tokio-compat` feature",
+    note = "add `features = [\"tokio-compat\"]` to the `weft` line in Cargo.toml"
+)]
+pub trait TokioCompatFeatureIsOff {}
 
 /// Spare slots beyond twice the workers in the default of
 /// [`Builder::max_threads`].
@@ -97,6 +110,8 @@ impl Builder {
             on_stall: None,
             time_slices: true,
             fine_timer_slack: true,
+            unhandled_panic: UnhandledPanic::Ignore,
+            tokio_compat: false,
         }
     }
 
@@ -127,6 +142,63 @@ impl Builder {
     /// Accepted for tokio parity and does nothing: the I/O driver is
     /// always on (see [`enable_all`](Builder::enable_all)).
     pub fn enable_io(&mut self) -> &mut Self {
+        self
+    }
+
+    /// Starts a tokio runtime beside this one, so that crates written for
+    /// tokio's reactor and timers work inside weft tasks unchanged:
+    /// `tokio::time`, `tokio::net`, `tokio::spawn`, reqwest, tonic, sqlx,
+    /// redis, tower-http's timeouts (feature `tokio-compat`).
+    ///
+    /// The tokio runtime is a `current_thread` one with I/O and time
+    /// enabled, driven by a thread of its own (`weft-tokio`); every weft
+    /// thread that runs tasks (the workers, the spare threads, the blocking
+    /// pool's threads) enters its handle for its whole life, and a
+    /// `block_on` caller for the call. tokio's sockets and timers are then
+    /// driven on that one thread, which wakes the weft task; a task started
+    /// with `tokio::spawn` runs there too. It is shut down with this
+    /// runtime, after the workers: its tasks are dropped and its own
+    /// blocking threads get at most a second.
+    ///
+    /// Not needed for `tokio::sync`, `tokio::select!`, `tokio::task_local!`,
+    /// tokio-util codecs or TLS crates over weft's streams (see the
+    /// `tokio-io` feature).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .worker_threads(2)
+    ///     .tokio_compat()
+    ///     .build()?;
+    /// rt.block_on(async {
+    ///     let task = weft::spawn(async {
+    ///         // tokio's timer, inside a weft task.
+    ///         tokio::time::sleep(Duration::from_millis(1)).await;
+    ///         tokio::spawn(async { 7 }).await.unwrap()
+    ///     });
+    ///     assert_eq!(task.await.unwrap(), 7);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// The same from the macros: `#[weft::main(tokio_compat = true)]`,
+    /// `#[weft::test(tokio_compat = true)]`.
+    #[cfg(feature = "tokio-compat")]
+    pub fn tokio_compat(&mut self) -> &mut Self {
+        self.tokio_compat = true;
+        self
+    }
+
+    /// Without the `tokio-compat` feature: a compile error naming it (the
+    /// bound below never holds; it is checked where the method is called,
+    /// and the trait's message is the error).
+    #[cfg(not(feature = "tokio-compat"))]
+    #[doc(hidden)]
+    pub fn tokio_compat(&mut self) -> &mut Self
+    where
+        for<'a> &'a (): TokioCompatFeatureIsOff,
+    {
         self
     }
 
@@ -353,6 +425,39 @@ impl Builder {
         self
     }
 
+    /// What a panic in a spawned task does to the runtime (tokio's
+    /// setting). Default: [`UnhandledPanic::Ignore`], the panic goes to
+    /// the task's `JoinHandle` and nothing else changes. With
+    /// [`UnhandledPanic::ShutdownRuntime`] the first panic shuts the
+    /// runtime down at once and every `block_on` on it panics, naming the
+    /// policy and the task's panic message, whether or not the task's
+    /// `JoinHandle` is held: for services that would rather stop than run
+    /// on without a task that failed.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use weft::runtime::{Builder, UnhandledPanic};
+    ///
+    /// let rt = Builder::new_multi_thread()
+    ///     .unhandled_panic(UnhandledPanic::ShutdownRuntime)
+    ///     .build()
+    ///     .unwrap();
+    /// let start = Instant::now();
+    /// let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    ///     rt.block_on(async {
+    ///         drop(weft::spawn(async { panic!("lost the database") }));
+    ///         weft::time::sleep(Duration::from_secs(60)).await;
+    ///     })
+    /// }));
+    /// let message = ended.unwrap_err().downcast::<String>().unwrap();
+    /// assert!(message.contains("lost the database"), "{message}");
+    /// assert!(start.elapsed() < Duration::from_secs(60));
+    /// ```
+    pub fn unhandled_panic(&mut self, behavior: UnhandledPanic) -> &mut Self {
+        self.unhandled_panic = behavior;
+        self
+    }
+
     /// Epoll instances of the reactor (`io/driver.rs`, "At 64 cores"):
     /// sources are spread over them so registrations and waits of many
     /// workers do not queue on one instance's kernel lock. Default: one per
@@ -553,6 +658,8 @@ impl fmt::Debug for Builder {
             .field("time_slices", &self.time_slices)
             .field("fine_timer_slack", &self.fine_timer_slack)
             .field("spare_idle_timeout", &self.spare_idle_timeout)
+            .field("unhandled_panic", &self.unhandled_panic)
+            .field("tokio_compat", &self.tokio_compat)
             .finish_non_exhaustive()
     }
 }

@@ -83,7 +83,8 @@ impl Handle {
     }
 
     /// Runs `future` to completion on the current thread, with this runtime
-    /// as the current context (so `weft::spawn` works inside).
+    /// as the current context (so `weft::spawn` works inside), and its tokio
+    /// runtime too if it was built with `tokio_compat`.
     ///
     /// # Panics
     ///
@@ -93,14 +94,18 @@ impl Handle {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _driving = context::enter_driving(Driving::BlockOn);
         let _current = context::set_current(self.shared.clone());
+        let _tokio = self.shared.tokio.enter();
         super::block_on::run(&self.shared, future)
     }
 
     /// Makes this runtime the current context until the guard is dropped,
-    /// so that `weft::spawn` and `Handle::current` work on this thread.
+    /// so that `weft::spawn` and `Handle::current` work on this thread (and
+    /// `tokio::runtime::Handle::current`, with `tokio_compat`).
     pub fn enter(&self) -> EnterGuard<'_> {
+        let guard = context::set_current(self.shared.clone());
         EnterGuard {
-            _guard: context::set_current(self.shared.clone()),
+            _tokio: self.shared.tokio.enter(),
+            _guard: guard,
             _handle: std::marker::PhantomData,
         }
     }
@@ -135,6 +140,8 @@ impl fmt::Debug for Handle {
 /// ```
 #[must_use = "the runtime context is left as soon as the guard is dropped"]
 pub struct EnterGuard<'a> {
+    /// Declared first: dropped first, as it was entered last.
+    _tokio: crate::tokio_compat::TokioGuard<'a>,
     _guard: context::CurrentGuard,
     /// Borrows the handle, and is `!Send`: it restores *this* thread's context.
     _handle: std::marker::PhantomData<(&'a Handle, *const ())>,

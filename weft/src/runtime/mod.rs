@@ -6,6 +6,9 @@
 //! 1. Set the shutdown flag and unpark every worker (`Shared::begin_shutdown`).
 //!    From here on a wake from outside drops the task instead of queueing
 //!    it, and a spawn is refused (its `JoinHandle` reports cancellation).
+//!    (A task's panic under `UnhandledPanic::ShutdownRuntime` sets the flag
+//!    from a worker; the steps below still run when the runtime is shut
+//!    down or dropped.)
 //! 2. Each worker notices the flag at its next tick or wake-up, leaves its
 //!    loop and drops the tasks in its LIFO slot and ring.
 //! 3. The runtime waits for the workers (bounded by `shutdown_timeout`).
@@ -15,6 +18,9 @@
 //!    pending future is dropped exactly once: a `Runnable` exists at most
 //!    once per task and is dropped (or run) by whoever holds it, and a
 //!    task's registry waker is taken out exactly once.
+//! 5. The blocking pool's threads are waited for (same deadline).
+//! 6. With `tokio_compat`, the tokio runtime is stopped last, once no weft
+//!    thread polls a tokio socket or timer any more (`tokio_compat.rs`).
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
@@ -22,6 +28,7 @@
 mod block_on;
 mod builder;
 mod handle;
+mod unhandled_panic;
 
 use std::fmt;
 use std::future::Future;
@@ -36,12 +43,18 @@ use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
 use crate::task::{JoinHandle, Task};
+use crate::tokio_compat::TokioThread;
 
 pub use crate::scheduler::monitor::StallInfo;
+#[cfg(not(feature = "tokio-compat"))]
+#[doc(hidden)]
+pub use builder::TokioCompatFeatureIsOff;
 pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub(crate) use unhandled_panic::PanicPolicy;
+pub use unhandled_panic::UnhandledPanic;
 
 /// A multi-thread, work-stealing async runtime.
 ///
@@ -65,6 +78,13 @@ pub struct Runtime {
     handle: Handle,
     workers: Vec<thread::JoinHandle<()>>,
     exited: Arc<ExitLatch>,
+    /// The shutdown sequence has run (`shutdown_timeout`, then the drop).
+    /// Not the runtime's shutdown flag: a task's panic under
+    /// `UnhandledPanic::ShutdownRuntime` sets that one from a worker, and
+    /// the sequence (waiting for the workers, the drain) still has to run.
+    shut_down: bool,
+    /// The `weft-tokio` thread (`Builder::tokio_compat`): stopped last.
+    tokio: Option<TokioThread>,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -91,6 +111,21 @@ impl ExitLatch {
     fn wait(&self, deadline: Option<Instant>) -> bool {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         wait_until(&self.all_exited, running, deadline, |running| *running == 0)
+    }
+
+    /// Joins `workers` and the helper threads once all have left their
+    /// loops, if they do by `deadline` (step 3 of the shutdown).
+    fn join(&self, workers: Vec<thread::JoinHandle<()>>, deadline: Option<Instant>) {
+        if !self.wait(deadline) {
+            return;
+        }
+        for worker in workers {
+            let _ = worker.join();
+        }
+        let helpers = std::mem::take(&mut *self.helpers.lock().unwrap_or_else(|e| e.into_inner()));
+        for helper in helpers {
+            let _ = helper.join();
+        }
     }
 }
 
@@ -141,11 +176,16 @@ impl Runtime {
             all_exited: Condvar::new(),
             helpers: Mutex::new(Vec::new()),
         });
+        let (mut tokio, tokio_context) = crate::tokio_compat::start(builder.tokio_compat)?;
         let (shared, mut locals) = Shared::new(
             scheduler_config(builder, num_workers, spare_slots),
             blocking_pool(builder),
             monitor(builder, exited.clone(), spare_slots),
+            tokio_context,
         )?;
+        if let Some(tokio) = &mut tokio {
+            tokio.set_weft(shared.clone());
+        }
         shared
             .monitor
             .add_spare_slots(num_workers, locals.split_off(num_workers));
@@ -153,6 +193,8 @@ impl Runtime {
             handle: Handle { shared },
             workers: Vec::with_capacity(num_workers),
             exited,
+            shut_down: false,
+            tokio,
         };
         runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
@@ -160,9 +202,9 @@ impl Runtime {
             // The monitor runs no task: the thread hooks (for threads that
             // run the user's code) are not run on it.
             let spawn = helper_thread_spawner(builder, runtime.exited.clone(), false);
-            spawn(shared.clone(), |shared| {
-                crate::scheduler::monitor::run_monitor(shared)
-            })?;
+            // Named here, with no lock held.
+            let name = Some(helper_thread_name(builder));
+            spawn(shared.clone(), crate::scheduler::monitor::run_monitor, name)?;
         }
         Ok(runtime)
     }
@@ -223,6 +265,7 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
         io_shards: builder.resolved_io_shards(num_workers),
         time_slices: builder.time_slices,
         fine_timer_slack: builder.fine_timer_slack,
+        unhandled_panic: builder.unhandled_panic,
     }
 }
 
@@ -236,6 +279,7 @@ fn monitor(builder: &Builder, exited: Arc<ExitLatch>, spare_slots: usize) -> Mon
             spare_idle_timeout: builder.spare_idle_timeout,
             on_stall: builder.on_stall.clone(),
             spawn_thread: helper_thread_spawner(builder, exited, true),
+            spawner_name: helper_thread_name(builder),
             demote_threads: builder.demote_slow_tasks,
         },
         spare_slots,
@@ -331,13 +375,16 @@ impl Runtime {
         let on_own_worker = crate::scheduler::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
         });
-        if !shared.begin_shutdown() {
+        if std::mem::replace(&mut self.shut_down, true) {
             return;
         }
+        shared.begin_shutdown();
         shared.blocking.begin_shutdown();
         if on_own_worker {
             // Waiting would deadlock; cancel what can be cancelled and say why.
             shared.shutdown_drain();
+            // Stopped without waiting: its stop sender is dropped.
+            self.tokio = None;
             if !thread::panicking() {
                 panic!(
                     "a weft runtime was dropped (or shut down) from inside one of its own tasks: \
@@ -347,29 +394,20 @@ impl Runtime {
             }
             return;
         }
-        let workers = std::mem::take(&mut self.workers);
-        if self.exited.wait(deadline) {
-            for worker in workers {
-                let _ = worker.join();
-            }
-            let helpers = std::mem::take(
-                &mut *self
-                    .exited
-                    .helpers
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            );
-            for helper in helpers {
-                let _ = helper.join();
-            }
-        }
+        self.exited
+            .join(std::mem::take(&mut self.workers), deadline);
         shared.shutdown_drain();
         if crate::blocking::is_pool_thread_of(shared) {
             // Called from one of the pool's own threads (a blocking closure
-            // dropping the runtime): waiting would wait for itself.
+            // dropping the runtime): waiting would wait for itself. The
+            // tokio runtime is stopped without waiting, as above.
+            self.tokio = None;
             return;
         }
         shared.blocking.wait_for_threads(deadline);
+        if let Some(tokio) = self.tokio.take() {
+            tokio.stop(deadline);
+        }
     }
 }
 
@@ -413,6 +451,7 @@ impl WorkerThread {
         self.handle.shared.config.tune_this_thread();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _current = context::set_current(self.handle.shared.clone());
+        let _tokio = self.handle.shared.tokio.enter();
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
@@ -455,45 +494,58 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
     let stack_size = builder.thread_stack_size;
     let on_start = builder.on_thread_start.clone().filter(|_| hooks);
     let on_stop = builder.on_thread_stop.clone().filter(|_| hooks);
-    Box::new(move |shared: SharedArc, body: fn(&SharedArc)| {
-        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| name_fn()))
-            .unwrap_or_else(|_| "weft-spare".to_owned());
-        let mut thread = thread::Builder::new().name(name.replace('\0', ""));
-        if let Some(size) = stack_size {
-            thread = thread.stack_size(size);
-        }
-        let on_start = on_start.clone();
-        let on_stop = on_stop.clone();
-        let exit = exited.clone();
-        *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        let spawned = thread.spawn(move || {
-            let _exit = ExitGuard(exit);
-            shared.config.tune_this_thread();
-            let _slot = crate::metrics::WorkerSlot::acquire();
-            let _current = context::set_current(shared.clone());
-            let _driving = context::enter_driving(context::Driving::Worker);
-            if let Some(hook) = &on_start {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+    Box::new(
+        move |shared: SharedArc, body: fn(&SharedArc), name: Option<String>| {
+            let name = name.unwrap_or_else(|| name_of(&*name_fn));
+            let mut thread = thread::Builder::new().name(name.replace('\0', ""));
+            if let Some(size) = stack_size {
+                thread = thread.stack_size(size);
             }
-            body(&shared);
-            if let Some(hook) = &on_stop {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+            let on_start = on_start.clone();
+            let on_stop = on_stop.clone();
+            let exit = exited.clone();
+            *exited.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            let spawned = thread.spawn(move || {
+                let _exit = ExitGuard(exit);
+                shared.config.tune_this_thread();
+                let _slot = crate::metrics::WorkerSlot::acquire();
+                let _current = context::set_current(shared.clone());
+                let _tokio = shared.tokio.enter();
+                let _driving = context::enter_driving(context::Driving::Worker);
+                if let Some(hook) = &on_start {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                }
+                body(&shared);
+                if let Some(hook) = &on_stop {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook()));
+                }
+            });
+            match spawned {
+                Ok(handle) => {
+                    let mut helpers = exited.helpers.lock().unwrap_or_else(|e| e.into_inner());
+                    // Spares come and go: forget the ones already gone.
+                    helpers.retain(|helper| !helper.is_finished());
+                    helpers.push(handle);
+                    Ok(())
+                }
+                Err(err) => {
+                    exited.worker_exited();
+                    Err(err)
+                }
             }
-        });
-        match spawned {
-            Ok(handle) => {
-                let mut helpers = exited.helpers.lock().unwrap_or_else(|e| e.into_inner());
-                // Spares come and go: forget the ones already gone.
-                helpers.retain(|helper| !helper.is_finished());
-                helpers.push(handle);
-                Ok(())
-            }
-            Err(err) => {
-                exited.worker_exited();
-                Err(err)
-            }
-        }
-    })
+        },
+    )
+}
+
+/// A helper thread's name from the program's `thread_name` hook (a hook
+/// that panics gives `weft-spare`).
+fn name_of(name_fn: &(dyn Fn() -> String + Send + Sync)) -> String {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(name_fn))
+        .unwrap_or_else(|_| "weft-spare".to_owned())
+}
+
+fn helper_thread_name(builder: &Builder) -> String {
+    name_of(&*builder.thread_name)
 }
 
 /// The next worker's name from the builder's name function, which must not

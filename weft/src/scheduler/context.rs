@@ -68,9 +68,14 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     let core = CONTEXT
         .try_with(|cx| cx.core.get())
         .unwrap_or(std::ptr::null());
-    // SAFETY: a non-null pointer was set by `CoreGuard`, whose lifetime is
-    // bounded by the `&Core` it was made from; the guard clears it before
-    // that borrow ends.
+    // SAFETY: a non-null pointer was stored by `set_core` from a `&'a Core`,
+    // and the `CoreGuard<'a>` it returned (which keeps that `Core` borrowed,
+    // so it cannot move or drop meanwhile) stores null when it drops. Every
+    // caller (the worker and spare run loops) holds the guard in a local
+    // around its run loop and never leaks it (`mem::forget` would leave the
+    // pointer dangling); unwinding drops it too. A nested guard's drop
+    // nulls it early: safe, `None` from then on. `f` gets the reference for
+    // this call only, on this thread only (the pointer is thread-local).
     f(unsafe { core.as_ref() })
 }
 

@@ -151,6 +151,8 @@ pub(crate) struct Config {
     /// Whether runtime threads ask for a 1 µs timer slack
     /// (`Builder::fine_timer_slack`).
     pub(crate) fine_timer_slack: bool,
+    /// What a task's panic does to the runtime (`runtime/unhandled_panic.rs`).
+    pub(crate) unhandled_panic: crate::runtime::UnhandledPanic,
 }
 
 impl Config {
@@ -191,8 +193,12 @@ impl Remote {
     pub(crate) fn swap_lifo(&self, task: Option<Task>) -> Option<Task> {
         let new = task.map_or(std::ptr::null_mut(), |t| t.into_raw().as_ptr());
         let old = self.lifo.swap(new, Ordering::AcqRel);
-        // SAFETY: the slot only ever holds null or a pointer made by
-        // `Runnable::into_raw`; the swap hands ownership of it to us alone.
+        // SAFETY: `lifo` is private to `Remote`, starts null and is written
+        // only by this swap, so it holds null or a pointer `into_raw` gave up
+        // (a `Runnable<TaskMeta>`, as `Task` is); the swap takes it out, so
+        // this is its only `from_raw`. The swap's Acquire half reads the
+        // Release half of the swap that stored it: the task's memory, written
+        // by the threads that had it before, is visible here.
         NonNull::new(old).map(|ptr| unsafe { Task::from_raw(ptr) })
     }
 
@@ -248,11 +254,16 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     /// The `spawn_blocking` threads (`blocking/`).
     pub(crate) blocking: BlockingPool,
+    /// The panic policy and the `block_on` calls it must reach.
+    pub(crate) panic_policy: crate::runtime::PanicPolicy,
     /// The timer wheels and the timekeeping handshake (`time/driver.rs`).
     pub(crate) time: Driver,
     /// The reactor (`io/driver.rs`); the keeper sleeps in its poller.
     #[cfg(not(loom))]
     pub(crate) io: crate::io::driver::Driver,
+    /// The tokio runtime every thread of this runtime enters, if built
+    /// with `tokio_compat` (`tokio_compat.rs`).
+    pub(crate) tokio: crate::tokio_compat::TokioContext,
     /// `block_on` calls polling their future right now: while one is, a
     /// paused test clock must not jump ahead (`test-util`).
     #[cfg(feature = "test-util")]
@@ -269,6 +280,7 @@ impl Shared {
         config: Config,
         blocking: BlockingPool,
         monitor: monitor::Monitor,
+        tokio: crate::tokio_compat::TokioContext,
     ) -> std::io::Result<(Arc<Shared>, Vec<queue::Local<Task>>)> {
         let n = config.num_workers;
         let mut locals = Vec::with_capacity(config.num_slots());
@@ -295,9 +307,11 @@ impl Shared {
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
+            panic_policy: crate::runtime::PanicPolicy::new(config.unhandled_panic),
             time: Driver::new(n),
             #[cfg(not(loom))]
             io: crate::io::driver::Driver::new(config.io_shards)?,
+            tokio,
             #[cfg(feature = "test-util")]
             block_on_polling: crate::loom::sync::atomic::AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
@@ -480,6 +494,17 @@ impl Shared {
         }
         self.monitor.begin_shutdown();
         first
+    }
+
+    /// A task's poll panicked: under `UnhandledPanic::ShutdownRuntime`, the
+    /// first such panic shuts the runtime down and wakes its `block_on`
+    /// calls, which panic (`runtime/unhandled_panic.rs`).
+    #[cold]
+    pub(crate) fn task_panicked(&self, panic: &(dyn std::any::Any + Send)) {
+        if self.panic_policy.task_panicked(panic) {
+            self.begin_shutdown();
+            self.panic_policy.wake_block_ons();
+        }
     }
 
     /// Drops every task still queued in the inject queue and the lanes'

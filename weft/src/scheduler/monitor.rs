@@ -171,9 +171,11 @@ const STEP_ASIDE_AFTER: u32 = 2;
 
 /// Starts a thread that runs `body` with the runtime as its context and
 /// the runtime's thread hooks (provided by `runtime/`, which owns thread
-/// naming and the exit latch shutdown waits on).
+/// naming and the exit latch shutdown waits on). Named `name` if given,
+/// else by the program's `thread_name` hook, which is user code: only
+/// without a runtime lock held.
 pub(crate) type SpawnThread =
-    Box<dyn Fn(Arc<Shared>, fn(&Arc<Shared>)) -> std::io::Result<()> + Send + Sync>;
+    Box<dyn Fn(Arc<Shared>, fn(&Arc<Shared>), Option<String>) -> std::io::Result<()> + Send + Sync>;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -189,6 +191,10 @@ pub(crate) struct MonitorConfig {
     pub(crate) spare_idle_timeout: Duration,
     pub(crate) on_stall: Option<StallHook>,
     pub(crate) spawn_thread: SpawnThread,
+    /// The spawner thread's name, asked of the program's `thread_name`
+    /// hook when the runtime is built: the spawner is started under the
+    /// monitor's lock, where no user code may run.
+    pub(crate) spawner_name: String,
     /// Whether a thread holding up waiting work in a stalled poll is
     /// demoted (`demote_slow_tasks`).
     pub(crate) demote_threads: bool,

@@ -99,12 +99,17 @@ struct Inner<T> {
     buffer: Box<[UnsafeCell<MaybeUninit<T>>]>,
 }
 
-// SAFETY: slots are handed from one thread to another only through the
-// head/tail protocol above (Release on publish, Acquire on claim), so a `T`
-// is only ever accessed by one thread at a time; `T: Send` is all that needs.
+// SAFETY: an `Inner` owns the `T`s in its slots and gives them out only by
+// value (`take`), never as `&T`: sending it sends those `T`s, which
+// `T: Send` allows.
 unsafe impl<T: Send> Send for Inner<T> {}
-// SAFETY: as above: shared access to `Inner` never gives two threads the same
-// slot at once.
+// SAFETY: through `&Inner` a slot is reached only by the unsafe `take` and
+// `put`, whose callers first get the slot to themselves through the
+// head/tail protocol above: the one `Local` (neither `Clone` nor `Sync`) is
+// the only writer, a claim CAS on `head` gives slots to one thread, and
+// `tail`'s Release/Acquire publishes what a slot holds. Two threads never
+// touch one slot at once, and a `T` crosses threads only by value, so
+// `T: Send` is all that needs (no `&T` is ever shared: no `T: Sync`).
 unsafe impl<T: Send> Sync for Inner<T> {}
 
 /// The owner's handle: push and pop. `Send` but not `Sync`: exactly one
@@ -159,20 +164,27 @@ impl<T> Inner<T> {
     /// Moves the task out of slot `pos`.
     ///
     /// # Safety
-    /// The caller has claimed `pos` through the protocol (owner pop, stealer
-    /// claim or overflow claim) and the slot holds a published task.
+    /// The caller has slot `pos` to itself and it holds a task no one has
+    /// taken: a published slot it claimed through the protocol (owner pop,
+    /// stealer claim or overflow claim), or (`steal_into`) an unpublished
+    /// slot of its own ring that it has just written. The slot is empty
+    /// afterwards: the caller takes it once.
     #[inline]
     unsafe fn take(&self, pos: u32) -> T {
         self.buffer[(pos & MASK) as usize]
-            // SAFETY: the caller owns the slot and it is initialised.
+            // SAFETY: the caller has the slot to itself and it is
+            // initialised (the contract above); the task is moved out once.
             .with(|slot| unsafe { std::ptr::read(slot).assume_init() })
     }
 
     /// Writes a task into slot `pos`.
     ///
     /// # Safety
-    /// Only the owner (or a stealer filling its *own* queue's unpublished
-    /// slots) writes, and only to slots no thread can read yet.
+    /// The caller is this ring's owner (it holds its `Local`: a thief
+    /// writes only into its *own* ring), and no thread can read slot `pos`:
+    /// it is unpublished (at or past `tail`) and no thief is copying it
+    /// (`pos - steal < CAPACITY`, `steal` loaded with Acquire). A task
+    /// still in it would be overwritten, not dropped.
     #[inline]
     unsafe fn put(&self, pos: u32, task: T) {
         self.buffer[(pos & MASK) as usize]
@@ -225,8 +237,10 @@ impl<T> Local<T> {
                 Err(back) => task = back,
             }
         };
-        // SAFETY: `tail - steal < CAPACITY`, so no stealer reads this slot,
-        // and only the owner writes.
+        // SAFETY: only the owner writes (this `Local`); the slot is past the
+        // published `tail`, and `tail - steal < CAPACITY` with `head` loaded
+        // Acquire, so a thief that copied out of it is done (its release
+        // CAS moved `steal` past it) and no thief reads it now.
         unsafe { self.inner.put(tail, task) };
         self.inner
             .tail
@@ -259,8 +273,10 @@ impl<T> Local<T> {
         {
             return Err(task);
         }
-        // SAFETY: the CAS above gave the owner slots `real..claimed`, which
-        // were published earlier by the owner itself.
+        // SAFETY: the CAS above (from `(real, real)`: no thief active) gave
+        // the owner slots `real..claimed`, which it published itself. They
+        // are taken lazily, inside `push_batch`, which does not touch this
+        // ring: until it returns, this thread (the only writer) writes none.
         let batch = (0..HALF).map(|i| unsafe { self.inner.take(real.wrapping_add(i)) });
         sink.push_batch(batch.chain(std::iter::once(task)));
         Ok(())
@@ -277,7 +293,10 @@ impl<T> Local<T> {
                 tail.wrapping_sub(steal) < CAPACITY as u32,
                 "push_back_batch given more tasks than free slots"
             );
-            // SAFETY: the slot is free (checked above) and unpublished.
+            // SAFETY: only the owner writes (this `Local`); the slot is past
+            // the published `tail`, and no thief reads it: asserted above
+            // against a `steal` loaded Acquire (`steal` only grows, so an
+            // old value errs on the safe side).
             unsafe { self.inner.put(tail, task) };
             tail = tail.wrapping_add(1);
         }
@@ -311,7 +330,9 @@ impl<T> Local<T> {
                 Err(actual) => head = actual,
             }
         };
-        // SAFETY: the CAS claimed `pos` for the owner; it was published.
+        // SAFETY: the CAS moved `real` past `pos`, claiming it for the owner
+        // alone (a thief's claim is a CAS on the same word, so the two are
+        // ordered); `pos < tail`, a slot the owner published itself.
         Some(unsafe { self.inner.take(pos) })
     }
 }
@@ -344,8 +365,9 @@ impl<T> Steal<T> {
         }
         let last = dst_tail.wrapping_add(n - 1);
         // SAFETY: `claim_and_copy` wrote `n` tasks into dst's unpublished
-        // slots starting at `dst_tail`; the last one is taken back here and
-        // the rest published below.
+        // slots starting at `dst_tail` (this thread owns `dst`: a `&Local`
+        // is not `Sync`, and dst's thieves read only below its `tail`); the
+        // last one is taken back here and the rest published below.
         let task = unsafe { dst.inner.take(last) };
         // With one task `last` is `dst_tail`: storing it would write the
         // value the tail already holds (so `>=` here is an equivalent
@@ -386,9 +408,16 @@ impl<T> Steal<T> {
             }
         };
         for i in 0..n {
-            // SAFETY: the CAS above claimed these source slots; the
-            // destination slots are past dst's tail, unpublished, and only
-            // this thread (dst's owner) writes them.
+            // SAFETY: the CAS above claimed source slots `first..first + n`
+            // for this thread: another thief backs off while `steal` and
+            // `real` differ, and the owner pops only above them and writes
+            // only within `CAPACITY` of `steal`, left at `first` until the
+            // release below. They are published: below the `tail` loaded
+            // with Acquire. The destination slots are past dst's tail,
+            // unpublished; only this thread (dst's owner) writes them, and
+            // no thief of dst reads them: `dst_tail - dst_steal <= HALF`
+            // (checked by `steal_into`) and `n <= HALF` keep them within
+            // `CAPACITY` of dst's `steal`.
             unsafe {
                 let task = src.take(first.wrapping_add(i));
                 dst.inner.put(dst_tail.wrapping_add(i), task);
@@ -422,8 +451,9 @@ impl<T> Drop for Inner<T> {
         let tail = self.tail.load(Ordering::Relaxed);
         let mut pos = real;
         while pos != tail {
-            // SAFETY: `real..tail` are published, unclaimed tasks, and no
-            // other handle exists.
+            // SAFETY: `&mut self`, the last handle gone: no thief is copying
+            // (it would hold a `Steal`), so `real..tail` are published tasks
+            // no one took, each taken once here.
             drop(unsafe { self.take(pos) });
             pos = pos.wrapping_add(1);
         }

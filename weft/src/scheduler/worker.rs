@@ -71,7 +71,7 @@
 //!
 //! `Core` belongs to the thread running it (its worker thread, or the
 //! spare thread that took it over after a demotion). Tasks running on the worker reach it
-//! through the thread-local context (`runtime::context`) to push wakes
+//! through the thread-local context (`scheduler::context`) to push wakes
 //! locally; every field is a `Cell` or an owner-only handle, so a shared
 //! reference suffices and no `RefCell` borrow is taken per wake.
 //!

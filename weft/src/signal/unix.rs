@@ -217,14 +217,21 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
 fn install_handler(signum: i32, registry: &'static Registry) -> io::Result<()> {
     let byte = signum as u8;
     let handler = move || {
-        // Async-signal-safe: one `write` on a non-blocking fd; a full pipe
+        // Async-signal-safe: one `send` on a non-blocking fd; a full pipe
         // drops the byte (a delivery is already queued).
         let _ = (&registry.pipe).write(&[byte]);
     };
-    // The handler only calls `write(2)` on a file descriptor that stays
-    // open for the life of the process (`Registry` is leaked, never
-    // dropped); it allocates nothing and takes no lock.
-    // SAFETY: so it is async-signal-safe, as a signal handler must be.
+    // The handler makes one system call, `send(2)` (std's `Write for
+    // &UnixStream` is one `send` with `MSG_NOSIGNAL`), on a file descriptor
+    // that stays open for the life of the process (`Registry` is leaked,
+    // never dropped); it allocates nothing, takes no lock and cannot panic
+    // (the result is ignored, an error is only `errno` read). The only
+    // shared state it reads, `registry.pipe`'s number, is never written
+    // after the registry was built, before this registration.
+    // `signal-hook-registry` saves and restores `errno` around it.
+    // SAFETY: so it is async-signal-safe and panic-free, as `register`
+    // requires; `signum` is not one of its forbidden signals (it would
+    // panic): `signal` refused those (`FORBIDDEN`).
     unsafe { signal_hook_registry::register(signum, handler) }.map(drop)
 }
 

@@ -47,6 +47,23 @@ pub(crate) fn restore(saved: u16) {
     REMAINING.with(|remaining| remaining.set(saved));
 }
 
+/// Runs `f` with no budget on this thread, then puts the budget back (also
+/// when `f` unwinds): for a poll made outside the task's own progress,
+/// which must neither be refused nor counted (`JoinSet::try_join_next`
+/// and the registration poll of a new `JoinSet` member).
+pub(crate) fn unconstrained<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(u16);
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            restore(self.0);
+        }
+    }
+
+    let _restore = Restore(REMAINING.with(|remaining| remaining.replace(UNCONSTRAINED)));
+    f()
+}
+
 /// `Ready` if the running task may complete another operation; otherwise
 /// wakes it (so it is queued again, as after a yield) and returns `Pending`.
 #[inline]

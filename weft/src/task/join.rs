@@ -1,43 +1,31 @@
-//! `JoinHandle` and `JoinError`.
+//! `JoinHandle`, `AbortHandle` and `JoinError`.
 //!
-//! # States of a handle
-//!
-//! `Waiting` holds async-task's handle to the output. `abort` turns it into
-//! `Aborting`, a boxed `cancel()` future polled once right away (that first
-//! poll marks the task closed and, if it is idle, schedules it one last time
-//! so a worker drops its future). Awaiting the handle then resolves to the
-//! output if the task had already completed, or to a cancelled `JoinError`.
-//! The state sits behind a mutex because `abort` takes `&self` (as tokio's
-//! does); it is uncontended except when `abort` races an `.await`.
+//! A handle's state (`cell.rs`) is a small machine behind a mutex:
+//! `abort` takes `&self` (as tokio's does), so a handle shared between
+//! threads may be aborted from several at once, and an [`AbortHandle`]
+//! shares the state of the handle it came from. The mutex is never held
+//! while async-task is called, since that can run the user's code
+//! (`cell.rs` says which and how). Awaiting a handle borrows it exclusively,
+//! so a handle that never gave out an `AbortHandle` is polled without
+//! taking the lock.
+
+mod cell;
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
-use super::{Contained, Panic, TaskMeta};
-
-/// What a task produces: its output or its panic, in a wrapper whose drop
-/// cannot abort the process (see `Contained`).
-type Output<T> = Contained<Result<T, Panic>>;
-type CancelFuture<T> = Pin<Box<dyn Future<Output = Option<Output<T>>> + Send>>;
-
-enum State<T> {
-    Waiting(async_task::FallibleTask<Output<T>, TaskMeta>),
-    Aborting(CancelFuture<T>),
-    /// The result is known and not yet taken (`None`: cancelled).
-    Ready(Option<Output<T>>),
-    /// The result was returned by a previous poll.
-    Taken,
-}
+use super::{Panic, TaskMeta};
+use cell::{Cell, Output};
 
 /// An owned permission to await a spawned task's output.
 ///
 /// Awaiting it gives `Ok(output)`, or a [`JoinError`] if the task panicked
-/// or was cancelled (by [`abort`](Self::abort) or runtime shutdown).
-/// Dropping a `JoinHandle` *detaches* the task: it keeps running, and its
-/// output is dropped when it finishes.
+/// or was cancelled (by [`abort`](Self::abort), an [`AbortHandle`], or
+/// runtime shutdown). Dropping a `JoinHandle` *detaches* the task: it keeps
+/// running, and its output is dropped when it finishes.
 ///
 /// # Examples
 ///
@@ -48,40 +36,25 @@ enum State<T> {
 /// ```
 #[must_use = "dropping a JoinHandle detaches the task; await it to get its output"]
 pub struct JoinHandle<T> {
-    state: Mutex<State<T>>,
+    cell: Cell<T>,
 }
 
 impl<T> JoinHandle<T> {
     /// Whether the task has finished: completed, panicked or been cancelled.
+    ///
+    /// After [`abort`](Self::abort), `true` once the task's future has been
+    /// dropped (a task that is running finishes its current poll first).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let handle = rt.spawn(async { 1 });
+    /// while !handle.is_finished() {
+    ///     std::thread::yield_now();
+    /// }
+    /// assert_eq!(rt.block_on(handle).unwrap(), 1);
+    /// ```
     pub fn is_finished(&self) -> bool {
-        match &*self.lock() {
-            State::Waiting(task) => task.is_finished(),
-            State::Aborting(_) => false,
-            State::Ready(_) | State::Taken => true,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
-        // The state is consistent even if a poll panicked mid-way (every
-        // transition is a single assignment), so poisoning is ignored.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl<T: Send + 'static> JoinHandle<T> {
-    pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
-        JoinHandle {
-            state: Mutex::new(State::Waiting(task.fallible())),
-        }
-    }
-
-    /// A handle for a task refused because the runtime is shut down; the
-    /// future is dropped here, never polled.
-    pub(crate) fn cancelled_at_spawn<F>(future: F) -> Self {
-        drop(future);
-        JoinHandle {
-            state: Mutex::new(State::Ready(None)),
-        }
+        self.cell.is_finished()
     }
 
     /// Cancels the task.
@@ -98,40 +71,48 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// assert!(rt.block_on(handle).unwrap_err().is_cancelled());
     /// ```
     pub fn abort(&self) {
-        let mut state = self.lock();
-        if let State::Waiting(_) = &*state {
-            let State::Waiting(task) = std::mem::replace(&mut *state, State::Taken) else {
-                unreachable!()
-            };
-            let mut cancel: CancelFuture<T> = Box::pin(task.cancel());
-            // The first poll requests the cancellation; only the result is
-            // awaited later.
-            *state = match cancel
-                .as_mut()
-                .poll(&mut Context::from_waker(Waker::noop()))
-            {
-                Poll::Ready(result) => State::Ready(result),
-                Poll::Pending => State::Aborting(cancel),
-            };
+        self.cell.abort();
+    }
+}
+
+impl<T: Send + 'static> JoinHandle<T> {
+    pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
+        JoinHandle {
+            cell: Cell::new(task),
+        }
+    }
+
+    /// A handle for a task refused because the runtime is shut down; the
+    /// future is dropped here, never polled.
+    pub(crate) fn cancelled_at_spawn<F>(future: F) -> Self {
+        drop(future);
+        JoinHandle {
+            cell: Cell::cancelled(),
+        }
+    }
+
+    /// A handle that can abort the task (and tell whether it finished)
+    /// without the right to its output; any number of them may exist, on
+    /// any thread, and they outlive this handle.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let handle = rt.spawn(std::future::pending::<()>());
+    /// let abort = handle.abort_handle();
+    /// std::thread::spawn(move || abort.abort()).join().unwrap();
+    /// assert!(rt.block_on(handle).unwrap_err().is_cancelled());
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            cell: self.cell.share(),
         }
     }
 }
 
-// The output is stored inline but never pinned: `poll` only moves it out
-// through the mutex. So the handle can be `Unpin` whatever `T` is (as
-// tokio's is), and users can poll it through `&mut`.
+// The output is stored inline but never pinned: `poll` only moves it out.
+// So the handle can be `Unpin` whatever `T` is (as tokio's is), and users
+// can poll it through `&mut`.
 impl<T> Unpin for JoinHandle<T> {}
-
-impl<T> Drop for JoinHandle<T> {
-    fn drop(&mut self) {
-        // async-task cancels a task whose handle is dropped; weft's (and
-        // tokio's) contract is to detach it instead.
-        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Waiting(task) = std::mem::replace(state, State::Taken) {
-            task.detach();
-        }
-    }
-}
 
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
@@ -141,16 +122,9 @@ impl<T> Future for JoinHandle<T> {
         if super::coop::poll_budget(cx).is_pending() {
             return Poll::Pending;
         }
-        let mut state = self.lock();
-        let result = match &mut *state {
-            State::Waiting(task) => std::task::ready!(Pin::new(task).poll(cx)),
-            State::Aborting(cancel) => std::task::ready!(cancel.as_mut().poll(cx)),
-            State::Ready(result) => result.take(),
-            State::Taken => panic!("JoinHandle polled after it returned Ready"),
-        };
-        *state = State::Taken;
+        let result = std::task::ready!(self.get_mut().cell.poll_owner(cx));
         super::coop::spend();
-        Poll::Ready(match result.map(Contained::into_inner) {
+        Poll::Ready(match result.map(super::Contained::into_inner) {
             Some(Ok(value)) => Ok(value),
             Some(Err(panic)) => Err(JoinError::panicked(panic)),
             None => Err(JoinError::cancelled()),
@@ -161,6 +135,83 @@ impl<T> Future for JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle").finish_non_exhaustive()
+    }
+}
+
+/// A permission to abort a task, without the right to its output: from
+/// [`JoinHandle::abort_handle`] or [`JoinSet::spawn`](super::JoinSet::spawn).
+///
+/// Dropping it does nothing to the task. It may be sent to and used from
+/// any thread, and outlives the task's `JoinHandle`. (While an `AbortHandle`
+/// is alive after the `JoinHandle` was dropped, a completed task's output
+/// is kept until the last `AbortHandle` is dropped.)
+///
+/// ```
+/// let rt = weft::runtime::Runtime::new().unwrap();
+/// let handle = rt.spawn(std::future::pending::<()>());
+/// let abort = handle.abort_handle();
+/// assert!(!abort.is_finished());
+/// abort.abort();
+/// assert!(rt.block_on(handle).unwrap_err().is_cancelled());
+/// assert!(abort.is_finished());
+/// ```
+pub struct AbortHandle {
+    cell: Arc<dyn Abort>,
+}
+
+/// What an `AbortHandle` may do to the state it shares: a handle's cell
+/// with the output's type erased.
+trait Abort: Send + Sync {
+    fn abort(&self);
+    fn is_finished(&self) -> bool;
+}
+
+impl<T: Send + 'static> Abort for Cell<T> {
+    fn abort(&self) {
+        Cell::abort(self);
+    }
+
+    fn is_finished(&self) -> bool {
+        Cell::is_finished(self)
+    }
+}
+
+impl AbortHandle {
+    /// Cancels the task, as [`JoinHandle::abort`] does: its future is
+    /// dropped (at once if it is idle, after its current poll if it is
+    /// running) unless it already completed, and its `JoinHandle` (or its
+    /// `JoinSet`) then reports a cancelled [`JoinError`].
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let mut set = weft::task::JoinSet::new();
+    /// let abort = set.spawn_on(std::future::pending::<()>(), rt.handle());
+    /// abort.abort();
+    /// let result = rt.block_on(set.join_next()).unwrap();
+    /// assert!(result.unwrap_err().is_cancelled());
+    /// ```
+    pub fn abort(&self) {
+        self.cell.abort();
+    }
+
+    /// Whether the task has finished: completed, panicked, or been
+    /// cancelled and its future dropped.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let handle = rt.spawn(async { 7 });
+    /// let abort = handle.abort_handle();
+    /// assert_eq!(rt.block_on(handle).unwrap(), 7);
+    /// assert!(abort.is_finished());
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.cell.is_finished()
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle").finish_non_exhaustive()
     }
 }
 

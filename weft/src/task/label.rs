@@ -108,7 +108,12 @@ impl Label {
         let ptr = (self.0 & !TAG_BITS) as *const Interned;
         // SAFETY: an `INTERNED` word is only made by `Label::interned`, from
         // a leaked, never freed, 8-byte aligned `Interned` (its tag bits
-        // clear, so masking them gives the pointer back).
+        // clear, so masking them gives the pointer back). `from_bits`, a
+        // safe function, takes any word: its callers (`LaneAndLabel`,
+        // `PollWatch::label`) pass only words from `bits()` or 0. On the
+        // monitor thread the `Interned` made by another thread is visible
+        // through `PollWatch::begin`'s Release fence and `label`'s Acquire
+        // fence (and the interning mutex, for the thread that made it).
         Some(unsafe { &*ptr })
     }
 
@@ -124,7 +129,8 @@ impl Label {
                 let ptr = (self.0 & !TAG_BITS) as *const Location<'static>;
                 // SAFETY: a word without `INTERNED` is only made by
                 // `Label::unnamed` from a `&'static Location`, and only
-                // where `LOCATION_FITS` (its tag bits clear).
+                // where `LOCATION_FITS` (its tag bits clear); `from_bits`'s
+                // callers pass only such words or 0 (see above).
                 unsafe { &*ptr }
             }
         }

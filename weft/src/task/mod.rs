@@ -35,6 +35,7 @@
 mod builder;
 pub(crate) mod coop;
 mod join;
+mod join_set;
 pub(crate) mod label;
 mod lane;
 mod registry;
@@ -54,7 +55,8 @@ use crate::scheduler::context;
 
 pub use builder::Builder;
 pub use coop::consume_budget;
-pub use join::{JoinError, JoinHandle};
+pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use join_set::JoinSet;
 use label::Label;
 pub use lane::Lane;
 use lane::LaneAndLabel;
@@ -164,14 +166,22 @@ struct TaskFuture<F> {
     entry: Option<EntryKey>,
 }
 
-// SAFETY: `meta` points to `TaskMeta`, which is `Sync` (an `Arc` and an
-// atomic word), and is kept alive as documented on the field; the rest is
-// `Send` when `F` is.
+// SAFETY: the one field that is not `Send` is `meta`, a pointer to the
+// task's `TaskMeta`, which is `Sync` (an `Arc<Shared>`, an atomic word and,
+// under loom, `Published`): the thread the future moves to may read it
+// while others do, and it stays alive as `TaskFuture::meta` says. `entry`
+// is plain data; `future` is `Send` when `F` is.
 unsafe impl<F: Send> Send for TaskFuture<F> {}
 
 impl<F> TaskFuture<F> {
     fn meta(&self) -> &TaskMeta {
-        // SAFETY: see the field's documentation.
+        // SAFETY: `meta` came from the `&TaskMeta` async-task passed to
+        // `new_task`'s closure, the only place a `TaskFuture` is made, so it
+        // lives in a task cell. async-task writes the metadata in the cell's
+        // header before the future, never moves it, and drops it only when
+        // it frees the cell, after the future (and so this `TaskFuture`,
+        // `Drop` included) is gone: `spawn_unchecked`'s signature lets a
+        // future borrow its metadata (`F: FnOnce(&'a M) -> Fut, Fut: 'a`).
         unsafe { &*self.meta }
     }
 
@@ -213,7 +223,9 @@ impl<F> TaskFuture<F> {
 impl<F> Drop for TaskFuture<F> {
     fn drop(&mut self) {
         // SAFETY: `future` is dropped exactly once, here, in place (it is
-        // pinned; dropping in place is what pinning permits).
+        // pinned; dropping in place is what pinning permits): nothing else
+        // drops or moves it (`poll` only pins it), and it is not touched
+        // after this call, even when its destructor panics.
         let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
@@ -255,7 +267,12 @@ impl<F: Future> Future for TaskFuture<F> {
                 Poll::Pending
             }
             Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
-            Err(panic) => Poll::Ready(Contained::new(Err(panic))),
+            Err(panic) => {
+                // The panic policy (`runtime/unhandled_panic.rs`); the
+                // output is the panic either way.
+                this.shared().task_panicked(&*panic);
+                Poll::Ready(Contained::new(Err(panic)))
+            }
         }
     }
 }

@@ -79,8 +79,11 @@ impl<T: Future> Future for Timeout<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // `value` is structurally pinned: it is never moved out of a pinned
-        // `Timeout` (`into_inner` takes `self` by value, which needs
-        // `Timeout: Unpin`, i.e. `T: Unpin`), and `Timeout` has no `Drop`.
+        // `Timeout` (`into_inner` takes `self` by value and `get_mut` takes
+        // `&mut self`, which a pinned `Timeout` gives only if it is `Unpin`:
+        // with no `Unpin` impl of its own, only if `T: Unpin`), this
+        // function moves neither `this` nor `value`, and `Timeout` has no
+        // `Drop` that could move it.
         // SAFETY: as just said; `delay` is `Unpin` and is not pinned.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.

@@ -73,7 +73,8 @@ impl Monitor {
         }
         if !state.spawner {
             // Started once, here, with nothing else to hold up yet.
-            if (self.config.spawn_thread)(shared.clone(), run_spawner).is_err() {
+            let name = Some(self.config.spawner_name.clone());
+            if (self.config.spawn_thread)(shared.clone(), run_spawner, name).is_err() {
                 self.spare_threads.fetch_sub(asked, Ordering::Relaxed);
                 state.starting -= asked;
                 state.to_start -= asked;
@@ -132,7 +133,8 @@ pub(crate) fn run_spawner(shared: &Arc<Shared>) {
         }
         state.to_start -= 1;
         drop(state);
-        let started = (monitor.config.spawn_thread)(shared.clone(), run_spare);
+        // Outside the monitor's lock: the name comes from the program.
+        let started = (monitor.config.spawn_thread)(shared.clone(), run_spare, None);
         state = monitor.lock();
         // (A started thread counts itself, in `run_spare`.)
         if started.is_err() {

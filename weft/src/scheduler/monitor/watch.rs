@@ -74,7 +74,9 @@ impl PollWatch {
         // after its Acquire fence, the previous poll's `end` store in view,
         // so its re-read of `seq` sees the poll it sampled is over (without
         // this fence the new label could pair with the old number; a
-        // compiler barrier on x86).
+        // compiler barrier on x86). The same pairing makes what this
+        // thread sees of the label's interned pair (`task/label.rs`, made
+        // on another thread) visible to the monitor that decodes it.
         std::sync::atomic::fence(Ordering::Release);
         self.label.store(meta.label().bits(), Ordering::Relaxed);
         // Release: a monitor that reads this `seq` reads the label above

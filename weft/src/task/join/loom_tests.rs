@@ -38,8 +38,9 @@
 //! registry) against every order in which async-task's transitions can
 //! *start*, but they cannot find a bug inside async-task's own lock-free
 //! transitions or its memory orderings, which are async-task's to test.
-//! The `JoinHandle`'s mutex is a `std` mutex, which loom does not see: no
-//! two threads use the same handle at once in these models.
+//! The `JoinHandle`'s cell (`cell.rs`) locks a loom mutex; in these
+//! models no two threads use the same handle at once (the models of
+//! `join_set/loom_tests.rs` race an `AbortHandle` against the owner).
 //!
 //! # Bound
 //!

@@ -93,3 +93,44 @@ fn with_no_keeper_an_armer_asks_for_a_sleeper() {
         assert_eq!(driver.keeper(), None);
     });
 }
+
+/// The outside wheel has many armers in production (`block_on` threads,
+/// blocking-pool threads, spare threads): two of them arm it at once
+/// while a worker goes to sleep as the keeper. The keeper must be up by
+/// the earlier deadline or poked (a poked keeper looks at every wheel
+/// again), and the wheels' lower bound must end no later than the earlier
+/// deadline: a later deadline's store never overwrites an earlier one's,
+/// since `next` is written under the wheel's lock.
+///
+/// Fails with `arm`'s store of `next` moved after the lock is released:
+/// both armers read the old bound, the later one stores last, and the
+/// next keeper sleeps past the earlier timer.
+#[test]
+fn two_threads_arming_the_outside_wheel_leave_the_earlier_bound() {
+    loom::model(|| {
+        let driver = Arc::new(Driver::new(2));
+        let outside = driver.outside_wheel();
+        let armers: Vec<_> = [1_000, 2_000]
+            .into_iter()
+            .map(|deadline| {
+                let driver = driver.clone();
+                thread::spawn(move || driver.arm(outside, deadline, Waker::noop()).unwrap().1)
+            })
+            .collect();
+        let wake_at = driver.begin_keeping(0).expect("nobody else keeps time");
+        let pokes: Vec<Poke> = armers
+            .into_iter()
+            .map(|armer| armer.join().unwrap())
+            .collect();
+        assert!(
+            wake_at <= 1_000 || pokes.contains(&Poke::Keeper(0)),
+            "keeper sleeps until {wake_at} past a timer at 1000 and nobody pokes it ({pokes:?})"
+        );
+        let bound = driver.earliest();
+        assert!(
+            bound <= 1_000,
+            "the wheels' lower bound is {bound}, behind the timer at 1000: the next keeper \
+             sleeps past it"
+        );
+    });
+}

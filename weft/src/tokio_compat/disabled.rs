@@ -1,0 +1,45 @@
+//! Without the `tokio-compat` feature (or under loom): the same names,
+//! doing nothing, so the threads that enter the bridge need no `cfg`.
+
+use std::io;
+use std::marker::PhantomData;
+use std::time::Instant;
+
+use crate::loom::sync::Arc;
+use crate::scheduler::Shared;
+
+/// No tokio runtime to enter.
+pub(crate) struct TokioContext;
+
+/// Entered nothing. Not `Send`, as the real one.
+pub(crate) struct TokioGuard<'a>(PhantomData<(&'a (), *const ())>);
+
+impl TokioContext {
+    pub(crate) fn none() -> TokioContext {
+        TokioContext
+    }
+
+    #[inline]
+    pub(crate) fn enter(&self) -> TokioGuard<'_> {
+        TokioGuard(PhantomData)
+    }
+}
+
+/// Never exists without the feature.
+pub(crate) enum TokioThread {}
+
+/// Starts nothing: `Builder::tokio_compat` does not exist without the
+/// feature, and under loom no runtime asks for it.
+pub(crate) fn start(_enabled: bool) -> io::Result<(Option<TokioThread>, TokioContext)> {
+    Ok((None, TokioContext::none()))
+}
+
+impl TokioThread {
+    pub(crate) fn set_weft(&mut self, _shared: Arc<Shared>) {
+        match *self {}
+    }
+
+    pub(crate) fn stop(self, _deadline: Option<Instant>) {
+        match self {}
+    }
+}

@@ -1,0 +1,2 @@
+#[weft::main(tokio_compat = "yes")]
+async fn main() {}

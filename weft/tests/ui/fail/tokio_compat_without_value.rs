@@ -1,0 +1,4 @@
+#[weft::test(tokio_compat)]
+async fn checks_something() {}
+
+fn main() {}
