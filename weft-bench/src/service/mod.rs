@@ -29,6 +29,7 @@ pub mod result;
 pub mod server;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::ValueEnum;
@@ -79,6 +80,9 @@ pub struct ServiceConfig {
     pub users_per_s: f64,
     pub reporters: usize,
     pub report_ms: u64,
+    /// The `weft-bench` executable that serves (`service-serve`): this
+    /// one, or the built binary when the lane runs from a test.
+    pub server_exe: PathBuf,
 }
 
 impl ServiceConfig {
@@ -102,6 +106,25 @@ impl ServiceConfig {
             users_per_s: 1_000.0,
             reporters: 2,
             report_ms: 50,
+            server_exe: std::env::current_exe().unwrap_or_else(|_| "weft-bench".into()),
+        }
+    }
+
+    /// For smoke tests: 0.2 s of warm-up, 1 s measured, 100 point reads a
+    /// second, 8 connections, 5 ms reports, served by `server_exe`.
+    pub fn tiny(setup: Setup, server_exe: PathBuf) -> ServiceConfig {
+        let config = ServiceConfig::new(setup, None);
+        ServiceConfig {
+            plan: Plan {
+                warmup: Duration::from_millis(200),
+                measure: Duration::from_secs(1),
+                ..config.plan
+            },
+            connections: 8,
+            users_per_s: 100.0,
+            report_ms: 5,
+            server_exe,
+            ..config
         }
     }
 
@@ -204,9 +227,10 @@ fn measure(
 ) -> Result<Outcome, String> {
     let (shape, plan) = (config.shape(load), config.plan.clone());
     let (workers, database) = (config.setup.workers, config.database.clone());
+    let exe = config.server_exe.clone();
     let work = move || {
         let server =
-            Server::start(kind, workers, database.as_deref()).map_err(|e| e.to_string())?;
+            Server::start(&exe, kind, workers, database.as_deref()).map_err(|e| e.to_string())?;
         let outcome = load::run(&server, &shape, &plan).map_err(|e| e.to_string())?;
         server.stop().map_err(|e| format!("after the load: {e}"))?;
         Ok(outcome)

@@ -5,7 +5,7 @@
 
 use std::io::{self, BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -26,16 +26,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the service on `kind` with `workers` workers, on `database`
-    /// (`None`: SQLite in a fresh directory), and waits for its address.
-    pub fn start(kind: RuntimeKind, workers: usize, database: Option<&str>) -> io::Result<Server> {
+    /// Starts the service (`exe service-serve …`) on `kind` with `workers`
+    /// workers, on `database` (`None`: SQLite in a fresh directory), and
+    /// waits for its address.
+    pub fn start(
+        exe: &Path,
+        kind: RuntimeKind,
+        workers: usize,
+        database: Option<&str>,
+    ) -> io::Result<Server> {
         let data_dir = std::env::temp_dir().join(format!(
             "weft-bench-service-{}-{}",
             std::process::id(),
             kind.name()
         ));
         let _ = std::fs::remove_dir_all(&data_dir);
-        let mut command = Command::new(std::env::current_exe()?);
+        let mut command = Command::new(exe);
         command
             .args([
                 "service-serve",
