@@ -68,7 +68,7 @@ async fn sigterm_answers_the_requests_in_flight_on_postgres() {
     };
     let _turn = take_turn().await;
     for runtime in RUNTIMES {
-        checks::shutdown_in_flight(runtime, &["--database", &url]).await;
+        checks::shutdown_in_flight(runtime, &["--database", &url], 1).await;
     }
 }
 

@@ -50,7 +50,7 @@ async fn metrics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_requests_in_flight_then_exits_0() {
     for runtime in common::RUNTIMES {
-        checks::shutdown_in_flight(runtime, &[]).await;
+        checks::shutdown_in_flight(runtime, &[], 2).await;
     }
 }
 
