@@ -1,10 +1,12 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers, mixed, echo, HTTP and file lanes),
-//! `weft-bench timers`, `mixed`, `echo`, `http` and `file` (one lane
-//! alone), `weft-bench compare BASE.json NEW.json`, `weft-bench metrics`
-//! (the metrics lane) and `weft-bench metrics-dump --format
-//! json|prometheus`. `timers-rss` is hidden: the timers lane re-runs this
-//! binary with it to measure `bytes_per_timer` in a process of its own.
+//! scheduler lane, then the timers, mixed, echo, HTTP, file and service
+//! lanes), `weft-bench timers`, `mixed`, `echo`, `http`, `file` and
+//! `service` (one lane alone), `weft-bench compare BASE.json NEW.json`,
+//! `weft-bench metrics` (the metrics lane) and `weft-bench metrics-dump
+//! --format json|prometheus`. `timers-rss` and `service-serve` are hidden:
+//! the timers lane re-runs this binary with the first to measure
+//! `bytes_per_timer` in a process of its own, the service lane with the
+//! second to run `weft-service` in a process of its own.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
+use crate::service::{self, ServiceConfig};
 use crate::summary;
 use crate::timers::{self, Experiment, TimersConfig};
 use crate::workloads::Workload;
@@ -43,8 +46,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler, timers, mixed, echo, HTTP and file lanes, and
-    /// print their tables (the default).
+    /// Run the scheduler, timers, mixed, echo, HTTP, file and service
+    /// lanes, and print their tables (the default).
     ///
     /// Quick profile: the scheduler lane in well under two minutes; full:
     /// twice the rounds, twice the iterations per round (and each lane's
@@ -77,6 +80,15 @@ enum Command {
     /// Quick profile: five rounds, each a warm-up and a measured pass per
     /// runtime, the lane in about 10 s; full: fifteen rounds.
     File(FileArgs),
+    /// The service lane alone: weft-service (axum over SQLite or
+    /// PostgreSQL) on weft and on tokio, /fortunes and seed 004 over HTTP.
+    ///
+    /// Quick profile: 1 s warm-up and 5 s measured per load and runtime,
+    /// the lane in about 40 s; full: 2 s and 20 s.
+    Service(ServiceArgs),
+    /// Run weft-service with these arguments (run by the service lane).
+    #[command(hide = true)]
+    ServiceServe(ServiceServeArgs),
     /// Serve the HTTP lane's hello server on one runtime for an outside
     /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
     HttpServe(HttpServeArgs),
@@ -155,12 +167,12 @@ struct RunArgs {
     #[arg(long, hide = true)]
     no_lifo: bool,
     /// The lanes to run (always in the order scheduler, timers, mixed, echo,
-    /// http, file).
+    /// http, file, service).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed,echo,http,file"
+        default_value = "scheduler,timers,mixed,echo,http,file,service"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -178,6 +190,13 @@ struct RunArgs {
     /// Worker threads of every runtime in the file lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     file_workers: u16,
+    /// Worker threads of every server in the service lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    service_workers: u16,
+    /// The service lane's database: a postgres:// URL (default: the
+    /// service's embedded SQLite).
+    #[arg(long, value_name = "URL")]
+    service_database: Option<String>,
     /// Where the mixed lane's chart goes (default: beside `--json` as
     /// STEM-mixed.svg, else weft-bench/mixed.svg in the target directory).
     #[arg(long, value_name = "FILE")]
@@ -199,6 +218,8 @@ enum Lane {
     Http,
     /// Files read and written beside a ticker.
     File,
+    /// weft-service under HTTP load.
+    Service,
 }
 
 #[derive(Debug, Args)]
@@ -273,6 +294,26 @@ struct HttpArgs {
 struct FileArgs {
     #[command(flatten)]
     lane: LaneArgs,
+}
+
+#[derive(Debug, Args)]
+struct ServiceArgs {
+    /// Worker threads of every server.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: u16,
+    #[command(flatten)]
+    profiled: Profiled,
+    /// A postgres:// URL (default: the service's embedded SQLite, a fresh
+    /// file per server).
+    #[arg(long, value_name = "URL")]
+    database: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct ServiceServeArgs {
+    /// weft-service's own arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -402,9 +443,25 @@ impl RunArgs {
             echo: on(Lane::Echo).then(|| EchoConfig::new(self.setup(self.echo_workers))),
             http: on(Lane::Http).then(|| HttpConfig::new(self.setup(self.http_workers))),
             file: on(Lane::File).then(|| FileConfig::new(self.setup(self.file_workers))),
+            service: on(Lane::Service).then(|| {
+                let setup = self.setup(self.service_workers);
+                let runtimes: Vec<RuntimeKind> = (setup.runtimes.iter())
+                    .filter(|kind| service::RUNTIMES.contains(kind))
+                    .copied()
+                    .collect();
+                let setup = Setup::new(setup.profile, setup.workers, &runtimes);
+                ServiceConfig::new(setup, self.service_database.clone())
+            }),
             json: self.profiled.json.clone(),
             chart: self.chart.clone(),
         }
+    }
+}
+
+impl ServiceArgs {
+    fn setup(&self) -> Setup {
+        let profile = self.profiled.profile();
+        Setup::new(profile, usize::from(self.workers), &service::RUNTIMES)
     }
 }
 
@@ -508,6 +565,22 @@ pub fn main() -> ExitCode {
             file: Some(FileConfig::new(args.lane.setup())),
             ..Lanes::alone(&args.lane)
         }),
+        Command::Service(args) => run(Lanes {
+            service: Some(ServiceConfig::new(args.setup(), args.database.clone())),
+            json: args.profiled.json.clone(),
+            ..Lanes::none(RunConfig::describing(args.setup()))
+        }),
+        Command::ServiceServe(args) => {
+            let argv = std::iter::once("weft-service".to_owned()).chain(args.args);
+            let parsed = <weft_service::Args as clap::Parser>::parse_from(argv);
+            match weft_service::run(parsed) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("weft-service: {err}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::HttpServe(args) => http_serve(&args),
         Command::Http(args) => run(Lanes {
             http: Some(args.http_config()),
@@ -578,6 +651,8 @@ struct Lanes {
     http: Option<HttpConfig>,
     /// The file lane, if it runs.
     file: Option<FileConfig>,
+    /// The service lane, if it runs.
+    service: Option<ServiceConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
@@ -595,6 +670,7 @@ impl Lanes {
             echo: None,
             http: None,
             file: None,
+            service: None,
             json: None,
             chart: None,
         }
@@ -655,6 +731,7 @@ fn run(lanes: Lanes) -> ExitCode {
             ("echo", lanes.echo.is_some()),
             ("http", lanes.http.is_some()),
             ("file", lanes.file.is_some()),
+            ("service", lanes.service.is_some()),
         ]
         .into_iter()
         .find(|&(_, runs)| runs);
@@ -678,6 +755,14 @@ fn run(lanes: Lanes) -> ExitCode {
     document.echo = lane(lanes.echo, echo::run, echo::report::render);
     document.http = lane(lanes.http, http::run, http::report::render);
     document.file = lane(lanes.file, file::run, file::report::render);
+    document.service = lane(lanes.service, service::run, service::report::render);
+    if let Some(result) = &document.service {
+        let chart = service::chart::path_for(lanes.json.as_deref());
+        match service::chart::write(&chart, result) {
+            Ok(()) => println!("service lane chart: {}", chart.display()),
+            Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
+        }
+    }
     print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -711,4 +796,5 @@ fn any_failed(document: &Document) -> bool {
         || rows(&document.echo).is_some_and(failed)
         || rows(&document.http).is_some_and(failed)
         || rows(&document.file).is_some_and(failed)
+        || rows(&document.service).is_some_and(failed)
 }

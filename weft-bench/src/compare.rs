@@ -21,7 +21,7 @@ use crate::figure::gate::{Gate, Tolerances};
 use crate::figure::lane::LaneResult;
 use crate::json::{self, Document};
 use crate::mixed::result::LoadResult;
-use crate::{echo, file, http, mixed, timers};
+use crate::{echo, file, http, mixed, service, timers};
 
 /// Default tolerance of times, throughputs and ratios, percent: no re-run
 /// of one build grew a ratio by more than 48% (README).
@@ -63,6 +63,11 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
         gate.check(&echo::result::LANE, rows(&base.echo), rows(&new.echo)),
         gate.check(&http::result::LANE, rows(&base.http), rows(&new.http)),
         gate.check(&file::result::LANE, rows(&base.file), rows(&new.file)),
+        gate.check(
+            &service::result::LANE,
+            rows(&base.service),
+            rows(&new.service),
+        ),
     ];
     let mut text = header(base, new, &gate);
     let mut passed = true;

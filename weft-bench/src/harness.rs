@@ -162,6 +162,7 @@ pub fn document(
         echo: None,
         http: None,
         file: None,
+        service: None,
     }
 }
 

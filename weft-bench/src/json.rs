@@ -33,6 +33,7 @@ use crate::file::result::FileResult;
 use crate::http::result::HttpResult;
 use crate::measure::Sample;
 use crate::mixed::result::MixedResult;
+use crate::service::result::ServiceResult;
 use crate::stats::{Comparison, Summary};
 use crate::timers::result::TimersResult;
 
@@ -97,7 +98,8 @@ pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
 ///   "mixed": { … },                                // MixedResult; likewise
 ///   "echo": { … },                                 // EchoResult; likewise
 ///   "http": { … },                                 // HttpResult; likewise
-///   "file": { … }                                  // FileResult; likewise
+///   "file": { … },                                 // FileResult; likewise
+///   "service": { … }                               // ServiceResult; likewise
 /// }
 /// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -137,6 +139,10 @@ pub struct Document {
     /// it existed, which still parse; `compare` lists its row as new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileResult>,
+    /// The service lane, when it ran (absent from documents written before
+    /// it existed, which still parse; `compare` lists its loads as new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceResult>,
 }
 
 /// The machine a run was measured on.

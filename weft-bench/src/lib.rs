@@ -61,6 +61,7 @@ pub mod metrics;
 pub mod mixed;
 pub mod report;
 pub mod runtimes;
+pub mod service;
 pub mod stats;
 pub mod summary;
 pub mod system;

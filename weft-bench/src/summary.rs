@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use crate::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
 use crate::json::{Document, MEDIAN_MS};
 use crate::table::Table;
-use crate::{echo, file, mixed, timers};
+use crate::{echo, file, mixed, service, timers};
 
 const RUNTIMES: [&str; 3] = ["weft", "tokio", "smol"];
 
@@ -104,6 +104,13 @@ fn lines(document: &Document) -> Vec<Line> {
                 figure,
                 row,
             ));
+        }
+    }
+    for row in document.service.iter().flat_map(|s| &s.rows) {
+        let figures = service::result::figures(&row.name);
+        for figure in figures {
+            let name = format!("{} {}", row.name, figure.name);
+            lines.push(Line::new("service", name, figure, row));
         }
     }
     lines

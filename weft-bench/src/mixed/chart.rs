@@ -28,14 +28,20 @@ const HEIGHT: u32 = 440;
 /// Where the chart goes: beside `json` if given, else in the target
 /// directory.
 pub fn path_for(json: Option<&Path>) -> PathBuf {
+    path_for_lane(json, "mixed")
+}
+
+/// Where `lane`'s chart goes: `STEM-LANE.svg` beside `json` if given, else
+/// `weft-bench/LANE.svg` in the target directory.
+pub fn path_for_lane(json: Option<&Path>, lane: &str) -> PathBuf {
     match json {
         Some(json) => {
             let stem = json
                 .file_stem()
                 .map_or_else(|| "weft-bench".into(), |s| s.to_string_lossy().into_owned());
-            json.with_file_name(format!("{stem}-mixed.svg"))
+            json.with_file_name(format!("{stem}-{lane}.svg"))
         }
-        None => target_dir().join("weft-bench").join("mixed.svg"),
+        None => target_dir().join("weft-bench").join(format!("{lane}.svg")),
     }
 }
 
@@ -96,6 +102,18 @@ fn panel<DB: DrawingBackend>(
             _ => None,
         })
         .collect();
+    let caption = Load::label_of(&load.name).to_owned();
+    draw_panel(area, caption, series, limits)
+}
+
+/// A panel of latency percentiles (p50-max on x, ms on a log y axis):
+/// one line per runtime of `series`, a dashed line per limit.
+pub(crate) fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    caption: String,
+    series: Vec<(&str, [(&str, f64); 5])>,
+    limits: Vec<(String, f64)>,
+) -> io::Result<()> {
     let values = series
         .iter()
         .flat_map(|(_, points)| points.iter().map(|p| p.1))
@@ -107,7 +125,6 @@ fn panel<DB: DrawingBackend>(
     } else {
         (0.1, 1_000.0)
     };
-    let caption = Load::label_of(&load.name).to_owned();
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
         .margin(12)
@@ -186,7 +203,7 @@ fn color(runtime: &str) -> RGBColor {
     }
 }
 
-fn to_io(err: impl std::fmt::Display) -> io::Error {
+pub(crate) fn to_io(err: impl std::fmt::Display) -> io::Error {
     io::Error::other(err.to_string())
 }
 

@@ -1,0 +1,437 @@
+//! The load generator: hyper's HTTP/1 client on a current-thread tokio
+//! runtime of its own, on the lane's thread (outside the server's
+//! process), the same for every server.
+//!
+//! Two shapes ([`Shape`]):
+//! * **Closed loop** on one path: C keep-alive connections, each sending
+//!   its next request as soon as the last answer's body is in; a
+//!   request's latency runs from its send.
+//! * **Seed 004**: point reads in *open* loop, `GET /users/{random}` at
+//!   Poisson arrivals (the mixed lane's seeded schedule), each on an idle
+//!   keep-alive connection (a new one if none is idle), its latency from
+//!   its *arrival* (so a late answer cannot slow the arrivals and hide
+//!   itself); beside them R closed-loop `GET /report?ms=N` clients. A
+//!   pacer thread sleeps until each arrival and hands it to the runtime.
+//!
+//! Invariants:
+//! * A request counts (latency, and `finished` if it ended inside the
+//!   window) iff it *started* inside the window (`warm_end ≤ start <
+//!   end`; an arrival is a start). Every answer, warm-up included, must be
+//!   `200` with the body the shape expects; anything else (a refused
+//!   connection, another status, a body without the marker) counts in
+//!   `errors`, and the run goes on.
+//! * After `end` nothing new starts; the requests still out are awaited
+//!   up to the drain deadline, then counted in `unfinished` with their
+//!   latency so far.
+//! * CPU is read at `warm_end` and `end`: the server's process
+//!   (`/proc/PID/stat`), this process's (the generator), and the
+//!   machine's, from which the others' share is the rest.
+//! * A server that finishes nothing for `stall_timeout` fails the run.
+
+use std::collections::HashMap;
+use std::io::{self, ErrorKind};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::{Request, StatusCode, header};
+use hyper_util::rt::TokioIo;
+
+use super::server::{Server, process_cpu};
+use crate::metrics::others;
+use crate::mixed::latency::Recorder;
+use crate::mixed::schedule::Poisson;
+
+/// What the generator sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// `connections` closed loops on `path`; each body must contain `marker`.
+    Closed {
+        path: &'static str,
+        connections: usize,
+        marker: &'static str,
+    },
+    /// Seed 004 over HTTP: `/users/{random}` at `users_per_s` (Poisson,
+    /// seeded), beside `reporters` closed loops on `/report?ms={report_ms}`.
+    Seed004 {
+        users_per_s: f64,
+        reporters: usize,
+        report_ms: u64,
+        seed: u64,
+    },
+}
+
+/// How long a run lasts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub warmup: Duration,
+    pub measure: Duration,
+    pub drain_timeout: Duration,
+    pub stall_timeout: Duration,
+}
+
+/// What a run measured.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The measured requests' latencies (the closed loop's; the open
+    /// loop's point reads, from their arrival).
+    pub latency: Recorder,
+    /// Measured requests that finished inside the window.
+    pub finished: u64,
+    /// `/report` answers that finished inside the window.
+    pub reports: u64,
+    /// Failed requests and wrong answers over the whole run.
+    pub errors: u64,
+    /// The first of them, as text.
+    pub first_error: Option<String>,
+    /// Measured requests of the window still out after the drain.
+    pub unfinished: u64,
+    /// The measured window.
+    pub window: Duration,
+    /// The server's CPU, this process's CPU and the wall time between the
+    /// readings at the window's edges.
+    pub server_cpu: Duration,
+    pub generator_cpu: Duration,
+    pub cpu_window: Duration,
+    /// The machine's CPU other processes used meanwhile, percent.
+    pub others_cpu_pct: Option<f64>,
+}
+
+/// Runs `shape` against `server` for `plan`, from the calling thread.
+pub fn run(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()?;
+    // Dropping the runtime cancels whatever is still running and closes
+    // every connection.
+    runtime.block_on(generate(server, shape, plan))
+}
+
+/// What the request tasks and the controller share (one thread: the lock
+/// is never contended).
+struct Shared {
+    state: Mutex<State>,
+    address: SocketAddr,
+    warm_end: Instant,
+    end: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    outcome: Outcome,
+    /// Measured requests out, by id: when each started.
+    out: HashMap<u64, Instant>,
+    next_id: u64,
+    last_progress: Option<Instant>,
+    /// Idle keep-alive connections of the open loop.
+    idle: Vec<SendRequest<Empty<Bytes>>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn in_window(&self, at: Instant) -> bool {
+        self.warm_end <= at && at < self.end
+    }
+
+    /// A request started at `started` (counted iff `measured`) ended at
+    /// `now` with `result`.
+    fn finish(&self, id: Option<u64>, started: Instant, result: Result<(), String>) -> Instant {
+        let now = Instant::now();
+        let mut state = self.lock();
+        if let Some(id) = id {
+            state.out.remove(&id);
+        }
+        match result {
+            Ok(()) => {
+                state.last_progress = Some(now);
+                if id.is_some() && self.in_window(started) {
+                    state.outcome.latency.record(now - started);
+                }
+                if self.in_window(now) {
+                    match id {
+                        Some(_) => state.outcome.finished += 1,
+                        None => state.outcome.reports += 1,
+                    }
+                }
+            }
+            Err(why) => {
+                state.outcome.errors += 1;
+                state.outcome.first_error.get_or_insert(why);
+            }
+        }
+        now
+    }
+
+    /// Registers a measured request started at `started`.
+    fn start(&self, started: Instant) -> Option<u64> {
+        let mut state = self.lock();
+        let id = state.next_id;
+        state.next_id += 1;
+        state.out.insert(id, started);
+        Some(id)
+    }
+}
+
+async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Outcome> {
+    let address = server.address;
+    // The closed loops' connections open before the clock starts.
+    let (loops, path, marker, reporters) = match *shape {
+        Shape::Closed {
+            path,
+            connections,
+            marker,
+        } => (connections, path.to_owned(), marker, 0),
+        Shape::Seed004 {
+            reporters,
+            report_ms,
+            ..
+        } => (0, format!("/report?ms={report_ms}"), "\"ms\":", reporters),
+    };
+    let mut senders = Vec::new();
+    for _ in 0..loops + reporters {
+        senders.push(connect(address).await?);
+    }
+    let start = Instant::now();
+    let warm_end = start + plan.warmup;
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            last_progress: Some(start),
+            ..State::default()
+        }),
+        address,
+        warm_end,
+        end: warm_end + plan.measure,
+    });
+    shared.lock().outcome.window = plan.measure;
+    let mut tasks = Vec::new();
+    for (index, sender) in senders.into_iter().enumerate() {
+        let measured = index < loops;
+        let (shared, path) = (Arc::clone(&shared), path.clone());
+        tasks.push(tokio::spawn(async move {
+            closed_loop(sender, &shared, &path, marker, measured).await;
+        }));
+    }
+    if let Shape::Seed004 {
+        users_per_s, seed, ..
+    } = *shape
+    {
+        tasks.push(open_loop(Arc::clone(&shared), start, users_per_s, seed));
+    }
+    let result = control(&shared, server, plan).await;
+    for task in tasks {
+        task.abort();
+    }
+    result?;
+    Ok(std::mem::take(&mut shared.lock().outcome))
+}
+
+/// Warm-up, window and drain: reads the CPU at the window's edges, waits
+/// for the requests still out, fails the run on a stall.
+async fn control(shared: &Shared, server: &Server, plan: &Plan) -> io::Result<()> {
+    tokio::time::sleep_until(shared.warm_end.into()).await;
+    let cpu = |server: &Server| Some((server.cpu()?, process_cpu(std::process::id())?));
+    let at_start = (Instant::now(), cpu(server), others::CpuTimes::now());
+    let drain_deadline = shared.end + plan.drain_timeout;
+    let mut closed = false;
+    loop {
+        let now = Instant::now();
+        if !closed && now >= shared.end {
+            closed = true;
+            let window = now - at_start.0;
+            let mut state = shared.lock();
+            let outcome = &mut state.outcome;
+            outcome.cpu_window = window;
+            if let (Some((server0, own0)), Some((server1, own1))) = (at_start.1, cpu(server)) {
+                outcome.server_cpu = server1.saturating_sub(server0);
+                outcome.generator_cpu = own1.saturating_sub(own0);
+                // `others` counts everything but this process: take the
+                // server out too.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+                let server_pct =
+                    outcome.server_cpu.as_secs_f64() / window.as_secs_f64().max(1e-9) / cores
+                        * 100.0;
+                outcome.others_cpu_pct =
+                    others::since(at_start.2).map(|pct| (pct - server_pct).max(0.0));
+            }
+        }
+        if let Some(verdict) = check(shared, now, closed, drain_deadline, plan) {
+            return verdict;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The controller's checks at `now`: `Some` when the run is over (every
+/// request of a closed window answered, or the drain deadline passed: the
+/// ones still out are censored) or has stalled.
+fn check(
+    shared: &Shared,
+    now: Instant,
+    closed: bool,
+    drain_deadline: Instant,
+    plan: &Plan,
+) -> Option<io::Result<()>> {
+    let mut state = shared.lock();
+    if closed && state.out.is_empty() {
+        return Some(Ok(()));
+    }
+    if now >= drain_deadline {
+        let out = std::mem::take(&mut state.out);
+        for started in out.into_values().filter(|&s| shared.in_window(s)) {
+            state.outcome.unfinished += 1;
+            state.outcome.latency.record(now - started);
+        }
+        return Some(Ok(()));
+    }
+    let last = state.last_progress.unwrap_or(now);
+    if now.saturating_duration_since(last) >= plan.stall_timeout {
+        return Some(Err(io::Error::new(
+            ErrorKind::TimedOut,
+            format!(
+                "no answer for {:?} ({} requests out): the server looks hung",
+                plan.stall_timeout,
+                state.out.len()
+            ),
+        )));
+    }
+    None
+}
+
+/// One connection's closed loop on `path` until the window's end;
+/// `measured`: its requests are the run's figures (else `/report`s).
+async fn closed_loop(
+    mut sender: SendRequest<Empty<Bytes>>,
+    shared: &Shared,
+    path: &str,
+    marker: &str,
+    measured: bool,
+) {
+    loop {
+        let started = Instant::now();
+        if started >= shared.end {
+            return;
+        }
+        let id = if measured {
+            shared.start(started)
+        } else {
+            None
+        };
+        let result = get(&mut sender, shared.address, path, marker).await;
+        let failed = result.is_err();
+        shared.finish(id, started, result);
+        if failed {
+            // A fresh connection, after a pause (a server that refuses
+            // is not hammered).
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            match connect(shared.address).await {
+                Ok(fresh) => sender = fresh,
+                Err(_) => continue,
+            }
+        }
+    }
+}
+
+/// The open loop: a pacer thread hands each arrival (until the window's
+/// end) to the runtime, which sends it on an idle connection.
+fn open_loop(
+    shared: Arc<Shared>,
+    start: Instant,
+    per_s: f64,
+    seed: u64,
+) -> tokio::task::JoinHandle<()> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
+    let end = shared.end;
+    std::thread::spawn(move || {
+        let mut schedule = Poisson::new(per_s, seed);
+        loop {
+            let arrival = start + schedule.pop();
+            if arrival >= end {
+                return;
+            }
+            let now = Instant::now();
+            if arrival > now {
+                std::thread::sleep(arrival - now);
+            }
+            if tx.send(arrival).is_err() {
+                return;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        while let Some(arrival) = rx.recv().await {
+            let path = format!("/users/{}", rng.u32(1..=10_000));
+            let shared = Arc::clone(&shared);
+            drop(tokio::spawn(async move {
+                let id = shared.start(arrival);
+                let result = point_read(&shared, &path).await;
+                shared.finish(id, arrival, result);
+            }));
+        }
+    })
+}
+
+/// One point read on an idle connection (or a new one), put back after.
+async fn point_read(shared: &Shared, path: &str) -> Result<(), String> {
+    let idle = shared.lock().idle.pop();
+    let mut sender = match idle {
+        Some(sender) => sender,
+        None => connect(shared.address).await.map_err(|e| e.to_string())?,
+    };
+    let result = get(&mut sender, shared.address, path, "\"email\":").await;
+    if result.is_ok() {
+        shared.lock().idle.push(sender);
+    }
+    result
+}
+
+async fn connect(address: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(address).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))
+        .await
+        .map_err(io::Error::other)?;
+    // Ends when the sender is dropped or the server closes.
+    drop(tokio::spawn(connection));
+    Ok(sender)
+}
+
+/// `GET path`: `Ok` iff the answer is `200` and its body contains `marker`.
+async fn get(
+    sender: &mut SendRequest<Empty<Bytes>>,
+    address: SocketAddr,
+    path: &str,
+    marker: &str,
+) -> Result<(), String> {
+    sender.ready().await.map_err(|e| e.to_string())?;
+    let request = Request::get(path)
+        .header(header::HOST, address.to_string())
+        .body(Empty::new())
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| format!("GET {path}: {e}"))?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("GET {path}: {e}"))?
+        .to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    if status != StatusCode::OK || !text.contains(marker) {
+        return Err(format!(
+            "GET {path}: {status} {}",
+            text.chars().take(200).collect::<String>()
+        ));
+    }
+    Ok(())
+}

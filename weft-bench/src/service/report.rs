@@ -1,0 +1,116 @@
+//! The service lane's tables: one line per load and runtime with the
+//! measured requests' rate and latency percentiles, `/report`s per
+//! second, the server's and the generator's CPU, errors, and on weft's
+//! line its ratios to tokio; then weft's targets, met or missed; the
+//! settings above, a legend and warnings below.
+
+use std::fmt::Write;
+
+use super::Load;
+use super::result::{Figures, ServiceResult, ServiceRow, ServiceRun};
+use crate::figure::WEFT;
+use crate::figure::lane::RowKind;
+use crate::figure::table::{Runs, lane_text};
+use crate::mixed::latency::Percentiles;
+use crate::table::{Table, ms};
+
+/// Renders the lane's tables, legend and warnings.
+pub fn render(result: &ServiceResult) -> String {
+    let s = &result.settings;
+    let title = format!(
+        "service lane: {} profile, weft-service on {} with {} workers per server, each in a \
+         process of its own; one generator thread: /fortunes on {} connections (closed loop); \
+         seed 004: /users at {}/s (open loop) beside {} closed-loop /report?ms={}; {} per pair",
+        s.lane.profile,
+        s.database,
+        s.lane.workers,
+        s.connections,
+        s.users_per_s,
+        s.reporters,
+        s.report_ms,
+        s.window.describe(),
+    );
+    let header = [
+        &["load", "runtime", "req/s"][..],
+        &Percentiles::LABELS,
+        &[
+            "reports/s",
+            "server CPU",
+            "gen CPU",
+            "errors",
+            "req÷tokio",
+            "p99÷tokio",
+            "others",
+        ],
+    ]
+    .concat();
+    let runs = Runs {
+        header: &header,
+        label: Some(|row: &ServiceRow| Load::label_of(&row.name)),
+        cells: &|row: &ServiceRow, runtime: &str, f: &Figures| {
+            let mut cells = figure_cells(f);
+            if runtime == WEFT {
+                let ratio = |name: &str| {
+                    row.ratios
+                        .get(name)
+                        .map_or("-".to_owned(), |r| format!("{:.2}", r.value))
+                };
+                cells.extend([ratio("req_per_s"), ratio("p99_ms")]);
+            }
+            cells
+        },
+    };
+    let runs = runs.table(&result.rows, &s.lane.runtimes);
+    let legend = "req/s: the measured requests (/fortunes; /users) answered in the window, \
+         per s; p50-max: their latency, ms, from the send (closed loop) or from the arrival \
+         (open loop); reports/s: /report answers per s; server CPU: the server process's, ms \
+         per s; gen CPU: the generator process's; errors: failed requests or wrong answers, \
+         warm-up included; req÷tokio, p99÷tokio: weft's over tokio's; others: the machine's \
+         CPU other processes used meanwhile";
+    let mut out = lane_text(&title, &runs, legend);
+    let _ = writeln!(out, "targets\n{}", targets_table(result).render());
+    out + &result.skew.footer()
+}
+
+fn figure_cells(f: &Figures) -> Vec<String> {
+    let mut cells = vec![format!("{:.0}", f.req_per_s)];
+    cells.extend(Percentiles::cells(f.latency.as_ref(), ms));
+    cells.push(
+        f.reports_per_s
+            .map_or("-".to_owned(), |r| format!("{r:.1}")),
+    );
+    cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
+    cells.push(format!("{:.0}", f.generator_cpu_ms_per_s));
+    cells.push(f.errors.to_string());
+    cells
+}
+
+/// weft's targets: each with weft's value and `met` or `missed`.
+fn targets_table(result: &ServiceResult) -> Table {
+    let mut table = Table::new(["target", WEFT]);
+    for check in result.rows.iter().flat_map(|row| &row.targets) {
+        let cell = format!("{} {}", check.value_text(), check.verdict());
+        table.row(vec![check.target.clone(), cell]);
+    }
+    table
+}
+
+/// A run's figures on one line, for the progress output.
+pub fn one_line(run: &ServiceRun) -> String {
+    let Some(f) = run.ok() else {
+        return format!("FAILED: {}", run.error.as_deref().unwrap_or("unknown"));
+    };
+    let p = |of: fn(&Percentiles) -> f64| f.latency.as_ref().map_or("-".to_owned(), |p| ms(of(p)));
+    let reports = f
+        .reports_per_s
+        .map_or(String::new(), |r| format!(", {r:.1} reports/s"));
+    format!(
+        "{:.0} req/s, p50 {} ms, p99 {} ms, p99.9 {} ms{reports}, server CPU {:.0} ms/s, {} errors",
+        f.req_per_s,
+        p(|p| p.p50_ms),
+        p(|p| p.p99_ms),
+        p(|p| p.p999_ms),
+        f.window.cpu_ms_per_s,
+        f.errors
+    )
+}

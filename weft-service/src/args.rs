@@ -1,0 +1,75 @@
+//! The command line.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// An axum service with a real database, on weft or on tokio.
+#[derive(Debug, Parser)]
+#[command(name = "weft-service", version)]
+pub struct Args {
+    /// The async runtime that serves the requests.
+    #[arg(long, value_enum, default_value_t = RuntimeKind::Weft)]
+    pub runtime: RuntimeKind,
+
+    /// Worker threads [default: one per core].
+    #[arg(long)]
+    pub workers: Option<NonZeroUsize>,
+
+    /// `postgres://user@host:port/db` for PostgreSQL; `sqlite` or nothing
+    /// for the embedded SQLite database under `--data-dir`.
+    #[arg(long)]
+    pub database: Option<String>,
+
+    /// The address to listen on (`:0` picks a free port; the first line
+    /// printed says which).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// Where the embedded database keeps its file.
+    #[arg(long, default_value = "weft-service-data")]
+    pub data_dir: PathBuf,
+
+    /// PostgreSQL connections in the pool [default: 2 per worker, at least 4].
+    #[arg(long)]
+    pub db_connections: Option<NonZeroUsize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeKind {
+    Weft,
+    Tokio,
+}
+
+/// Where the data lives, from `--database`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Args {
+    pub fn workers(&self) -> usize {
+        self.workers
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, NonZeroUsize::get)
+    }
+
+    pub fn db_connections(&self) -> usize {
+        self.db_connections
+            .map_or((2 * self.workers()).max(4), NonZeroUsize::get)
+    }
+
+    pub fn database(&self) -> Result<Database, String> {
+        match self.database.as_deref() {
+            None | Some("sqlite") => Ok(Database::Sqlite(self.data_dir.clone())),
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(Database::Postgres(url.to_owned()))
+            }
+            Some(other) => Err(format!(
+                "--database {other:?}: expected `sqlite` or a postgres:// URL"
+            )),
+        }
+    }
+}

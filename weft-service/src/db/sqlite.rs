@@ -1,0 +1,201 @@
+//! The embedded database: SQLite in a file, every call on the runtime's
+//! blocking pool.
+//!
+//! A call takes an open connection from `idle` (or opens one), runs, and
+//! puts it back; at most `MAX_IDLE` stay open. A connection is used by one
+//! blocking thread at a time, so its prepared-statement cache needs no
+//! lock. WAL mode lets readers run beside the one writer; a writer that
+//! finds the database locked waits up to `BUSY_TIMEOUT`, then the request
+//! gets 503.
+//!
+//! Kept open for speed: opening a connection per call costs an `open`,
+//! the schema read and the statement's preparation every time (a point
+//! read's median 3-5× slower over HTTP,
+//! `docs/experiments.md#sqlite-connections`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+
+use super::seed::{self, FORTUNES, USERS};
+use super::{DbError, Fortune, User};
+use crate::rt::Rt;
+
+const FILE_NAME: &str = "weft-service.sqlite3";
+const MAX_IDLE: usize = 16;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub struct Pool {
+    rt: Rt,
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl Pool {
+    /// Opens (creating the directory and file if needed) and seeds.
+    pub async fn open(rt: Rt, data_dir: &Path) -> Result<Arc<Pool>, String> {
+        std::fs::create_dir_all(data_dir)
+            .map_err(|e| format!("--data-dir {}: {e}", data_dir.display()))?;
+        let pool = Arc::new(Pool {
+            rt,
+            path: data_dir.join(FILE_NAME),
+            idle: Mutex::new(Vec::new()),
+        });
+        pool.call(create_and_seed)
+            .await
+            .map_err(|e| format!("SQLite database {}: {e}", pool.path.display()))?;
+        Ok(pool)
+    }
+
+    pub async fn user(self: &Arc<Self>, id: i64) -> Result<Option<User>, DbError> {
+        self.call(move |conn| {
+            conn.prepare_cached("SELECT id, name, email FROM users WHERE id = ?1")?
+                .query_row([id], user_from_row)
+                .optional()
+        })
+        .await
+    }
+
+    pub async fn insert_user(
+        self: &Arc<Self>,
+        name: String,
+        email: String,
+    ) -> Result<User, DbError> {
+        self.call(move |conn| {
+            conn.prepare_cached("INSERT INTO users (name, email) VALUES (?1, ?2) RETURNING id")?
+                .query_row(params![name, email], |row| row.get(0))
+                .map(|id| User { id, name, email })
+        })
+        .await
+    }
+
+    pub async fn fortunes(self: &Arc<Self>) -> Result<Vec<Fortune>, DbError> {
+        self.call(|conn| {
+            conn.prepare_cached("SELECT id, message FROM fortune")?
+                .query_map([], |row| {
+                    Ok(Fortune {
+                        id: row.get(0)?,
+                        message: row.get(1)?,
+                    })
+                })?
+                .collect()
+        })
+        .await
+    }
+
+    pub async fn users_from(
+        self: &Arc<Self>,
+        first: i64,
+        count: i64,
+    ) -> Result<Vec<User>, DbError> {
+        self.call(move |conn| {
+            conn.prepare_cached(
+                "SELECT id, name, email FROM users WHERE id >= ?1 ORDER BY id LIMIT ?2",
+            )?
+            .query_map([first, count], user_from_row)?
+            .collect()
+        })
+        .await
+    }
+
+    /// Runs `f` with a connection on the blocking pool.
+    async fn call<R, F>(self: &Arc<Self>, f: F) -> Result<R, DbError>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let pool = Arc::clone(self);
+        self.rt
+            .spawn_blocking(move || pool.with_connection(f))
+            .await
+            .map_err(|panic| DbError::Failed(format!("SQLite call panicked: {panic}")))?
+    }
+
+    /// Blocking: takes an idle connection or opens one, runs `f`, puts it back.
+    fn with_connection<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<R>,
+    ) -> Result<R, DbError> {
+        let idle = self.idle.lock().unwrap().pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.connect().map_err(classify)?,
+        };
+        let result = f(&conn).map_err(classify);
+        let mut idle = self.idle.lock().unwrap();
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+        result
+    }
+
+    fn connect(&self) -> rusqlite::Result<Connection> {
+        let conn = Connection::open(&self.path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        Ok(conn)
+    }
+}
+
+fn user_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+    Ok(User {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        email: row.get(2)?,
+    })
+}
+
+/// Creates the tables if missing and seeds each one that is empty, in
+/// one write transaction (a second process opening the same file waits).
+fn create_and_seed(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS users (
+             id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS fortune (id INTEGER PRIMARY KEY, message TEXT NOT NULL);",
+    )?;
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let count = |table: &str| -> rusqlite::Result<i64> {
+        tx.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+            row.get(0)
+        })
+    };
+    if count("users")? == 0 {
+        let mut insert = tx.prepare("INSERT INTO users (id, name, email) VALUES (?1, ?2, ?3)")?;
+        for id in 1..=USERS {
+            let (name, email) = seed::user(id);
+            insert.execute(params![id, name, email])?;
+        }
+    }
+    if count("fortune")? == 0 {
+        let mut insert = tx.prepare("INSERT INTO fortune (id, message) VALUES (?1, ?2)")?;
+        for (id, message) in (1..).zip(FORTUNES) {
+            insert.execute(params![id, message])?;
+        }
+    }
+    tx.commit()
+}
+
+/// Locked, busy, unopenable or failing storage is `Unavailable`.
+fn classify(error: rusqlite::Error) -> DbError {
+    let unavailable = matches!(
+        error.sqlite_error_code(),
+        Some(
+            ErrorCode::DatabaseBusy
+                | ErrorCode::DatabaseLocked
+                | ErrorCode::CannotOpen
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::DiskFull
+                | ErrorCode::ReadOnly
+                | ErrorCode::OutOfMemory
+        )
+    );
+    let message = format!("SQLite: {error}");
+    if unavailable {
+        DbError::Unavailable(message)
+    } else {
+        DbError::Failed(message)
+    }
+}

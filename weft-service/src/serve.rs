@@ -1,0 +1,104 @@
+//! Building the runtime, accepting, and shutting down.
+//!
+//! Both runtimes run the same `run_app`; they differ in how the runtime is
+//! built, how the listener accepts (`weft::hyper::serve` or `axum::serve`)
+//! and which signal API waits for `SIGINT`/`SIGTERM`. The signal
+//! listeners are installed before the first line is printed, so a
+//! `SIGTERM` sent as soon as the port is known shuts down gracefully
+//! instead of killing the process.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::args::{Args, RuntimeKind};
+use crate::db::Db;
+use crate::routes::{self, App};
+use crate::rt::Rt;
+
+/// How long the runtime waits for its threads after the server has drained.
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
+
+pub fn run(args: Args) -> Result<(), String> {
+    let workers = args.workers();
+    match args.runtime {
+        RuntimeKind::Weft => {
+            let runtime = weft::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .thread_name("weft-service-worker")
+                .build()
+                .map_err(|e| format!("building the weft runtime: {e}"))?;
+            let result = runtime.block_on(serve_weft(args));
+            runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+            result
+        }
+        RuntimeKind::Tokio => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .thread_name("weft-service-worker")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("building the tokio runtime: {e}"))?;
+            let result = runtime.block_on(serve_tokio(args));
+            runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+            result
+        }
+    }
+}
+
+async fn serve_weft(args: Args) -> Result<(), String> {
+    use weft::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT: {e}"))?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM: {e}"))?;
+    let shutdown = async move {
+        futures_lite::future::race(interrupt.recv(), terminate.recv()).await;
+        eprintln!("weft-service: shutting down");
+    };
+    let router = routes::router(app(&args, Rt::Weft).await?);
+    let listener = weft::net::TcpListener::bind(args.listen.as_str())
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    announce(listener.local_addr())?;
+    weft::hyper::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| format!("serving: {e}"))
+}
+
+async fn serve_tokio(args: Args) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT: {e}"))?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM: {e}"))?;
+    let shutdown = async move {
+        futures_lite::future::race(interrupt.recv(), terminate.recv()).await;
+        eprintln!("weft-service: shutting down");
+    };
+    let router = routes::router(app(&args, Rt::Tokio).await?);
+    let listener = tokio::net::TcpListener::bind(args.listen.as_str())
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    announce(listener.local_addr())?;
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| format!("serving: {e}"))
+}
+
+async fn app(args: &Args, rt: Rt) -> Result<App, String> {
+    let db = Db::open(&args.database()?, rt, args.db_connections()).await?;
+    Ok(App {
+        rt,
+        db: Arc::new(db),
+        reports: Arc::default(),
+    })
+}
+
+/// The first line on stdout, flushed: where to connect.
+fn announce(addr: io::Result<SocketAddr>) -> Result<(), String> {
+    let addr = addr.map_err(|e| format!("the listener's address: {e}"))?;
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("stdout: {e}"))
+}
