@@ -123,19 +123,11 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
         // already decided to go on serving (`run_spare` read its demotion
         // flag first), so only its priority is at stake, never a task.
         let size = std::mem::size_of::<SchedAttr>() as u32;
-        let mut attr = SchedAttr {
-            size,
-            policy: 0,
-            flags: 0,
-            nice: 0,
-            priority: 0,
-            runtime_ns: 0,
-            deadline_ns: 0,
-            period_ns: 0,
-        };
-        // SAFETY: `sched_getattr(tid, attr, size, 0)` writes at most `size`
+        let mut attr = SchedAttr::empty();
+        // Sound: `sched_getattr(tid, attr, size, 0)` writes at most `size`
         // (48) bytes into `attr`, a live, writable `repr(C)` copy of the
         // kernel's `sched_attr` v0 on this stack.
+        // SAFETY: `attr` is a live, writable `sched_attr` v0 of `size` bytes.
         let read =
             unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &raw mut attr, size, 0u32) };
         if read != 0 {
@@ -150,10 +142,11 @@ fn set_slice(tid: i32, slice_ns: u64) -> std::io::Result<()> {
         // (utilization clamps) that a v0 `sched_attr` cannot carry.
         attr.flags &= SCHED_FLAG_RESET_ON_FORK;
         attr.runtime_ns = slice_ns;
-        // SAFETY: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes
+        // Sound: `sched_setattr(tid, attr, 0)` reads `size` (48) bytes
         // from `attr`, the live `repr(C)` `sched_attr` v0 filled above, and
         // changes only thread `tid`'s scheduling parameters (to what they
         // were, but for the slice).
+        // SAFETY: `attr` is a live `sched_attr` v0 of `size` bytes; only `tid` changes.
         let result = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &raw const attr, 0u32) };
         if result == 0 {
             Ok(())
@@ -198,6 +191,7 @@ const LONG_SLICE_NS: u64 = 3_000_000;
 /// The kernel's `struct sched_attr`, version 0 (`SCHED_ATTR_SIZE_VER0`).
 #[cfg(target_os = "linux")]
 #[repr(C)]
+#[derive(Default)]
 struct SchedAttr {
     size: u32,
     policy: u32,
@@ -207,6 +201,18 @@ struct SchedAttr {
     runtime_ns: u64,
     deadline_ns: u64,
     period_ns: u64,
+}
+
+#[cfg(target_os = "linux")]
+impl SchedAttr {
+    /// An all-zero `sched_attr` v0 that says its own size, for
+    /// `sched_getattr` to fill.
+    fn empty() -> SchedAttr {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            ..SchedAttr::default()
+        }
+    }
 }
 
 /// The calling thread's kernel thread id (0 where there is none to give).
@@ -308,13 +314,14 @@ pub(crate) fn install_step_aside() -> bool {
                     tv_sec: 0,
                     tv_nsec: STEP_ASIDE_PAUSE_NS,
                 };
-                // SAFETY: `nanosleep` reads only `pause`, on this stack (the
+                // Sound: `nanosleep` reads only `pause`, on this stack (the
                 // remaining time is not wanted). It is not on POSIX's list
                 // of async-signal-safe functions, but on Linux (glibc,
                 // musl) it is the bare system call: no lock, no allocation.
                 // The only state it may change is this thread's `errno`
                 // (interrupted by another signal), which is put back so
                 // the interrupted code never sees it change.
+                // SAFETY: `nanosleep` reads only `pause`; `errno` is put back.
                 unsafe {
                     let errno = libc::__errno_location();
                     let saved = *errno;
@@ -459,16 +466,7 @@ mod tests {
         // returns the calling thread's slack.
         let slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
         let size = std::mem::size_of::<SchedAttr>() as u32;
-        let mut attr = SchedAttr {
-            size,
-            policy: 0,
-            flags: 0,
-            nice: 0,
-            priority: 0,
-            runtime_ns: 0,
-            deadline_ns: 0,
-            period_ns: 0,
-        };
+        let mut attr = SchedAttr::empty();
         // SAFETY: `sched_getattr(0, attr, size, 0)` writes at most `size`
         // bytes into `attr`, a live `repr(C)` `sched_attr` v0.
         let read = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &raw mut attr, size, 0u32) };

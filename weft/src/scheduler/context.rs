@@ -68,7 +68,7 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     let core = CONTEXT
         .try_with(|cx| cx.core.get())
         .unwrap_or(std::ptr::null());
-    // SAFETY: a non-null pointer was stored by `set_core` from a `&'a Core`,
+    // Sound: a non-null pointer was stored by `set_core` from a `&'a Core`,
     // and the `CoreGuard<'a>` it returned (which keeps that `Core` borrowed,
     // so it cannot move or drop meanwhile) stores null when it drops. Every
     // caller (the worker and spare run loops) holds the guard in a local
@@ -76,6 +76,7 @@ pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     // pointer dangling); unwinding drops it too. A nested guard's drop
     // nulls it early: safe, `None` from then on. `f` gets the reference for
     // this call only, on this thread only (the pointer is thread-local).
+    // SAFETY: a non-null pointer names a live, borrowed `Core` (argued above).
     f(unsafe { core.as_ref() })
 }
 

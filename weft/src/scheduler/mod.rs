@@ -193,12 +193,13 @@ impl Remote {
     pub(crate) fn swap_lifo(&self, task: Option<Task>) -> Option<Task> {
         let new = task.map_or(std::ptr::null_mut(), |t| t.into_raw().as_ptr());
         let old = self.lifo.swap(new, Ordering::AcqRel);
-        // SAFETY: `lifo` is private to `Remote`, starts null and is written
+        // Sound: `lifo` is private to `Remote`, starts null and is written
         // only by this swap, so it holds null or a pointer `into_raw` gave up
         // (a `Runnable<TaskMeta>`, as `Task` is); the swap takes it out, so
         // this is its only `from_raw`. The swap's Acquire half reads the
         // Release half of the swap that stored it: the task's memory, written
         // by the threads that had it before, is visible here.
+        // SAFETY: `old` is null or a pointer `into_raw` gave up, taken once.
         NonNull::new(old).map(|ptr| unsafe { Task::from_raw(ptr) })
     }
 

@@ -103,13 +103,14 @@ struct Inner<T> {
 // value (`take`), never as `&T`: sending it sends those `T`s, which
 // `T: Send` allows.
 unsafe impl<T: Send> Send for Inner<T> {}
-// SAFETY: through `&Inner` a slot is reached only by the unsafe `take` and
+// Sound: through `&Inner` a slot is reached only by the unsafe `take` and
 // `put`, whose callers first get the slot to themselves through the
 // head/tail protocol above: the one `Local` (neither `Clone` nor `Sync`) is
 // the only writer, a claim CAS on `head` gives slots to one thread, and
 // `tail`'s Release/Acquire publishes what a slot holds. Two threads never
 // touch one slot at once, and a `T` crosses threads only by value, so
 // `T: Send` is all that needs (no `&T` is ever shared: no `T: Sync`).
+// SAFETY: one thread per slot at a time; `T`s cross by value.
 unsafe impl<T: Send> Sync for Inner<T> {}
 
 /// The owner's handle: push and pop. `Send` but not `Sync`: exactly one
@@ -237,10 +238,11 @@ impl<T> Local<T> {
                 Err(back) => task = back,
             }
         };
-        // SAFETY: only the owner writes (this `Local`); the slot is past the
+        // Sound: only the owner writes (this `Local`); the slot is past the
         // published `tail`, and `tail - steal < CAPACITY` with `head` loaded
         // Acquire, so a thief that copied out of it is done (its release
         // CAS moved `steal` past it) and no thief reads it now.
+        // SAFETY: the slot is the owner's alone (argued above).
         unsafe { self.inner.put(tail, task) };
         self.inner
             .tail
@@ -273,10 +275,11 @@ impl<T> Local<T> {
         {
             return Err(task);
         }
-        // SAFETY: the CAS above (from `(real, real)`: no thief active) gave
+        // Sound: the CAS above (from `(real, real)`: no thief active) gave
         // the owner slots `real..claimed`, which it published itself. They
         // are taken lazily, inside `push_batch`, which does not touch this
         // ring: until it returns, this thread (the only writer) writes none.
+        // SAFETY: slots `real..claimed` are the owner's (argued above).
         let batch = (0..HALF).map(|i| unsafe { self.inner.take(real.wrapping_add(i)) });
         sink.push_batch(batch.chain(std::iter::once(task)));
         Ok(())
@@ -293,10 +296,11 @@ impl<T> Local<T> {
                 tail.wrapping_sub(steal) < CAPACITY as u32,
                 "push_back_batch given more tasks than free slots"
             );
-            // SAFETY: only the owner writes (this `Local`); the slot is past
+            // Sound: only the owner writes (this `Local`); the slot is past
             // the published `tail`, and no thief reads it: asserted above
             // against a `steal` loaded Acquire (`steal` only grows, so an
             // old value errs on the safe side).
+            // SAFETY: the slot is the owner's alone (argued above).
             unsafe { self.inner.put(tail, task) };
             tail = tail.wrapping_add(1);
         }
@@ -364,10 +368,11 @@ impl<T> Steal<T> {
             return None;
         }
         let last = dst_tail.wrapping_add(n - 1);
-        // SAFETY: `claim_and_copy` wrote `n` tasks into dst's unpublished
+        // Sound: `claim_and_copy` wrote `n` tasks into dst's unpublished
         // slots starting at `dst_tail` (this thread owns `dst`: a `&Local`
         // is not `Sync`, and dst's thieves read only below its `tail`); the
         // last one is taken back here and the rest published below.
+        // SAFETY: slot `last` holds a task this thread wrote (argued above).
         let task = unsafe { dst.inner.take(last) };
         // With one task `last` is `dst_tail`: storing it would write the
         // value the tail already holds (so `>=` here is an equivalent
@@ -408,7 +413,7 @@ impl<T> Steal<T> {
             }
         };
         for i in 0..n {
-            // SAFETY: the CAS above claimed source slots `first..first + n`
+            // Sound: the CAS above claimed source slots `first..first + n`
             // for this thread: another thief backs off while `steal` and
             // `real` differ, and the owner pops only above them and writes
             // only within `CAPACITY` of `steal`, left at `first` until the
@@ -418,6 +423,8 @@ impl<T> Steal<T> {
             // no thief of dst reads them: `dst_tail - dst_steal <= HALF`
             // (checked by `steal_into`) and `n <= HALF` keep them within
             // `CAPACITY` of dst's `steal`.
+            // SAFETY: the source slots are claimed and published, the destination slots unread
+            // (argued above).
             unsafe {
                 let task = src.take(first.wrapping_add(i));
                 dst.inner.put(dst_tail.wrapping_add(i), task);

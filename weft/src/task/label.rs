@@ -108,7 +108,7 @@ impl Label {
             return None;
         }
         let ptr = (self.0 & !TAG_BITS) as *const Interned;
-        // SAFETY: an `INTERNED` word is only made by `Label::interned`, from
+        // Sound: an `INTERNED` word is only made by `Label::interned`, from
         // a leaked, never freed, 8-byte aligned `Interned` (its tag bits
         // clear, so masking them gives the pointer back). `from_bits`, a
         // safe function, takes any word: its callers (`LaneAndLabel`,
@@ -116,6 +116,7 @@ impl Label {
         // monitor thread the `Interned` made by another thread is visible
         // through `PollWatch::begin`'s Release fence and `label`'s Acquire
         // fence (and the interning mutex, for the thread that made it).
+        // SAFETY: `ptr` is a leaked, never freed `Interned` (argued above).
         Some(unsafe { &*ptr })
     }
 
@@ -129,10 +130,11 @@ impl Label {
             Some(label) => label.spawned_at,
             None => {
                 let ptr = (self.0 & !TAG_BITS) as *const Location<'static>;
-                // SAFETY: a word without `INTERNED` is only made by
+                // Sound: a word without `INTERNED` is only made by
                 // `Label::unnamed` from a `&'static Location`, and only
                 // where `LOCATION_FITS` (its tag bits clear); `from_bits`'s
                 // callers pass only such words or 0 (see above).
+                // SAFETY: `ptr` is a `&'static Location` (argued above).
                 unsafe { &*ptr }
             }
         }

@@ -166,22 +166,24 @@ struct TaskFuture<F> {
     entry: Option<EntryKey>,
 }
 
-// SAFETY: the one field that is not `Send` is `meta`, a pointer to the
+// Sound: the one field that is not `Send` is `meta`, a pointer to the
 // task's `TaskMeta`, which is `Sync` (an `Arc<Shared>`, an atomic word and,
 // under loom, `Published`): the thread the future moves to may read it
 // while others do, and it stays alive as `TaskFuture::meta` says. `entry`
 // is plain data; `future` is `Send` when `F` is.
+// SAFETY: `meta` points to `Sync` data that outlives the future.
 unsafe impl<F: Send> Send for TaskFuture<F> {}
 
 impl<F> TaskFuture<F> {
     fn meta(&self) -> &TaskMeta {
-        // SAFETY: `meta` came from the `&TaskMeta` async-task passed to
+        // Sound: `meta` came from the `&TaskMeta` async-task passed to
         // `new_task`'s closure, the only place a `TaskFuture` is made, so it
         // lives in a task cell. async-task writes the metadata in the cell's
         // header before the future, never moves it, and drops it only when
         // it frees the cell, after the future (and so this `TaskFuture`,
         // `Drop` included) is gone: `spawn_unchecked`'s signature lets a
         // future borrow its metadata (`F: FnOnce(&'a M) -> Fut, Fut: 'a`).
+        // SAFETY: the metadata outlives this `TaskFuture` (argued above).
         unsafe { &*self.meta }
     }
 
@@ -222,10 +224,11 @@ impl<F> TaskFuture<F> {
 
 impl<F> Drop for TaskFuture<F> {
     fn drop(&mut self) {
-        // SAFETY: `future` is dropped exactly once, here, in place (it is
+        // Sound: `future` is dropped exactly once, here, in place (it is
         // pinned; dropping in place is what pinning permits): nothing else
         // drops or moves it (`poll` only pins it), and it is not touched
         // after this call, even when its destructor panics.
+        // SAFETY: `future` is dropped once, in place, and never touched after.
         let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
