@@ -14,11 +14,13 @@
 
 use std::future::Future;
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
+use crate::net::TcpStream;
 use crate::time::Sleep;
 
 /// What an HTTP/2 client sends first (RFC 9113, section 3.4).
@@ -63,19 +65,22 @@ impl<T> PrefaceDeadline<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for PrefaceDeadline<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
+impl<T> PrefaceDeadline<T> {
+    /// Follows detection after a read of the inner stream: `read` is its
+    /// outcome, `filled(n)` the `n` bytes it read; a pending read fails
+    /// with `TimedOut` once the deadline has passed.
+    fn after_read<'b>(
+        &mut self,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
+        read: Poll<io::Result<usize>>,
+        filled: impl FnOnce(usize) -> &'b [u8],
     ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        let Some(deadline) = &mut this.deadline else {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        let Some(deadline) = &mut self.deadline else {
+            return read;
         };
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+        match read {
             Poll::Ready(Ok(n)) => {
-                this.saw(&buf[..n.min(buf.len())]);
+                self.saw(filled(n));
                 Poll::Ready(Ok(n))
             }
             Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
@@ -83,13 +88,45 @@ impl<T: AsyncRead + Unpin> AsyncRead for PrefaceDeadline<T> {
                 if Pin::new(deadline).poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                this.deadline = None;
+                self.deadline = None;
                 Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     "weft::hyper::serve: the client sent no request within the header-read timeout",
                 )))
             }
         }
+    }
+}
+
+impl PrefaceDeadline<TcpStream> {
+    /// `poll_read` into memory that need not be initialized (hyper's read
+    /// buffer, unzeroed): returns how many bytes at the start of `buf` the
+    /// read filled.
+    pub(crate) fn poll_read_uninit(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        let read = self.inner.poll_read_uninit(cx, buf);
+        self.after_read(cx, read, |n| {
+            let n = n.min(buf.len());
+            // SAFETY: the read initialized the first `n` bytes of `buf`
+            // (`n` is what it returned, within `buf`: clamped above), and
+            // `u8` has `MaybeUninit<u8>`'s layout.
+            unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) }
+        })
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for PrefaceDeadline<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let read = Pin::new(&mut this.inner).poll_read(cx, buf);
+        this.after_read(cx, read, |n| &buf[..n.min(buf.len())])
     }
 }
 

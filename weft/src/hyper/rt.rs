@@ -50,14 +50,9 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
         // first, below); nothing is de-initialized through it.
         let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
         // `futures_io` reads into initialized memory: zero it (a memset of
-        // hyper's read buffer, no copy of the data itself).
-        for byte in unfilled.iter_mut() {
-            byte.write(0);
-        }
-        // SAFETY: every element was just initialized; `MaybeUninit<u8>` and
-        // `u8` have the same layout.
-        let unfilled: &mut [u8] =
-            unsafe { &mut *(std::ptr::from_mut::<[MaybeUninit<u8>]>(unfilled) as *mut [u8]) };
+        // hyper's read buffer, no copy of the data itself; `serve`'s own
+        // connections read into it as it is: `connection.rs`).
+        let unfilled = crate::io::poll_evented::zeroed(unfilled);
         let capacity = unfilled.len();
         let n = ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?;
         // Any `AsyncRead` may be wrapped, and its `n` is only a promise:

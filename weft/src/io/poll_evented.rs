@@ -197,9 +197,54 @@ where
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         use std::io::Read;
+        let len = buf.len();
+        self.poll_read_with(cx, len, |mut source| source.read(buf))
+    }
+
+    /// `poll_read` into memory that need not be initialized (hyper's read
+    /// buffer): the kernel writes the bytes read, nothing zeroes the rest.
+    /// Returns how many bytes the read initialized, from the start of
+    /// `buf`.
+    #[cfg(feature = "hyper")]
+    pub(crate) fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>
+    where
+        E: std::os::fd::AsRawFd,
+    {
+        let len = buf.len();
+        #[cfg(target_os = "linux")]
+        return self.poll_read_with(cx, len, |source| {
+            let fd = source.as_raw_fd();
+            // SAFETY: `recv` writes at most `len` bytes at the start of
+            // `buf` (memory this call borrows mutably) and reads none of
+            // it; `fd` is the open socket `source` owns for the call.
+            let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), len, 0) };
+            // A negative count is an error (`errno`), anything else the
+            // number of bytes written, at most `len`.
+            usize::try_from(n).map_err(|_| io::Error::last_os_error())
+        });
+        // Without `libc` (it is a Linux dependency): zeroed, then read.
+        #[cfg(not(target_os = "linux"))]
+        {
+            use std::io::Read;
+            let buf = zeroed(buf);
+            self.poll_read_with(cx, len, |mut source| source.read(buf))
+        }
+    }
+
+    /// The readiness loop of a read of `len` bytes made by `read`.
+    fn poll_read_with(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        mut read: impl FnMut(&E) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
         loop {
             let event = ready!(self.poll_ready(cx, Direction::Read))?;
-            match self.get_ref().read(buf) {
+            match read(self.get_ref()) {
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     self.clear_readiness(event, Direction::Read);
                 }
@@ -209,7 +254,7 @@ where
                 // the next call makes the syscall that says `WouldBlock`
                 // and clears then. Clearing on a full read would lose
                 // data still buffered (`<` made `<=`: caught).
-                Ok(n) if n > 0 && n < buf.len() => {
+                Ok(n) if n > 0 && n < len => {
                     self.clear_readiness(event, Direction::Read);
                     return Poll::Ready(Ok(n));
                 }
@@ -249,6 +294,17 @@ where
             source.write_vectored(bufs)
         })
     }
+}
+
+/// `buf` zeroed, as initialized bytes (for reads that take only those).
+#[cfg(feature = "hyper")]
+pub(crate) fn zeroed(buf: &mut [std::mem::MaybeUninit<u8>]) -> &mut [u8] {
+    for byte in buf.iter_mut() {
+        byte.write(0);
+    }
+    // SAFETY: every element was just initialized; `MaybeUninit<u8>` and
+    // `u8` have the same layout.
+    unsafe { &mut *(std::ptr::from_mut::<[std::mem::MaybeUninit<u8>]>(buf) as *mut [u8]) }
 }
 
 impl<E: Source> Drop for PollEvented<E> {

@@ -299,6 +299,20 @@ impl TcpStream {
     }
 }
 
+impl TcpStream {
+    /// Reads into memory that need not be initialized (hyper's read buffer
+    /// in `weft::hyper::serve`); returns how many bytes at the start of
+    /// `buf` the read filled.
+    #[cfg(feature = "hyper")]
+    pub(crate) fn poll_read_uninit(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> std::task::Poll<io::Result<usize>> {
+        self.io.poll_read_uninit(cx, buf)
+    }
+}
+
 impl fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpStream")
