@@ -15,7 +15,10 @@
 #   eventfd   8-byte writes (mio's waker; an eventfd write is a `write`)
 #   yield     sched_yield
 #   other     the rest
-#   cs        context switches / request
+#   cs        context switches / request (perf's context-switches)
+#   vol       the voluntary ones among them (sched_switch with the thread
+#             going to sleep); the rest are preemptions and yields, and a
+#             loaded machine adds preemptions
 #
 # Usage:
 #   scripts/server_cost.sh [-r ROUNDS] [-d SECONDS] [-c CONNECTIONS] [-w WARMUP]
@@ -137,7 +140,8 @@ measure() {
   local stat=$work/stat.csv wrk_out=$work/wrk.out
   # The 8-byte writes are mio's eventfd wakes: counted apart with a filter.
   perf stat -x, -o "$stat" -e "$events" \
-    -e syscalls:sys_enter_write --filter 'count == 8' -p "$server_pid" -- \
+    -e syscalls:sys_enter_write --filter 'count == 8' \
+    -e sched:sched_switch --filter 'prev_state != 0' -p "$server_pid" -- \
     wrk -t1 -c"$connections" -d"${seconds}s" "$address/" >"$wrk_out"
   stop_server
   local requests
@@ -157,6 +161,7 @@ measure() {
       if (event == "task-clock") clock = value          # msec
       else if (event == "context-switches") cs = value
       else if (event == "raw_syscalls:sys_enter") sys = value
+      else if (event == "sched:sched_switch") voluntary = value
       else if (event == "syscalls:sys_enter_write") {
         if (seen_write++) eventfd = value; else write_all = value
       } else {
@@ -170,14 +175,15 @@ measure() {
       f = count["futex"] + count["futex_wait"] + count["futex_wake"]
       y = count["sched_yield"]
       other = sys - r - w - e - f - eventfd - y
-      printf "%s %d %.3f %.3f %.3f %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.0f\n",
+      printf "%s %d %.3f %.3f %.3f %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.0f %.4f\n",
         name, round, clock * 1000 / requests, sys / requests, r / requests,
         w / requests, e / requests, f / requests, eventfd / requests,
-        y / requests, other / requests, cs / requests, requests / seconds
+        y / requests, other / requests, cs / requests, requests / seconds,
+        voluntary / requests
     }' "$stat" >>"$work/rows"
   tail -n1 "$work/rows" | awk '{
-    printf "%-10s round %d  cpu_us %s  sys %s  (read %s write %s epoll %s futex %s eventfd %s yield %s other %s)  cs %s  req/s %s\n",
-      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
+    printf "%-10s round %d  cpu_us %s  sys %s  (read %s write %s epoll %s futex %s eventfd %s yield %s other %s)  cs %s (vol %s)  req/s %s\n",
+      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $13 }'
 }
 
 echo "server_cost: ${#servers[@]} servers, $rounds rounds of ${seconds}s, wrk -t1 -c$connections; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -196,7 +202,7 @@ done
 echo
 echo "median of $rounds rounds [min-max], ratio to tokio's (or to the first server's):"
 awk '
-  { n[$1]++; for (i = 3; i <= 13; i++) v[$1, i, n[$1]] = $i
+  { n[$1]++; for (i = 3; i <= 14; i++) v[$1, i, n[$1]] = $i
     if (!($1 in order)) { order[$1] = ++names; name[names] = $1 } }
   function median(s, i,   k, j, t, a, m) {
     m = n[s]; for (k = 1; k <= m; k++) a[k] = v[s, i, k]
@@ -205,12 +211,12 @@ awk '
     return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
   END {
-    split("cpu_us sys read write epoll futex eventfd yield other cs req/s", col, " ")
+    split("cpu_us sys read write epoll futex eventfd yield other cs req/s vol", col, " ")
     base = name[1]
     for (k = 1; k <= names; k++) if (name[k] == "tokio") base = "tokio"
     for (k = 1; k <= names; k++) {
       s = name[k]; line = sprintf("%-10s", s)
-      for (i = 3; i <= 13; i++) {
+      for (i = 3; i <= 14; i++) {
         m = median(s, i); l = lo; h = hi
         if (i == 3 || i == 4 || i == 12 || i == 13) {
           ref = median(base, i)
