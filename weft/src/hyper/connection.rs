@@ -2,10 +2,8 @@
 
 use std::error::Error as StdError;
 use std::future::{Future, poll_fn};
-use std::io;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use hyper::body::{Body, Incoming};
@@ -62,7 +60,11 @@ pub(crate) fn spawn<S, B>(
 {
     // From the accept: the client's time to show its protocol.
     let deadline = header_read_timeout.map(crate::time::sleep);
-    let io = ServeIo(Io::new(PrefaceDeadline::new(stream, deadline)));
+    // Reads go straight into hyper's buffer: `Io` would zero it first.
+    let io = Io::with_uninit_reads(
+        PrefaceDeadline::new(stream, deadline),
+        PrefaceDeadline::poll_read_uninit,
+    );
     let served = serve(io, TowerToHyperService::new(service), builder, watch);
     // The `io::Result` is tokio's signature; `spawn` fails in no other way.
     let spawned = crate::task::Builder::new().name(TASK_NAME).spawn(served);
@@ -71,7 +73,7 @@ pub(crate) fn spawn<S, B>(
 }
 
 async fn serve<S, B>(
-    io: ServeIo,
+    io: Io<PrefaceDeadline<TcpStream>>,
     service: TowerToHyperService<S>,
     builder: Arc<auto::Builder<Executor>>,
     mut watch: Watch,
@@ -96,59 +98,4 @@ async fn serve<S, B>(
         connection.as_mut().poll(cx)
     })
     .await;
-}
-
-/// A served connection's stream as hyper's I/O: [`Io`]'s writes, and
-/// reads straight into hyper's read buffer, which `Io` must zero first
-/// (a `futures_io` read takes initialized memory): a memset of the whole
-/// buffer per read, even one that finds nothing to read.
-struct ServeIo(Io<PrefaceDeadline<TcpStream>>);
-
-impl hyper::rt::Read for ServeIo {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        mut buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        // SAFETY: only the read writes through the slice, with the bytes it
-        // reads; nothing de-initializes it.
-        let unfilled = unsafe { buf.as_mut() };
-        let capacity = unfilled.len();
-        let n = ready!(self.0.inner_mut().poll_read_uninit(cx, unfilled))?;
-        debug_assert!(n <= capacity, "recv wrote past its buffer");
-        // SAFETY: the read filled the first `n` bytes of the unfilled part
-        // (`recv` writes at most the length it is given).
-        unsafe { buf.advance(n.min(capacity)) };
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl hyper::rt::Write for ServeIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
-    }
 }

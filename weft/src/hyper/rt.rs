@@ -11,17 +11,38 @@ use std::time::{Duration, Instant};
 
 use futures_io::{AsyncRead, AsyncWrite};
 
+/// A read into memory that need not be initialized: how many bytes at the
+/// start of the buffer it filled.
+type ReadUninit<T> =
+    fn(&mut T, &mut Context<'_>, &mut [MaybeUninit<u8>]) -> Poll<std::io::Result<usize>>;
+
 /// A `futures_io` stream as hyper's `rt::Read` + `rt::Write`.
 #[derive(Debug)]
 pub struct Io<T> {
     inner: T,
+    /// `serve`'s streams read into hyper's buffer as it is; any other
+    /// stream's `futures_io` read needs it zeroed first (a memset of the
+    /// whole unfilled buffer per read, even one that finds nothing).
+    read_uninit: Option<ReadUninit<T>>,
 }
 
 impl<T> Io<T> {
     /// Wraps `inner` (a `weft::net::TcpStream`, a `UnixStream`, any
     /// `AsyncRead + AsyncWrite + Unpin`).
     pub fn new(inner: T) -> Io<T> {
-        Io { inner }
+        Io {
+            inner,
+            read_uninit: None,
+        }
+    }
+
+    /// Wraps `inner`, whose reads go through `read_uninit`, which must
+    /// return how many bytes at the start of the buffer it filled.
+    pub(crate) fn with_uninit_reads(inner: T, read_uninit: ReadUninit<T>) -> Io<T> {
+        Io {
+            inner,
+            read_uninit: Some(read_uninit),
+        }
     }
 
     /// The wrapped stream.
@@ -46,15 +67,19 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
         cx: &mut Context<'_>,
         mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        // SAFETY: the slice is only written with initialized bytes (zeroed
-        // first, below); nothing is de-initialized through it.
+        // SAFETY: the slice is only written with initialized bytes (zeroed,
+        // or the ones a read fills); nothing is de-initialized through it.
         let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
-        // `futures_io` reads into initialized memory: zero it (a memset of
-        // hyper's read buffer, no copy of the data itself; `serve`'s own
-        // connections read into it as it is: `connection.rs`).
-        let unfilled = crate::io::poll_evented::zeroed(unfilled);
         let capacity = unfilled.len();
-        let n = ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?;
+        let n = match self.read_uninit {
+            Some(read_uninit) => ready!(read_uninit(&mut self.inner, cx, unfilled))?,
+            None => {
+                // `futures_io` reads into initialized memory: zero it (a
+                // memset of hyper's read buffer, no copy of the data).
+                let unfilled = crate::io::poll_evented::zeroed(unfilled);
+                ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?
+            }
+        };
         // Any `AsyncRead` may be wrapped, and its `n` is only a promise:
         // past the slice it would mark bytes filled that are not hyper's.
         if n > capacity {
@@ -66,8 +91,9 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
                 ),
             )));
         }
-        // SAFETY: `n` is within the slice (checked above), and all of the
-        // slice is initialized (zeroed, then written by the read).
+        // SAFETY: `n` is within the slice (checked above), and its first
+        // `n` bytes are initialized (zeroed then read into, or filled by
+        // `read_uninit`).
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }
@@ -202,6 +228,55 @@ mod tests {
         fn poll_close(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
             self.closes += 1;
             Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A stream read through `read_uninit` hands hyper the bytes it
+    /// filled, and an impossible count is an error that marks nothing
+    /// filled (as for any `AsyncRead`: `tests/soundness.rs`).
+    #[test]
+    fn uninit_reads_fill_hypers_buffer_and_impossible_counts_fail() {
+        use hyper::rt::Read;
+        /// A stream whose reads claim this count.
+        struct Claim(usize);
+        impl AsyncRead for Claim {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+                _: &mut [u8],
+            ) -> Poll<std::io::Result<usize>> {
+                unreachable!("reads go through `read_uninit`")
+            }
+        }
+        fn fill(
+            claim: &mut Claim,
+            _: &mut Context<'_>,
+            buf: &mut [MaybeUninit<u8>],
+        ) -> Poll<std::io::Result<usize>> {
+            for (byte, value) in buf.iter_mut().zip(b"hey") {
+                byte.write(*value);
+            }
+            Poll::Ready(Ok(claim.0))
+        }
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        for (claim, expected) in [(3, Some(&b"hey"[..])), (2, Some(b"he")), (17, None)] {
+            let mut storage = [MaybeUninit::<u8>::uninit(); 16];
+            let mut buf = hyper::rt::ReadBuf::uninit(&mut storage);
+            let mut io = Io::with_uninit_reads(Claim(claim), fill);
+            let read = Pin::new(&mut io).poll_read(&mut cx, buf.unfilled());
+            match expected {
+                Some(bytes) => {
+                    assert!(matches!(read, Poll::Ready(Ok(()))), "{read:?}");
+                    assert_eq!(buf.filled(), bytes);
+                }
+                None => {
+                    let Poll::Ready(Err(error)) = read else {
+                        panic!("a count past the buffer was accepted: {read:?}");
+                    };
+                    assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+                    assert!(buf.filled().is_empty());
+                }
+            }
         }
     }
 
