@@ -136,6 +136,8 @@ struct Shared {
 struct Failure {
     kind: Failed,
     text: String,
+    /// The request never left: its connection was found closed.
+    unsent: bool,
 }
 
 impl Failure {
@@ -143,6 +145,7 @@ impl Failure {
         Failure {
             kind: Failed::Io,
             text: text.to_string(),
+            unsent: false,
         }
     }
 }
@@ -523,19 +526,37 @@ async fn within(
         Ok(result) => result,
         Err(_) => Err(Failure {
             kind: Failed::Timeout,
+            unsent: false,
             text: format!("no answer within {limit:?}"),
         }),
     }
 }
 
 /// One point read on an idle connection (or a new one), put back after.
+///
+/// A server may close a keep-alive connection that stayed idle (weft's
+/// `serve` after its 30 s header-read timeout; an idle connection waits
+/// long when a latency spike grew the pool): closed ones are dropped, and
+/// a request found unsent on a reused connection (closed as it was taken)
+/// goes again once on a new one, as an HTTP client's pool does. Neither
+/// is an error of the server's.
 async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
-    let idle = shared.lock().idle.pop();
+    let idle = loop {
+        match shared.lock().idle.pop() {
+            Some(sender) if sender.is_closed() => continue,
+            other => break other,
+        }
+    };
+    let reused = idle.is_some();
     let mut sender = match idle {
         Some(sender) => sender,
         None => connect(shared.address).await.map_err(Failure::io)?,
     };
-    let result = get(&mut sender, shared.address, path, "\"email\":").await;
+    let mut result = get(&mut sender, shared.address, path, "\"email\":").await;
+    if reused && result.as_ref().is_err_and(|failure| failure.unsent) {
+        sender = connect(shared.address).await.map_err(Failure::io)?;
+        result = get(&mut sender, shared.address, path, "\"email\":").await;
+    }
     if result.is_ok() {
         shared.lock().idle.push(sender);
     }
@@ -560,15 +581,19 @@ async fn get(
     path: &str,
     marker: &str,
 ) -> Result<(), Failure> {
-    sender.ready().await.map_err(Failure::io)?;
+    sender.ready().await.map_err(|e| Failure {
+        unsent: true,
+        ..Failure::io(e)
+    })?;
     let request = Request::get(path)
         .header(header::HOST, address.to_string())
         .body(Empty::new())
         .map_err(Failure::io)?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| Failure::io(format!("GET {path}: {e}")))?;
+    let response = sender.send_request(request).await.map_err(|e| Failure {
+        // Canceled: the connection closed before the request was sent.
+        unsent: e.is_canceled(),
+        ..Failure::io(format!("GET {path}: {e}"))
+    })?;
     let status = response.status();
     let body = response
         .into_body()
@@ -580,6 +605,7 @@ async fn get(
     if status != StatusCode::OK || !text.contains(marker) {
         return Err(Failure {
             kind: Failed::Status,
+            unsent: false,
             text: format!(
                 "GET {path}: {status} {}",
                 text.chars().take(200).collect::<String>()
