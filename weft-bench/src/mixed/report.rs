@@ -213,12 +213,15 @@ pub fn one_line(run: &MixedRun) -> String {
         .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
+    let threads = f
+        .threads_started_per_s
+        .map_or(String::new(), |t| format!(", threads started {t:.1}/s"));
     let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
         let counters = counters.iter().map(|(name, &value)| (name.as_str(), value));
         format!("; monitor: {}", table::counters(counters))
     });
     format!(
-        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}{monitor}",
+        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{threads}{lag}{others}{monitor}",
         f.short_per_s,
         p99(f.short.as_ref()),
         f.long_per_s,

@@ -296,12 +296,12 @@ mod tests {
             sample(70.0, 20_500, 5, 41, 0),
             sample(600.0, 21_000, 5, 40, 0),
         ];
-        let soak = Soak::judge(samples.clone(), &soak(60));
-        let v = &soak.verdict;
+        let judged = Soak::judge(samples.clone(), &soak(60));
+        let v = &judged.verdict;
         assert_eq!(v.reference_t_s, Some(60.0));
         assert_eq!((v.rss_ratio, v.threads_ratio), (Some(1.05), Some(1.0)));
-        assert_eq!(v.passed, Some(true), "{}", soak.verdict_line());
-        assert!(soak.verdict_line().starts_with("PASSED"));
+        assert_eq!(v.passed, Some(true), "{}", judged.verdict_line());
+        assert!(judged.verdict_line().starts_with("PASSED"));
         // Judged from 55 s, the reference is the 60 s sample; from 45 s,
         // the 50 s one.
         let later = Soak::judge(samples.clone(), &soak(55));
@@ -340,13 +340,13 @@ mod tests {
 
     #[test]
     fn a_soak_shorter_than_the_reference_is_not_judged() {
-        let soak = Soak::judge(
+        let judged = Soak::judge(
             vec![sample(0.0, 1, 1, 1, 0), sample(30.0, 9, 9, 9, 0)],
             &soak(60),
         );
-        assert_eq!(soak.verdict.passed, None);
-        assert!(soak.verdict_line().starts_with("not judged"));
-        assert!(soak.table().render().contains("RSS MiB"));
+        assert_eq!(judged.verdict.passed, None);
+        assert!(judged.verdict_line().starts_with("not judged"));
+        assert!(judged.table().render().contains("RSS MiB"));
     }
 
     #[test]
