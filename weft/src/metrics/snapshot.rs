@@ -110,7 +110,7 @@ impl RuntimeMetrics {
     ///     .worker_threads(2)
     ///     .build()
     ///     .unwrap();
-    /// rt.block_on(weft::task::spawn_blocking(|| ())).unwrap();
+    /// rt.block_on(rt.handle().spawn_blocking(|| ())).unwrap();
     /// let metrics = rt.handle().metrics();
     /// assert_eq!(metrics.threads_started_by_kind.worker, 2);
     /// assert!(metrics.threads_started_by_kind.blocking >= 1);
