@@ -318,22 +318,16 @@ mod tests {
             samples.push(end);
             Soak::judge(samples, &soak(60)).verdict
         };
-        assert_eq!(
-            with_end(sample(600.0, 22_000, 11, 44, 0)).passed,
-            Some(true)
-        );
-        assert_eq!(
-            with_end(sample(600.0, 22_001, 10, 40, 0)).passed,
-            Some(false)
-        );
-        assert_eq!(
-            with_end(sample(600.0, 20_000, 12, 40, 0)).passed,
-            Some(false)
-        );
-        assert_eq!(
-            with_end(sample(600.0, 20_000, 10, 45, 0)).passed,
-            Some(false)
-        );
+        // Exactly 1.1× passes; one more KiB, thread or descriptor fails.
+        for (rss, threads, fds, passed) in [
+            (22_000, 11, 44, true),
+            (22_001, 10, 40, false),
+            (20_000, 12, 40, false),
+            (20_000, 10, 45, false),
+        ] {
+            let end = sample(600.0, rss, threads, fds, 0);
+            assert_eq!(with_end(end).passed, Some(passed), "{rss} {threads} {fds}");
+        }
         let erred = with_end(sample(600.0, 20_000, 10, 40, 1));
         assert_eq!((erred.passed, erred.errors), (Some(false), 1));
     }
