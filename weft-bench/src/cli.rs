@@ -27,6 +27,7 @@ use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
 use crate::runtimes::{RuntimeKind, Tuning};
+use crate::service::soak::SoakConfig;
 use crate::service::{self, ServiceConfig};
 use crate::summary;
 use crate::timers::{self, Experiment, TimersConfig};
@@ -84,7 +85,9 @@ enum Command {
     /// PostgreSQL) on weft and on tokio, /fortunes and seed 004 over HTTP.
     ///
     /// Quick profile: 1 s warm-up and 5 s measured per load and runtime,
-    /// the lane in about 40 s; full: 2 s and 20 s.
+    /// the lane in about 40 s; full: 2 s and 20 s. `--soak SECONDS`: seed
+    /// 004 alone for that long per runtime, the server's RSS, threads,
+    /// descriptors and the errors sampled every 10 s, and a verdict.
     Service(ServiceArgs),
     /// Run weft-service with these arguments (run by the service lane).
     #[command(hide = true)]
@@ -307,6 +310,19 @@ struct ServiceArgs {
     /// file per server).
     #[arg(long, value_name = "URL")]
     database: Option<String>,
+    /// The runtimes to serve on, in order (weft, tokio).
+    #[arg(
+        long = "runtime",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "weft,tokio"
+    )]
+    runtimes: Vec<RuntimeKind>,
+    /// A soak instead of the loads: seed 004 for SECONDS on each runtime,
+    /// the server sampled every 10 s, judged against its state after the
+    /// first minute.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    soak: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -461,7 +477,23 @@ impl RunArgs {
 impl ServiceArgs {
     fn setup(&self) -> Setup {
         let profile = self.profiled.profile();
-        Setup::new(profile, usize::from(self.workers), &service::RUNTIMES)
+        Setup::new(profile, usize::from(self.workers), &self.runtimes)
+    }
+
+    /// The lane's configuration; `Err` for a runtime the service has no
+    /// build for.
+    fn config(&self) -> Result<ServiceConfig, String> {
+        if let Some(kind) = (self.runtimes.iter()).find(|kind| !service::RUNTIMES.contains(kind)) {
+            return Err(format!(
+                "--runtime {}: weft-service runs on weft and tokio only",
+                kind.name()
+            ));
+        }
+        let config = ServiceConfig::new(self.setup(), self.database.clone());
+        Ok(match self.soak {
+            Some(seconds) => config.soak(SoakConfig::new(Duration::from_secs(seconds))),
+            None => config,
+        })
     }
 }
 
@@ -565,11 +597,17 @@ pub fn main() -> ExitCode {
             file: Some(FileConfig::new(args.lane.setup())),
             ..Lanes::alone(&args.lane)
         }),
-        Command::Service(args) => run(Lanes {
-            service: Some(ServiceConfig::new(args.setup(), args.database.clone())),
-            json: args.profiled.json.clone(),
-            ..Lanes::none(RunConfig::describing(args.setup()))
-        }),
+        Command::Service(args) => match args.config() {
+            Ok(config) => run(Lanes {
+                service: Some(config),
+                json: args.profiled.json.clone(),
+                ..Lanes::none(RunConfig::describing(args.setup()))
+            }),
+            Err(err) => {
+                eprintln!("weft-bench: {err}");
+                ExitCode::from(2)
+            }
+        },
         Command::ServiceServe(args) => {
             let argv = std::iter::once("weft-service".to_owned()).chain(args.args);
             let parsed = <weft_service::Args as clap::Parser>::parse_from(argv);

@@ -32,6 +32,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::thread;
 
@@ -113,6 +114,12 @@ pub trait BenchRuntime: Sized {
     }
     /// The stall monitor's counters since the runtime started (weft only).
     fn monitor_counters(&self) -> Option<Counters> {
+        None
+    }
+    /// Threads the runtime started since it was built, if it tells: weft's
+    /// `RuntimeMetrics::threads_started`, tokio's `on_thread_start` hook
+    /// (workers and blocking-pool threads); smol has no such hook.
+    fn threads_started(&self) -> Option<u64> {
         None
     }
 }
@@ -206,6 +213,10 @@ impl BenchRuntime for Weft {
             ("task_demotions", metrics.total.demotions),
         ])
     }
+
+    fn threads_started(&self) -> Option<u64> {
+        Some(self.0.handle().metrics().threads_started())
+    }
 }
 
 impl Spawner for weft::runtime::Handle {
@@ -231,8 +242,19 @@ impl Spawner for weft::runtime::Handle {
     }
 }
 
-/// tokio's multi-thread runtime.
-pub struct Tokio(pub(crate) tokio::runtime::Runtime);
+/// tokio's multi-thread runtime, and the threads it started (counted by
+/// its `on_thread_start` hook when built by [`BenchRuntime::build`]).
+pub struct Tokio(
+    pub(crate) tokio::runtime::Runtime,
+    pub(crate) Option<Arc<AtomicU64>>,
+);
+
+impl From<tokio::runtime::Runtime> for Tokio {
+    /// A runtime built elsewhere, its threads not counted.
+    fn from(runtime: tokio::runtime::Runtime) -> Tokio {
+        Tokio(runtime, None)
+    }
+}
 
 impl BenchRuntime for Tokio {
     const KIND: RuntimeKind = RuntimeKind::Tokio;
@@ -242,10 +264,15 @@ impl BenchRuntime for Tokio {
         // No `enable_all`: with the `time` feature on (for the timers
         // lane) it would start the timer driver, which these workloads
         // never had.
+        let started = Arc::new(AtomicU64::new(0));
+        let count = started.clone();
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
+            .on_thread_start(move || {
+                count.fetch_add(1, Ordering::Relaxed);
+            })
             .build()
-            .map(Tokio)
+            .map(|runtime| Tokio(runtime, Some(started)))
     }
 
     fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -258,6 +285,10 @@ impl BenchRuntime for Tokio {
 
     fn workers(&self) -> usize {
         self.0.metrics().num_workers()
+    }
+
+    fn threads_started(&self) -> Option<u64> {
+        Some(self.1.as_ref()?.load(Ordering::Relaxed))
     }
 }
 

@@ -29,6 +29,14 @@ fn every_load_gives_figures_on_every_runtime() {
         for variant in Variant::ALL {
             let f = common::completed(&load.runtimes, variant.name(), short, window);
             assert!(f.short_per_s > 0.0 && f.long_per_s > 0.0, "{f:?}");
+            // Threads started: counted by weft and tokio, not by smol.
+            let counted = f.threads_started_per_s.is_some();
+            assert_eq!(
+                counted,
+                variant != Variant::Smol,
+                "{}: {f:?}",
+                variant.name()
+            );
         }
         // The oracle serves every load too; its long requests may get
         // nothing in closed loop (they run only on cores nobody else

@@ -13,6 +13,7 @@ use weft_bench::figure::skew::Window;
 use weft_bench::harness::Profile;
 use weft_bench::mixed::latency::Percentiles;
 use weft_bench::service::result::{Figures, ServiceResult};
+use weft_bench::service::soak::SoakConfig;
 use weft_bench::service::{self, ServiceConfig};
 
 #[test]
@@ -48,4 +49,54 @@ fn latency(f: &Figures) -> Option<&Percentiles> {
 
 fn window(f: &Figures) -> &Window {
     &f.window
+}
+
+/// The soak, shortened: 15 s of seed 004 on each runtime, a sample every
+/// 5 s and the reference at 5 s (the test-only knobs of [`SoakConfig`]):
+/// the samples are taken on the interval's grid and at the end, read the
+/// server's `/proc`, count its answers, reach the JSON and the table, and
+/// the verdict is judged from the reference sample.
+#[test]
+fn a_short_soak_samples_the_server_on_both_runtimes() {
+    let setup = Setup::new(Profile::Quick, 2, &service::RUNTIMES);
+    let exe = env!("CARGO_BIN_EXE_weft-bench").into();
+    let soak = SoakConfig {
+        interval: Duration::from_secs(5),
+        reference_after: Duration::from_secs(5),
+        ..SoakConfig::new(Duration::from_secs(15))
+    };
+    let config = ServiceConfig::tiny(setup, exe).soak(soak);
+    // About 35 s on the 2-core dev machine.
+    let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
+    assert_eq!(result.rows.len(), 1, "a soak runs seed 004 alone");
+    for kind in service::RUNTIMES {
+        let f = common::completed(&result.rows[0].runtimes, kind.name(), latency, window);
+        let soak = f.soak.as_ref().unwrap_or_else(|| panic!("{f:?}"));
+        let times: Vec<f64> = soak.samples.iter().map(|s| s.t_s).collect();
+        // 0, 5, 10, 15 s from the load's start, then the window's end
+        // (the warm-up's 0.2 s after 15 s).
+        assert!(times.len() >= 4 && times[0] < 1.0, "{times:?}");
+        assert!(times.windows(2).all(|t| t[0] < t[1]), "{times:?}");
+        assert!(*times.last().unwrap() >= 15.0, "{times:?}");
+        for s in &soak.samples {
+            let r = &s.resources;
+            assert!(r.rss_kib > 0 && r.threads >= 2 && r.fds >= 3, "{s:?}");
+        }
+        let answered: u64 = soak.samples.iter().map(|s| s.users).sum();
+        assert!(answered > 0, "{:?}", soak.samples);
+        assert!(soak.samples.last().unwrap().errors.total() <= f.errors);
+        let v = &soak.verdict;
+        let reference = times.iter().find(|&&t| t >= 5.0).copied();
+        assert_eq!(v.reference_t_s, reference, "{v:?}");
+        assert!(v.passed.is_some() && v.rss_ratio.is_some(), "{v:?}");
+    }
+    let text = serde_json::to_string(&result).unwrap();
+    let back: ServiceResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
+    assert_eq!(back.settings.soak_s, Some(15.0));
+    let table = service::report::render(&result);
+    assert!(
+        table.contains("soak on weft") && table.contains("verdict on tokio"),
+        "{table}"
+    );
 }

@@ -374,3 +374,88 @@ fn wake_requests_count_the_workers_and_the_outsides() {
         metrics.total.wake_requests + metrics.remote_wake_requests
     );
 }
+
+/// Every thread the runtime starts counts itself in and out, by kind: the
+/// worker, the monitor and its spawner, a spare thread started for a stuck
+/// poll with work behind it (it retires after `spare_idle_timeout`), a
+/// blocking-pool thread (it retires after `thread_keep_alive`); and the
+/// Prometheus text has them.
+#[test]
+fn threads_started_and_ended_are_counted_by_kind() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .stall_threshold(Duration::from_millis(5))
+        .spare_idle_timeout(Duration::from_millis(50))
+        .thread_keep_alive(Duration::from_millis(50))
+        // No demotion: a spare that took a demoted worker's core would
+        // carry on as that worker, never retiring.
+        .demote_slow_tasks(false)
+        .build()
+        .unwrap();
+    let metrics = rt.handle().metrics();
+    assert_eq!(metrics.threads_started_by_kind.worker, 1, "{metrics:?}");
+    assert_eq!(metrics.threads_ended(), 0, "{metrics:?}");
+    rt.block_on(rt.handle().spawn_blocking(|| ())).unwrap();
+    // The only worker stuck in one poll until a spare thread has started
+    // (and run the task behind it).
+    let release = Arc::new(AtomicBool::new(false));
+    let stuck = {
+        let release = release.clone();
+        rt.spawn(async move {
+            while !release.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let behind = rt.spawn(async {});
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let wait_for = |what: &str, done: &dyn Fn(&weft::metrics::RuntimeMetrics) -> bool| loop {
+        let metrics = rt.handle().metrics();
+        if done(&metrics) {
+            return metrics;
+        }
+        assert!(Instant::now() < deadline, "{what}: {metrics:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    wait_for("a spare thread", &|m| m.threads_started_by_kind.spare >= 1);
+    release.store(true, Ordering::SeqCst);
+    rt.block_on(async {
+        stuck.await.unwrap();
+        behind.await.unwrap();
+    });
+    // Quiet again: the spares and the pool thread retire.
+    let metrics = wait_for("the spare and pool threads retiring", &|m| {
+        let (started, ended) = (&m.threads_started_by_kind, &m.threads_ended_by_kind);
+        ended.spare == started.spare && ended.blocking == started.blocking
+    });
+    let (started, ended) = (
+        metrics.threads_started_by_kind,
+        metrics.threads_ended_by_kind,
+    );
+    // The monitor and the spawner it started for the spares.
+    assert_eq!(started.monitor, 2, "{metrics:?}");
+    assert_eq!(ended.monitor, 0, "{metrics:?}");
+    assert!(started.blocking >= 1 && started.spare >= 1, "{metrics:?}");
+    // A spare counts itself where the monitor's own counter counts it.
+    assert_eq!(started.spare, metrics.spares_started, "{metrics:?}");
+    // A demoted worker thread ends, and a spare carries on as the worker.
+    assert!(ended.worker <= started.worker, "{metrics:?}");
+    assert_eq!(
+        metrics.threads_started(),
+        started.worker + started.monitor + started.spare + started.blocking
+    );
+    assert_eq!(metrics.threads_ended(), ended.total());
+    let text = metrics.to_prometheus();
+    for (name, counts) in [
+        ("weft_threads_started_total", started),
+        ("weft_threads_ended_total", ended),
+    ] {
+        assert!(text.contains(&format!("# TYPE {name} counter")), "{text}");
+        let line = format!("{name}{{kind=\"spare\"}} {}\n", counts.spare);
+        assert!(text.contains(&line), "{line} missing:\n{text}");
+    }
+}

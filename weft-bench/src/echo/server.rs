@@ -196,7 +196,7 @@ impl EchoRuntime for Tokio {
             .worker_threads(workers)
             .enable_io()
             .build()
-            .map(Tokio)
+            .map(Tokio::from)
     }
 
     fn listen(

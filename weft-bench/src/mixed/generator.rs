@@ -30,7 +30,8 @@
 //!   (their timestamps decide, so the window is exactly `measure` long).
 //! * The CPU figure is the process's CPU (every thread: workers, generator,
 //!   any helper thread of the runtime) between the generator's readings at
-//!   `warm_end` and `end`, both of which are wake-up deadlines of its loop.
+//!   `warm_end` and `end`, both of which are wake-up deadlines of its loop;
+//!   so are the threads the runtime started, when it counts them.
 
 use std::collections::HashMap;
 use std::io;
@@ -135,6 +136,9 @@ pub struct Outcome {
     /// weft's stall-monitor counters over the whole run (warm-up and
     /// drain included), read after it; `None` for the peers.
     pub monitor: Option<Vec<(&'static str, u64)>>,
+    /// Threads the runtime started between the readings at the window's
+    /// start and end; `None` if it does not count them.
+    pub threads_started: Option<u64>,
 }
 
 /// What the generator hands its requests to: a runtime's spawner (which is
@@ -154,6 +158,17 @@ impl<S: Spawner> Submit for S {
 /// Runs the plan against a runtime through `spawner`, from the calling
 /// thread (which must not be one of the runtime's).
 pub fn run<S: Submit>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<Outcome> {
+    run_counting(spawner, burner, plan, &|| None)
+}
+
+/// [`run`], with `threads_started` read at the window's edges: the threads
+/// the runtime started so far, if it counts them.
+pub fn run_counting<S: Submit>(
+    spawner: &S,
+    burner: Burner,
+    plan: &Plan,
+    threads_started: &dyn Fn() -> Option<u64>,
+) -> io::Result<Outcome> {
     tighten_timer_slack();
     let (sender, receiver) = mpsc::channel();
     let start = Instant::now();
@@ -182,7 +197,7 @@ pub fn run<S: Submit>(spawner: &S, burner: Burner, plan: &Plan) -> io::Result<Ou
     let schedule = plan
         .short_rate_per_s
         .map(|rate| Poisson::new(rate, plan.seed));
-    generator.generate(start, schedule, &receiver)?;
+    generator.generate(start, schedule, &receiver, threads_started)?;
     generator.drain(&receiver);
     Ok(generator.outcome)
 }
@@ -269,15 +284,22 @@ impl<S: Submit> Generator<'_, S> {
         start: Instant,
         mut schedule: Option<Poisson>,
         receiver: &Receiver<Completion>,
+        threads_started: &dyn Fn() -> Option<u64>,
     ) -> io::Result<()> {
-        let mut window_start: Option<(Instant, Duration, Option<others::CpuTimes>)> = None;
+        type Start = (Instant, Duration, Option<others::CpuTimes>, Option<u64>);
+        let mut window_start: Option<Start> = None;
         loop {
             let now = Instant::now();
             if window_start.is_none() && now >= self.warm_end {
-                window_start = Some((now, process_cpu_time()?, others::CpuTimes::now()));
+                let cpu = process_cpu_time()?;
+                window_start = Some((now, cpu, others::CpuTimes::now(), threads_started()));
             }
             if now >= self.end {
-                let (at, cpu, others_start) = window_start.unwrap_or((now, Duration::ZERO, None));
+                let (at, cpu, others_start, threads) =
+                    window_start.unwrap_or((now, Duration::ZERO, None, None));
+                self.outcome.threads_started = threads
+                    .zip(threads_started())
+                    .map(|(before, after)| after.saturating_sub(before));
                 self.outcome.cpu = process_cpu_time()?.saturating_sub(cpu);
                 self.outcome.cpu_window = now.saturating_duration_since(at);
                 self.outcome.window = self.plan.measure;

@@ -394,7 +394,8 @@ fn on<R: BenchRuntime>(
     plan: &Plan,
 ) -> std::io::Result<Outcome> {
     let rt = R::build(workers, tuning)?;
-    let mut outcome = generator::run(&rt.spawner(), burner, plan)?;
+    let threads_started = || rt.threads_started();
+    let mut outcome = generator::run_counting(&rt.spawner(), burner, plan, &threads_started)?;
     outcome.monitor = rt.monitor_counters();
     Ok(outcome)
 }

@@ -35,7 +35,9 @@ pub fn render(result: &MixedResult) -> String {
     };
     let legend = "short/s, long/s: completions per second; p50-max: short-request latency, ms \
          (closed loop: from submission, open loop: from the scheduled arrival); CPU: the \
-         process's, ms per s; p99÷best: short p99 over the lowest peer's; long÷tokio, \
+         process's, ms per s; thr/s: threads the runtime started per s of the window (weft: \
+         RuntimeMetrics::threads_started; tokio: its on_thread_start hook; n/a: smol and the \
+         oracle, which count none); p99÷best: short p99 over the lowest peer's; long÷tokio, \
          CPU÷tokio: over tokio's; others: the machine's CPU other processes used meanwhile; \
          oracle: the load served by a scheduler told each request's kind (short ones on \
          threads of their own, long ones under SCHED_IDLE): what this machine allows, not a \
@@ -76,7 +78,7 @@ fn header() -> Vec<&'static str> {
     [
         &first[..],
         &Percentiles::LABELS,
-        &["long p99", "CPU"],
+        &["long p99", "CPU", "thr/s"],
         &ratios,
     ]
     .concat()
@@ -94,6 +96,10 @@ fn figure_cells(f: &Figures) -> Vec<String> {
             .map_or("-".to_owned(), |p| table::ms(p.p99_ms)),
     );
     cells.push(format!("{:.0}", f.window.cpu_ms_per_s));
+    cells.push(
+        f.threads_started_per_s
+            .map_or("n/a".to_owned(), |t| format!("{t:.1}")),
+    );
     cells
 }
 
@@ -207,12 +213,15 @@ pub fn one_line(run: &MixedRun) -> String {
         .window
         .others_cpu_pct
         .map_or(String::new(), |pct| format!(", others {pct:.0}%"));
+    let threads = f
+        .threads_started_per_s
+        .map_or(String::new(), |t| format!(", threads started {t:.1}/s"));
     let monitor = f.monitor.as_ref().map_or(String::new(), |counters| {
         let counters = counters.iter().map(|(name, &value)| (name.as_str(), value));
         format!("; monitor: {}", table::counters(counters))
     });
     format!(
-        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{lag}{others}{monitor}",
+        "short {:.0}/s p99 {} ms, long {:.1}/s p99 {} ms, CPU {:.0} ms/s{threads}{lag}{others}{monitor}",
         f.short_per_s,
         p99(f.short.as_ref()),
         f.long_per_s,

@@ -83,6 +83,8 @@ pub const LANE: Lane<Figures> = Lane::new("mixed", "load", &FIGURES);
 ///           "long": { … },                       // the same for the long requests
 ///           "cpu_ms_per_s": 1964.2,              // the process's CPU over the window
 ///           "unfinished": 0,                     // requests of the window still running after the drain
+///           "threads_started_per_s": 27.3,       // threads the runtime started per s of the window
+///                                                //   (weft, tokio; absent for smol and the oracle)
 ///           "others_cpu_pct": 1.3 } },           // other processes' share of the machine meanwhile
 ///           // open_2000 also has "submit_lag_p99_ms": the generator's own lateness at p99
 ///           // weft's variants also have "monitor": { "stalls", "handoffs", "spares_started",
@@ -199,6 +201,14 @@ pub struct Figures {
     /// demoted, step-asides, task demotions. Absent for the peers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<BTreeMap<String, u64>>,
+    /// Threads the runtime started per second of the window (its thread
+    /// churn): weft's `RuntimeMetrics::threads_started`, tokio's
+    /// `on_thread_start` hook (workers and blocking threads). Absent for
+    /// smol, which has no such hook (and whose threads in a
+    /// `/proc/self/task` sampling could not be told from the lane's), and
+    /// for the oracle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_started_per_s: Option<f64>,
 }
 
 impl Windowed for Figures {
@@ -239,6 +249,9 @@ impl MixedRun {
                     .map(|&(name, value)| (name.to_owned(), value))
                     .collect()
             }),
+            threads_started_per_s: outcome
+                .threads_started
+                .map(|started| started as f64 / o.cpu_window.as_secs_f64().max(1e-9)),
         })
     }
 }

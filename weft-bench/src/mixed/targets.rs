@@ -177,6 +177,7 @@ mod tests {
             submit_lag_p99_ms: None,
             short_from_submit: None,
             monitor: None,
+            threads_started_per_s: None,
         }
     }
 

@@ -27,6 +27,9 @@
 //!   (`/proc/PID/stat`), this process's (the generator), and the
 //!   machine's, from which the others' share is the rest.
 //! * A server that finishes nothing for `stall_timeout` fails the run.
+//! * In a soak ([`Plan::soak`]) a request unanswered after the soak's
+//!   request timeout is a timeout error (its connection dropped), and the
+//!   controller samples the server every interval ([`super::soak`]).
 
 use std::collections::HashMap;
 use std::io::{self, ErrorKind};
@@ -41,6 +44,7 @@ use hyper::{Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
 
 use super::server::{Server, process_cpu};
+use super::soak::{ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig};
 use crate::metrics::others;
 use crate::mixed::latency::Recorder;
 use crate::mixed::schedule::Poisson;
@@ -71,6 +75,8 @@ pub struct Plan {
     pub measure: Duration,
     pub drain_timeout: Duration,
     pub stall_timeout: Duration,
+    /// A soak's sampling and request timeout (its `duration` is `measure`).
+    pub soak: Option<SoakConfig>,
 }
 
 /// What a run measured.
@@ -87,6 +93,10 @@ pub struct Outcome {
     pub errors: u64,
     /// The first of them, as text.
     pub first_error: Option<String>,
+    /// Them by kind.
+    pub errors_by_kind: Errors,
+    /// A soak's samples and verdict.
+    pub soak: Option<Soak>,
     /// Measured requests of the window still out after the drain.
     pub unfinished: u64,
     /// The measured window.
@@ -118,6 +128,26 @@ struct Shared {
     address: SocketAddr,
     warm_end: Instant,
     end: Instant,
+    /// A soak's request timeout.
+    request_timeout: Option<Duration>,
+}
+
+/// A failed request: what it ran into, and the message.
+struct Failure {
+    kind: Failed,
+    text: String,
+    /// The request never left: its connection was found closed.
+    unsent: bool,
+}
+
+impl Failure {
+    fn io(text: impl ToString) -> Failure {
+        Failure {
+            kind: Failed::Io,
+            text: text.to_string(),
+            unsent: false,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -129,6 +159,12 @@ struct State {
     last_progress: Option<Instant>,
     /// Idle keep-alive connections of the open loop.
     idle: Vec<SendRequest<Empty<Bytes>>>,
+    /// Point reads and `/report`s answered since the load started (a
+    /// soak's samples take their differences).
+    users_answered: u64,
+    reports_answered: u64,
+    /// The point reads' latencies since the last sample (soak only).
+    since_sample: Recorder,
 }
 
 impl Shared {
@@ -142,7 +178,7 @@ impl Shared {
 
     /// A request started at `started` (counted iff `measured`) ended at
     /// `now` with `result`.
-    fn finish(&self, id: Option<u64>, started: Instant, result: Result<(), String>) -> Instant {
+    fn finish(&self, id: Option<u64>, started: Instant, result: Result<(), Failure>) -> Instant {
         let now = Instant::now();
         let mut state = self.lock();
         if let Some(id) = id {
@@ -151,6 +187,13 @@ impl Shared {
         match result {
             Ok(()) => {
                 state.last_progress = Some(now);
+                match id {
+                    Some(_) => state.users_answered += 1,
+                    None => state.reports_answered += 1,
+                }
+                if id.is_some() && self.request_timeout.is_some() {
+                    state.since_sample.record(now - started);
+                }
                 if id.is_some() && self.in_window(started) {
                     state.outcome.latency.record(now - started);
                 }
@@ -163,7 +206,8 @@ impl Shared {
             }
             Err(why) => {
                 state.outcome.errors += 1;
-                state.outcome.first_error.get_or_insert(why);
+                state.outcome.errors_by_kind.count(why.kind);
+                state.outcome.first_error.get_or_insert(why.text);
             }
         }
         now
@@ -208,6 +252,7 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
         address,
         warm_end,
         end: warm_end + plan.measure,
+        request_timeout: plan.soak.as_ref().map(|soak| soak.request_timeout),
     });
     shared.lock().outcome.window = plan.measure;
     let mut tasks = Vec::new();
@@ -224,7 +269,7 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
     {
         tasks.push(open_loop(Arc::clone(&shared), start, users_per_s, seed));
     }
-    let result = control(&shared, server, plan).await;
+    let result = control(&shared, server, plan, start).await;
     for task in tasks {
         task.abort();
     }
@@ -233,15 +278,37 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
 }
 
 /// Warm-up, window and drain: reads the CPU at the window's edges, waits
-/// for the requests still out, fails the run on a stall.
-async fn control(shared: &Shared, server: &Server, plan: &Plan) -> io::Result<()> {
-    tokio::time::sleep_until(shared.warm_end.into()).await;
+/// for the requests still out, fails the run on a stall; in a soak, samples
+/// the server from `start` (the load's) every interval and when the window
+/// closes.
+async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) -> io::Result<()> {
+    let mut sampler = plan
+        .soak
+        .as_ref()
+        .map(|soak| Sampler::new(soak, server, start));
+    while Instant::now() < shared.warm_end {
+        if let Some(sampler) = &mut sampler {
+            sampler.sample_if_due(shared, Instant::now());
+        }
+        let left = shared.warm_end.saturating_duration_since(Instant::now());
+        tokio::time::sleep(left.min(Duration::from_millis(10))).await;
+    }
     let cpu = |server: &Server| Some((server.cpu()?, process_cpu(std::process::id())?));
     let at_start = (Instant::now(), cpu(server), others::CpuTimes::now());
     let drain_deadline = shared.end + plan.drain_timeout;
     let mut closed = false;
     loop {
         let now = Instant::now();
+        if let Some(sampler) = &mut sampler {
+            if !closed && now >= shared.end {
+                sampler.sample(shared, now);
+                let soak = plan.soak.as_ref().expect("a sampler is a soak's");
+                let samples = std::mem::take(&mut sampler.samples);
+                shared.lock().outcome.soak = Some(Soak::judge(samples, soak));
+            } else if !closed {
+                sampler.sample_if_due(shared, now);
+            }
+        }
         if !closed && now >= shared.end {
             closed = true;
             let window = now - at_start.0;
@@ -265,6 +332,74 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan) -> io::Result<()
             return verdict;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A soak's sampler: the server's resources and CPU, and the answers and
+/// errors since the last sample.
+struct Sampler {
+    pid: u32,
+    start: Instant,
+    interval: Duration,
+    next: Instant,
+    samples: Vec<Sample>,
+    /// At the last sample: when, the server's CPU, the answers so far.
+    last: (Instant, Option<Duration>, u64, u64),
+}
+
+impl Sampler {
+    fn new(soak: &SoakConfig, server: &Server, start: Instant) -> Sampler {
+        Sampler {
+            pid: server.pid(),
+            start,
+            interval: soak.interval,
+            next: start,
+            samples: Vec::new(),
+            last: (start, server.cpu(), 0, 0),
+        }
+    }
+
+    fn sample_if_due(&mut self, shared: &Shared, now: Instant) {
+        if now >= self.next {
+            self.sample(shared, now);
+            // On the interval's grid, however late this sample was.
+            while self.next <= now {
+                self.next += self.interval;
+            }
+        }
+    }
+
+    /// Takes a sample (a server whose `/proc` cannot be read gives zeros,
+    /// which fail the verdict rather than hide).
+    fn sample(&mut self, shared: &Shared, now: Instant) {
+        let resources = Resources::of(self.pid).unwrap_or_default();
+        let cpu = process_cpu(self.pid);
+        let (users, reports, p99, errors) = {
+            let mut state = shared.lock();
+            let p99 = std::mem::take(&mut state.since_sample)
+                .summary()
+                .map(|p| p.p99_ms);
+            let errors = state.outcome.errors_by_kind;
+            (state.users_answered, state.reports_answered, p99, errors)
+        };
+        let (at, cpu0, users0, reports0) = self.last;
+        let elapsed = (now - at).as_secs_f64();
+        let cpu_ms_per_s = match (cpu0, cpu) {
+            (Some(c0), Some(c1)) if elapsed > 0.0 => {
+                c1.saturating_sub(c0).as_secs_f64() * 1e3 / elapsed
+            }
+            _ => 0.0,
+        };
+        self.samples.push(Sample {
+            t_s: (now - self.start).as_secs_f64(),
+            resources,
+            users: users - users0,
+            reports: reports - reports0,
+            users_p99_ms: p99,
+            cpu_ms_per_s,
+            errors,
+        });
+        self.last = (now, cpu, users, reports);
     }
 }
 
@@ -323,7 +458,7 @@ async fn closed_loop(
         } else {
             None
         };
-        let result = get(&mut sender, shared.address, path, marker).await;
+        let result = within(shared, get(&mut sender, shared.address, path, marker)).await;
         let failed = result.is_err();
         shared.finish(id, started, result);
         if failed {
@@ -371,21 +506,57 @@ fn open_loop(
             let shared = Arc::clone(&shared);
             drop(tokio::spawn(async move {
                 let id = shared.start(arrival);
-                let result = point_read(&shared, &path).await;
+                let result = within(&shared, point_read(&shared, &path)).await;
                 shared.finish(id, arrival, result);
             }));
         }
     })
 }
 
+/// `request` within the soak's request timeout, if any: else a timeout
+/// error (and `request` dropped, with its connection).
+async fn within(
+    shared: &Shared,
+    request: impl Future<Output = Result<(), Failure>>,
+) -> Result<(), Failure> {
+    let Some(limit) = shared.request_timeout else {
+        return request.await;
+    };
+    match tokio::time::timeout(limit, request).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure {
+            kind: Failed::Timeout,
+            unsent: false,
+            text: format!("no answer within {limit:?}"),
+        }),
+    }
+}
+
 /// One point read on an idle connection (or a new one), put back after.
-async fn point_read(shared: &Shared, path: &str) -> Result<(), String> {
-    let idle = shared.lock().idle.pop();
+///
+/// A server may close a keep-alive connection that stayed idle (weft's
+/// `serve` after its 30 s header-read timeout; an idle connection waits
+/// long when a latency spike grew the pool): closed ones are dropped, and
+/// a request found unsent on a reused connection (closed as it was taken)
+/// goes again once on a new one, as an HTTP client's pool does. Neither
+/// is an error of the server's.
+async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
+    let idle = loop {
+        match shared.lock().idle.pop() {
+            Some(sender) if sender.is_closed() => continue,
+            other => break other,
+        }
+    };
+    let reused = idle.is_some();
     let mut sender = match idle {
         Some(sender) => sender,
-        None => connect(shared.address).await.map_err(|e| e.to_string())?,
+        None => connect(shared.address).await.map_err(Failure::io)?,
     };
-    let result = get(&mut sender, shared.address, path, "\"email\":").await;
+    let mut result = get(&mut sender, shared.address, path, "\"email\":").await;
+    if reused && result.as_ref().is_err_and(|failure| failure.unsent) {
+        sender = connect(shared.address).await.map_err(Failure::io)?;
+        result = get(&mut sender, shared.address, path, "\"email\":").await;
+    }
     if result.is_ok() {
         shared.lock().idle.push(sender);
     }
@@ -409,29 +580,37 @@ async fn get(
     address: SocketAddr,
     path: &str,
     marker: &str,
-) -> Result<(), String> {
-    sender.ready().await.map_err(|e| e.to_string())?;
+) -> Result<(), Failure> {
+    sender.ready().await.map_err(|e| Failure {
+        unsent: true,
+        ..Failure::io(e)
+    })?;
     let request = Request::get(path)
         .header(header::HOST, address.to_string())
         .body(Empty::new())
-        .map_err(|e| e.to_string())?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| format!("GET {path}: {e}"))?;
+        .map_err(Failure::io)?;
+    let response = sender.send_request(request).await.map_err(|e| Failure {
+        // Canceled: the connection closed before the request was sent.
+        unsent: e.is_canceled(),
+        ..Failure::io(format!("GET {path}: {e}"))
+    })?;
     let status = response.status();
     let body = response
         .into_body()
         .collect()
         .await
-        .map_err(|e| format!("GET {path}: {e}"))?
+        .map_err(|e| Failure::io(format!("GET {path}: {e}")))?
         .to_bytes();
     let text = String::from_utf8_lossy(&body);
     if status != StatusCode::OK || !text.contains(marker) {
-        return Err(format!(
-            "GET {path}: {status} {}",
-            text.chars().take(200).collect::<String>()
-        ));
+        return Err(Failure {
+            kind: Failed::Status,
+            unsent: false,
+            text: format!(
+                "GET {path}: {status} {}",
+                text.chars().take(200).collect::<String>()
+            ),
+        });
     }
     Ok(())
 }

@@ -21,12 +21,16 @@
 //! [`load`] is the generator, [`result`] the JSON, figures and targets,
 //! [`report`] the table. A missed target never fails the run; a runtime
 //! that failed a load does.
+//!
+//! `--soak SECONDS` runs only seed 004, that long on each runtime, with
+//! the server sampled every 10 s and a verdict on its growth ([`soak`]).
 
 pub mod chart;
 pub mod load;
 pub mod report;
 pub mod result;
 pub mod server;
+pub mod soak;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -43,6 +47,7 @@ use crate::runtimes::RuntimeKind;
 use load::{Outcome, Plan, Shape};
 use result::{ServiceResult, ServiceRow, ServiceRun, ServiceSettings};
 use server::Server;
+use soak::SoakConfig;
 
 /// The runtimes the service runs on (it has no smol build).
 pub const RUNTIMES: [RuntimeKind; 2] = [RuntimeKind::Weft, RuntimeKind::Tokio];
@@ -83,6 +88,8 @@ pub struct ServiceConfig {
     /// The `weft-bench` executable that serves (`service-serve`): this
     /// one, or the built binary when the lane runs from a test.
     pub server_exe: PathBuf,
+    /// A soak instead of the lane's loads ([`ServiceConfig::soak`]).
+    pub soak: Option<SoakConfig>,
 }
 
 impl ServiceConfig {
@@ -101,12 +108,36 @@ impl ServiceConfig {
                 measure,
                 drain_timeout: Duration::from_secs(5),
                 stall_timeout: Duration::from_secs(10),
+                soak: None,
             },
             connections: 64,
             users_per_s: 1_000.0,
             reporters: 2,
             report_ms: 50,
             server_exe: std::env::current_exe().unwrap_or_else(|_| "weft-bench".into()),
+            soak: None,
+        }
+    }
+
+    /// This configuration made a soak: seed 004 alone, measured for the
+    /// soak's duration on each runtime, sampled.
+    pub fn soak(self, soak: SoakConfig) -> ServiceConfig {
+        ServiceConfig {
+            plan: Plan {
+                measure: soak.duration,
+                soak: Some(soak.clone()),
+                ..self.plan
+            },
+            soak: Some(soak),
+            ..self
+        }
+    }
+
+    /// The loads it runs: seed 004 alone in a soak, else every one.
+    pub fn loads(&self) -> &'static [Load] {
+        match self.soak {
+            Some(_) => &[Load::Seed004],
+            None => Load::all(),
         }
     }
 
@@ -156,7 +187,7 @@ impl ServiceConfig {
 pub fn run(config: &ServiceConfig) -> ServiceResult {
     let mut watch = Watch::start("service");
     let mut rows = Vec::new();
-    for &load in Load::all() {
+    for &load in config.loads() {
         let mut runs = BTreeMap::new();
         for &kind in &config.setup.runtimes {
             let run = match measure(config, load, kind, &mut watch.warnings) {

@@ -69,6 +69,7 @@ pub fn render(result: &ServiceResult) -> String {
          CPU other processes used meanwhile";
     let mut out = lane_text(&title, &runs, legend);
     let _ = writeln!(out, "targets\n{}", targets_table(result).render());
+    out += &soak_tables(result);
     out + &result.skew.footer()
 }
 
@@ -83,6 +84,27 @@ fn figure_cells(f: &Figures) -> Vec<String> {
     cells.push(format!("{:.0}", f.generator_cpu_ms_per_s));
     cells.push(f.errors.to_string());
     cells
+}
+
+/// Each soak's samples and verdict, by runtime (empty without a soak).
+fn soak_tables(result: &ServiceResult) -> String {
+    let mut out = String::new();
+    for row in &result.rows {
+        for (runtime, run) in &row.runtimes {
+            let Some(soak) = run.ok().and_then(|f| f.soak.as_ref()) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "soak on {runtime}: the server every {} s (resources now; answers, their p99 \
+                 and CPU since the last sample; errors so far)\n{}verdict on {runtime}: {}\n",
+                soak.interval_s,
+                soak.table().render(),
+                soak.verdict_line()
+            );
+        }
+    }
+    out
 }
 
 /// weft's targets: each with weft's value and `met` or `missed`.
@@ -104,8 +126,11 @@ pub fn one_line(run: &ServiceRun) -> String {
     let reports = f
         .reports_per_s
         .map_or(String::new(), |r| format!(", {r:.1} reports/s"));
+    let soak = f.soak.as_ref().map_or(String::new(), |soak| {
+        format!("; soak {}", soak.verdict_line())
+    });
     format!(
-        "{:.0} req/s, p50 {} ms, p99 {} ms, p99.9 {} ms{reports}, server CPU {:.0} ms/s, {} errors",
+        "{:.0} req/s, p50 {} ms, p99 {} ms, p99.9 {} ms{reports}, server CPU {:.0} ms/s, {} errors{soak}",
         f.req_per_s,
         p(|p| p.p50_ms),
         p(|p| p.p99_ms),

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::load::Outcome;
+use super::soak::Soak;
 use super::{Load, ServiceConfig};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
 use crate::figure::skew::{Window, Windowed};
@@ -126,7 +127,8 @@ impl Target {
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio"],
 ///                 "warmup_ms": 1000.0, "measure_ms": 5000.0, "drain_timeout_ms": 5000.0,
 ///                 "database": "sqlite",          // or "postgres"
-///                 "connections": 64, "users_per_s": 1000.0, "reporters": 2, "report_ms": 50 },
+///                 "connections": 64, "users_per_s": 1000.0, "reporters": 2, "report_ms": 50,
+///                 "soak_s": 600.0 },                 // --soak only
 ///   "rows": [{
 ///     "name": "fortunes_conn64",                 // fortunes_conn64 | seed004
 ///     "runtimes": {
@@ -138,7 +140,14 @@ impl Target {
 ///           "errors": 0,                         // failed requests or wrong answers, warm-up included
 ///           "generator_cpu_ms_per_s": 640.0,     // the load generator's process
 ///           "window_s": 5.0, "cpu_ms_per_s": 1890.0,   // the server process's CPU
-///           "unfinished": 0, "others_cpu_pct": 3.0 } },
+///           "unfinished": 0, "others_cpu_pct": 3.0,
+///           "soak": {                            // --soak only (seed004 alone)
+///             "reference_after_s": 60.0,
+///             "samples": [ { "t_s": 0.0, "rss_kib": 9000, "threads": 5, "fds": 12,
+///                            "users": 0, "reports": 0, "users_p99_ms": null, "cpu_ms_per_s": 0.0,
+///                            "errors": { "status": 0, "io": 0, "timeout": 0 } }, … ],  // every 10 s and at the end
+///             "verdict": { "reference_t_s": 60.0, "rss_ratio": 1.01, "threads_ratio": 1.0,
+///                          "fds_ratio": 1.0, "errors": 0, "passed": true } } } },
 ///       "tokio": { … }
 ///     },
 ///     "ratios": { "req_per_s": { "peer": "tokio", "value": 1.02 }, … },   // weft's over tokio's
@@ -166,6 +175,9 @@ pub struct ServiceSettings {
     /// Its closed-loop `/report` clients, and the CPU each report asks.
     pub reporters: usize,
     pub report_ms: u64,
+    /// A soak's length, s (`--soak`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak_s: Option<f64>,
 }
 
 impl ServiceSettings {
@@ -187,6 +199,7 @@ impl ServiceSettings {
             users_per_s: config.users_per_s,
             reporters: config.reporters,
             report_ms: config.report_ms,
+            soak_s: config.soak.as_ref().map(|soak| soak.duration.as_secs_f64()),
         }
     }
 }
@@ -248,6 +261,9 @@ pub struct Figures {
     /// The window; its `cpu_ms_per_s` is the *server* process's CPU.
     #[serde(flatten)]
     pub window: Window,
+    /// A soak's samples and verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<Soak>,
 }
 
 impl Windowed for Figures {
@@ -284,6 +300,7 @@ impl ServiceRun {
             first_error: outcome.first_error.clone(),
             generator_cpu_ms_per_s: per_s(outcome.generator_cpu),
             window,
+            soak: outcome.soak.clone(),
         })
     }
 }

@@ -64,7 +64,7 @@ impl TimerRuntime for Tokio {
             .worker_threads(workers)
             .enable_time()
             .build()
-            .map(Tokio)
+            .map(Tokio::from)
     }
 
     fn sleep(duration: Duration) -> Self::Sleep {

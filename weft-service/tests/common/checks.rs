@@ -165,12 +165,18 @@ pub async fn metrics(service: &Service, database: &str) {
         "{metrics:?}"
     );
     let text = &metrics.body;
-    let runtime_metric = if service.is_weft() {
-        "# TYPE weft_polls_total counter"
+    let runtime_metrics: &[&str] = if service.is_weft() {
+        &[
+            "# TYPE weft_polls_total counter",
+            "weft_threads_started_total{kind=\"worker\"} ",
+            "# TYPE weft_threads_ended_total counter",
+        ]
     } else {
-        "# TYPE tokio_workers gauge"
+        &["# TYPE tokio_workers gauge"]
     };
-    assert!(text.contains(runtime_metric), "{text}");
+    for metric in runtime_metrics {
+        assert!(text.contains(metric), "{metric} missing:\n{text}");
+    }
     let info = format!(
         "weft_service_info{{runtime=\"{}\",database=\"{database}\"}} 1",
         service.runtime

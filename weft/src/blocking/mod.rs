@@ -269,6 +269,7 @@ pub(crate) fn is_pool_thread_of(shared: &Shared) -> bool {
 /// closure), and so is its tokio runtime with `tokio_compat`; the runtime's
 /// thread hooks run around it.
 fn run_thread(shared: &Arc<Shared>) {
+    let _counted = shared.threads.count(crate::metrics::ThreadKind::Blocking);
     let pool = &shared.blocking;
     POOL_OF.with(|pool_of| pool_of.set(&**shared));
     let _context = crate::scheduler::context::set_current(shared.clone());

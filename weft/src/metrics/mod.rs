@@ -6,6 +6,8 @@
 //!   requests, parks, unparks, awake time, a poll-time histogram, and queue
 //!   depths. [`RuntimeMetrics::to_prometheus`] renders it as Prometheus
 //!   text; with the `serde` feature it is `Serialize`.
+//!   It also counts the threads the runtime started and ended, by kind
+//!   ([`RuntimeMetrics::threads_started`], [`ThreadCounts`]).
 //! - [`Counter`]: an application counter sharded per worker thread, read
 //!   with [`Counter::take`] or [`Counter::sample`] without losing a count.
 //!
@@ -33,6 +35,7 @@ mod events;
 mod histogram;
 mod prometheus;
 mod snapshot;
+mod threads;
 
 pub(crate) use counter::WorkerSlot;
 pub use counter::{Counter, Sample};
@@ -40,3 +43,5 @@ pub use events::WorkerMetrics;
 pub(crate) use events::{SharedCounter, WorkerCounters};
 pub use histogram::{POLL_TIME_BUCKETS, PollTimeHistogram};
 pub use snapshot::RuntimeMetrics;
+pub use threads::ThreadCounts;
+pub(crate) use threads::{ThreadCounters, ThreadKind};

@@ -2,7 +2,8 @@
 //!
 //! The library serves nothing; an application puts this text behind its own
 //! `/metrics` endpoint. Format: Prometheus text format 0.0.4, one `# HELP`
-//! and `# TYPE` per family, worker series labelled `worker="<index>"`.
+//! and `# TYPE` per family, worker series labelled `worker="<index>"`,
+//! thread counts labelled `kind="worker|monitor|spare|blocking"`.
 
 use std::fmt::Write;
 
@@ -159,6 +160,24 @@ impl RuntimeMetrics {
         for (name, kind, help, value) in runtime_wide {
             header(&mut out, name, kind, help);
             let _ = writeln!(out, "weft_{name} {value}");
+        }
+        let threads = [
+            (
+                "threads_started_total",
+                "Threads the runtime started, by the kind each was started as.",
+                &self.threads_started_by_kind,
+            ),
+            (
+                "threads_ended_total",
+                "Threads of the runtime that ended, by the kind each was started as.",
+                &self.threads_ended_by_kind,
+            ),
+        ];
+        for (name, help, counts) in threads {
+            header(&mut out, name, "counter", help);
+            for (kind, value) in counts.by_kind() {
+                let _ = writeln!(out, "weft_{name}{{kind=\"{kind}\"}} {value}");
+            }
         }
         header(
             &mut out,

@@ -1,6 +1,7 @@
 //! `RuntimeMetrics`: what `Handle::metrics()` returns.
 
 use super::events::WorkerMetrics;
+use super::threads::ThreadCounts;
 
 /// A snapshot of a runtime's counters. See [`Handle::metrics`](crate::runtime::Handle::metrics).
 #[derive(Debug, Clone, Default)]
@@ -66,6 +67,12 @@ pub struct RuntimeMetrics {
     /// Timers armed and not yet fired or cancelled (`weft::time`), over
     /// every worker's wheel and the outside one.
     pub timers_pending: usize,
+    /// Threads this runtime started since it was built, by kind (a thread
+    /// counts when its body begins). See [`threads_started`](Self::threads_started).
+    pub threads_started_by_kind: ThreadCounts,
+    /// Threads of this runtime that ended since it was built, by the kind
+    /// they were started as (a thread counts when its body returns).
+    pub threads_ended_by_kind: ThreadCounts,
 }
 
 impl RuntimeMetrics {
@@ -88,5 +95,38 @@ impl RuntimeMetrics {
     /// All wake requests, from workers and from outside.
     pub fn wake_requests(&self) -> u64 {
         self.total.wake_requests + self.remote_wake_requests
+    }
+
+    /// Every thread the runtime started since it was built: its workers,
+    /// the stall monitor, the monitor's spare threads (including those
+    /// that take over a demoted thread's worker slot) and the blocking
+    /// pool's threads ([`threads_started_by_kind`](Self::threads_started_by_kind)
+    /// splits them). Its rate in steady state is the runtime's thread
+    /// churn: each new thread runs `on_thread_start` and builds its
+    /// thread-local state (allocator caches included) again.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_multi_thread()
+    ///     .worker_threads(2)
+    ///     .build()
+    ///     .unwrap();
+    /// rt.block_on(rt.handle().spawn_blocking(|| ())).unwrap();
+    /// let metrics = rt.handle().metrics();
+    /// assert_eq!(metrics.threads_started_by_kind.worker, 2);
+    /// assert!(metrics.threads_started_by_kind.blocking >= 1);
+    /// // Alive now: at most those started less those ended.
+    /// assert!(metrics.threads_started() >= metrics.threads_ended() + 2);
+    /// ```
+    pub fn threads_started(&self) -> u64 {
+        self.threads_started_by_kind.total()
+    }
+
+    /// Every thread of the runtime that ended since it was built (a spare
+    /// or blocking-pool thread retired after its idle timeout, a demoted
+    /// thread back from its slow poll, a thread whose body unwound).
+    /// [`threads_ended_by_kind`](Self::threads_ended_by_kind) splits them
+    /// by the kind each was started as.
+    pub fn threads_ended(&self) -> u64 {
+        self.threads_ended_by_kind.total()
     }
 }

@@ -38,6 +38,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::blocking::{BlockingPool, PoolConfig};
+use crate::metrics::ThreadKind;
 use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
@@ -449,6 +450,7 @@ impl Drop for ExitGuard {
 impl WorkerThread {
     fn run(self) {
         let _exit = ExitGuard(self.exited.clone());
+        let _counted = self.handle.shared.threads.count(ThreadKind::Worker);
         self.handle.shared.config.tune_this_thread();
         let _slot = crate::metrics::WorkerSlot::acquire();
         let _current = context::set_current(self.handle.shared.clone());
@@ -488,7 +490,8 @@ impl WorkerThread {
 /// Starts the runtime's helper threads (the stall monitor and its spare
 /// threads): named like the workers, with the workers' stack size, the
 /// thread hooks if `hooks`, the runtime as their context, counted in the
-/// exit latch so shutdown waits for them as for the workers.
+/// exit latch so shutdown waits for them as for the workers. (Each body
+/// counts itself in the runtime's thread counts, by its kind.)
 fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool) -> SpawnThread {
     type SharedArc = crate::loom::sync::Arc<Shared>;
     let name_fn = builder.thread_name.clone();

@@ -273,6 +273,9 @@ pub(crate) struct Shared {
     remote_wake_requests: SharedCounter,
     remote_spawns: SharedCounter,
     remote_finishes: SharedCounter,
+    /// Threads started and ended, by kind: each of the runtime's threads
+    /// counts itself (`metrics/threads.rs`).
+    pub(crate) threads: crate::metrics::ThreadCounters,
 }
 
 impl Shared {
@@ -319,6 +322,7 @@ impl Shared {
             remote_wake_requests: SharedCounter::default(),
             remote_spawns: SharedCounter::default(),
             remote_finishes: SharedCounter::default(),
+            threads: crate::metrics::ThreadCounters::default(),
             config,
         });
         Ok((shared, locals))
@@ -611,6 +615,10 @@ impl Shared {
         metrics.blocking_queue_depth = pool.queue_depth;
         metrics.blocking_tasks_spawned = pool.spawned;
         metrics.timers_pending = self.time.pending();
+        (
+            metrics.threads_started_by_kind,
+            metrics.threads_ended_by_kind,
+        ) = self.threads.snapshot();
         metrics
     }
 }

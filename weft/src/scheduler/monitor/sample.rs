@@ -95,6 +95,7 @@ struct Sampler<'a> {
 
 /// The monitor thread's loop; returns at shutdown.
 pub(crate) fn run_monitor(shared: &Arc<Shared>) {
+    let _counted = shared.threads.count(crate::metrics::ThreadKind::Monitor);
     let monitor = &shared.monitor;
     let mut sampler = Sampler::new(shared);
     let mut state = monitor.lock();

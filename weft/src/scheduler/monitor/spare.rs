@@ -122,6 +122,7 @@ impl Monitor {
 /// for (`Monitor::start_spares` says why not the monitor itself), until
 /// shutdown.
 pub(crate) fn run_spawner(shared: &Arc<Shared>) {
+    let _counted = shared.threads.count(crate::metrics::ThreadKind::Monitor);
     let monitor = &shared.monitor;
     let mut state = monitor.lock();
     while !state.shutdown {
@@ -156,6 +157,7 @@ pub(crate) fn run_spawner(shared: &Arc<Shared>) {
 /// monitor demotes this thread (which then gives back what it holds and
 /// ends, without taking the monitor's lock).
 fn run_spare(shared: &Arc<Shared>) {
+    let _counted = shared.threads.count(crate::metrics::ThreadKind::Spare);
     let monitor = &shared.monitor;
     // Counted here, before the thread takes any work, not by the spawner
     // once the thread is created: a task this spare runs is then never seen

@@ -1,0 +1,352 @@
+//! The service lane's soak (`weft-bench service --soak SECONDS`, not in
+//! the default run; issue 37, item 6): the seed-004 load for that long on
+//! each runtime's server, with the server process sampled every 10 s —
+//! its resident memory (`/proc/PID/status`), threads (`/proc/PID/task`),
+//! open descriptors (`/proc/PID/fd`), the point reads and reports it
+//! answered since the last sample and their p99, its CPU, and the
+//! generator's errors so far by kind — and a verdict: at the end, RSS,
+//! threads and descriptors each ≤ 1.1× their value at the first sample at
+//! or after the first minute, and no error.
+//!
+//! Samples are timed from the start of the load (warm-up included): the
+//! first at 0 s (before any request), then every `interval`, and the last
+//! when the window closes (the load still running).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::table::Table;
+
+/// How far the end may grow over the reference: 1.1×.
+pub const MAX_GROWTH: f64 = 1.1;
+
+/// How a soak runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoakConfig {
+    /// The load's length (the measured window).
+    pub duration: Duration,
+    /// Time between samples: 10 s.
+    pub interval: Duration,
+    /// The reference sample is the first at or after this: 60 s. Only
+    /// tests shorten it (the smoke test's soak lasts seconds).
+    pub reference_after: Duration,
+    /// A request not answered within this counts as a timeout error (and
+    /// its connection is dropped): 5 s.
+    pub request_timeout: Duration,
+}
+
+impl SoakConfig {
+    /// A soak of `duration` with the issue's sampling and reference.
+    pub fn new(duration: Duration) -> SoakConfig {
+        SoakConfig {
+            duration,
+            interval: Duration::from_secs(10),
+            reference_after: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The generator's failed requests, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Errors {
+    /// Answers that were not `200` with the expected body.
+    pub status: u64,
+    /// Connections refused or broken, requests or bodies that failed.
+    pub io: u64,
+    /// Requests not answered within the request timeout.
+    pub timeout: u64,
+}
+
+impl Errors {
+    pub fn total(&self) -> u64 {
+        self.status + self.io + self.timeout
+    }
+}
+
+/// What a failed request ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Status,
+    Io,
+    Timeout,
+}
+
+impl Errors {
+    /// Counts one failure of `kind`.
+    pub fn count(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::Status => self.status += 1,
+            ErrorKind::Io => self.io += 1,
+            ErrorKind::Timeout => self.timeout += 1,
+        }
+    }
+}
+
+/// The server process's resources at one moment, from `/proc`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// Resident memory (`VmRSS`), KiB.
+    pub rss_kib: u64,
+    /// Threads (entries of `/proc/PID/task`).
+    pub threads: u64,
+    /// Open file descriptors (entries of `/proc/PID/fd`).
+    pub fds: u64,
+}
+
+impl Resources {
+    /// Process `pid`'s resources; `None` if it is gone or `/proc` cannot
+    /// be read.
+    pub fn of(pid: u32) -> Option<Resources> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let rss_kib = status.lines().find_map(|line| {
+            let kib = line.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?;
+            kib.trim().parse().ok()
+        })?;
+        let entries = |dir: &str| -> Option<u64> {
+            Some(
+                std::fs::read_dir(format!("/proc/{pid}/{dir}"))
+                    .ok()?
+                    .count() as u64,
+            )
+        };
+        Some(Resources {
+            rss_kib,
+            threads: entries("task")?,
+            fds: entries("fd")?,
+        })
+    }
+}
+
+/// One sample of a soak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the load started.
+    pub t_s: f64,
+    #[serde(flatten)]
+    pub resources: Resources,
+    /// Point reads (`/users`) and `/report`s answered since the last sample.
+    pub users: u64,
+    pub reports: u64,
+    /// The p99 of those point reads' latencies (from arrival), ms.
+    pub users_p99_ms: Option<f64>,
+    /// The server's CPU since the last sample, ms per s.
+    pub cpu_ms_per_s: f64,
+    /// The generator's errors since the load started.
+    pub errors: Errors,
+}
+
+/// A soak's samples and verdict (in a seed-004 run's figures).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Soak {
+    /// Time between samples, s.
+    pub interval_s: f64,
+    /// The reference is the first sample at or after this, s.
+    pub reference_after_s: f64,
+    pub samples: Vec<Sample>,
+    pub verdict: Verdict,
+}
+
+/// The end's resources over the reference's, and the errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The reference sample's time; `None` if the soak ended first.
+    pub reference_t_s: Option<f64>,
+    /// The last sample's over the reference's.
+    pub rss_ratio: Option<f64>,
+    pub threads_ratio: Option<f64>,
+    pub fds_ratio: Option<f64>,
+    /// Errors over the whole soak.
+    pub errors: u64,
+    /// Every ratio ≤ [`MAX_GROWTH`] and no error; `None` without a
+    /// reference.
+    pub passed: Option<bool>,
+}
+
+impl Soak {
+    /// The verdict on the samples `config` took, the reference being the
+    /// first at or after its `reference_after`.
+    pub fn judge(samples: Vec<Sample>, config: &SoakConfig) -> Soak {
+        let after = config.reference_after.as_secs_f64();
+        let reference = samples.iter().find(|s| s.t_s >= after);
+        let last = samples.last();
+        let errors = last.map_or(0, |s| s.errors.total());
+        let ratio = |of: fn(&Resources) -> u64| {
+            let (first, last) = (of(&reference?.resources), of(&last?.resources));
+            (first > 0).then(|| last as f64 / first as f64)
+        };
+        let (rss_ratio, threads_ratio, fds_ratio) =
+            (ratio(|r| r.rss_kib), ratio(|r| r.threads), ratio(|r| r.fds));
+        let passed = reference.map(|_| {
+            let grew = [rss_ratio, threads_ratio, fds_ratio]
+                .iter()
+                .any(|r| r.is_none_or(|r| r > MAX_GROWTH));
+            !grew && errors == 0
+        });
+        Soak {
+            interval_s: config.interval.as_secs_f64(),
+            reference_after_s: after,
+            verdict: Verdict {
+                reference_t_s: reference.map(|s| s.t_s),
+                rss_ratio,
+                threads_ratio,
+                fds_ratio,
+                errors,
+                passed,
+            },
+            samples,
+        }
+    }
+
+    /// The samples as a table.
+    pub fn table(&self) -> Table {
+        let mut table = Table::new([
+            "t s",
+            "RSS MiB",
+            "threads",
+            "fds",
+            "/users",
+            "p99 ms",
+            "/report",
+            "CPU ms/s",
+            "errors (status/io/timeout)",
+        ]);
+        for s in &self.samples {
+            let r = &s.resources;
+            let e = &s.errors;
+            table.row(vec![
+                format!("{:.0}", s.t_s),
+                format!("{:.1}", r.rss_kib as f64 / 1024.0),
+                r.threads.to_string(),
+                r.fds.to_string(),
+                s.users.to_string(),
+                s.users_p99_ms.map_or("-".to_owned(), crate::table::ms),
+                s.reports.to_string(),
+                format!("{:.0}", s.cpu_ms_per_s),
+                format!("{} ({}/{}/{})", e.total(), e.status, e.io, e.timeout),
+            ]);
+        }
+        table
+    }
+
+    /// The verdict on one line.
+    pub fn verdict_line(&self) -> String {
+        let v = &self.verdict;
+        let Some(at) = v.reference_t_s else {
+            return format!(
+                "not judged: no sample at or after {:.0} s (the soak was shorter); {} errors",
+                self.reference_after_s, v.errors
+            );
+        };
+        let ratio = |r: Option<f64>| r.map_or("?".to_owned(), |r| format!("{r:.2}×"));
+        format!(
+            "{}: at the end over at {at:.0} s: RSS {}, threads {}, descriptors {} (each ≤ \
+             {MAX_GROWTH}×); {} errors",
+            if v.passed == Some(true) {
+                "PASSED"
+            } else {
+                "FAILED"
+            },
+            ratio(v.rss_ratio),
+            ratio(v.threads_ratio),
+            ratio(v.fds_ratio),
+            v.errors
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn soak(reference_after_s: u64) -> SoakConfig {
+        SoakConfig {
+            reference_after: Duration::from_secs(reference_after_s),
+            ..SoakConfig::new(Duration::from_secs(600))
+        }
+    }
+
+    fn sample(t_s: f64, rss_kib: u64, threads: u64, fds: u64, errors: u64) -> Sample {
+        Sample {
+            t_s,
+            resources: Resources {
+                rss_kib,
+                threads,
+                fds,
+            },
+            users: 10_000,
+            reports: 200,
+            users_p99_ms: Some(2.0),
+            cpu_ms_per_s: 900.0,
+            errors: Errors {
+                timeout: errors,
+                ..Errors::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_reference_is_the_first_sample_at_or_after_the_minute() {
+        // RSS doubles in the first minute (warming up), then grows 5%.
+        let samples = vec![
+            sample(0.0, 10_000, 3, 10, 0),
+            sample(50.0, 20_000, 5, 40, 0),
+            sample(60.0, 20_000, 5, 40, 0),
+            sample(70.0, 20_500, 5, 41, 0),
+            sample(600.0, 21_000, 5, 40, 0),
+        ];
+        let judged = Soak::judge(samples.clone(), &soak(60));
+        let v = &judged.verdict;
+        assert_eq!(v.reference_t_s, Some(60.0));
+        assert_eq!((v.rss_ratio, v.threads_ratio), (Some(1.05), Some(1.0)));
+        assert_eq!(v.passed, Some(true), "{}", judged.verdict_line());
+        assert!(judged.verdict_line().starts_with("PASSED"));
+        // Judged from 55 s, the reference is the 60 s sample; from 45 s,
+        // the 50 s one.
+        let later = Soak::judge(samples.clone(), &soak(55));
+        assert_eq!(later.verdict.reference_t_s, Some(60.0));
+        let earlier = Soak::judge(samples, &soak(45));
+        assert_eq!(earlier.verdict.reference_t_s, Some(50.0));
+    }
+
+    #[test]
+    fn growth_past_a_tenth_or_any_error_fails() {
+        let base = [sample(0.0, 1, 1, 1, 0), sample(60.0, 20_000, 10, 40, 0)];
+        let with_end = |end: Sample| {
+            let mut samples = base.to_vec();
+            samples.push(end);
+            Soak::judge(samples, &soak(60)).verdict
+        };
+        // Exactly 1.1× passes; one more KiB, thread or descriptor fails.
+        for (rss, threads, fds, passed) in [
+            (22_000, 11, 44, true),
+            (22_001, 10, 40, false),
+            (20_000, 12, 40, false),
+            (20_000, 10, 45, false),
+        ] {
+            let end = sample(600.0, rss, threads, fds, 0);
+            assert_eq!(with_end(end).passed, Some(passed), "{rss} {threads} {fds}");
+        }
+        let erred = with_end(sample(600.0, 20_000, 10, 40, 1));
+        assert_eq!((erred.passed, erred.errors), (Some(false), 1));
+    }
+
+    #[test]
+    fn a_soak_shorter_than_the_reference_is_not_judged() {
+        let judged = Soak::judge(
+            vec![sample(0.0, 1, 1, 1, 0), sample(30.0, 9, 9, 9, 0)],
+            &soak(60),
+        );
+        assert_eq!(judged.verdict.passed, None);
+        assert!(judged.verdict_line().starts_with("not judged"));
+        assert!(judged.table().render().contains("RSS MiB"));
+    }
+
+    #[test]
+    fn this_process_resources_are_read() {
+        let r = Resources::of(std::process::id()).unwrap();
+        assert!(r.rss_kib > 0 && r.threads >= 1 && r.fds >= 3, "{r:?}");
+        assert!(Resources::of(u32::MAX).is_none());
+    }
+}
