@@ -203,6 +203,7 @@ impl BenchRuntime for Weft {
             ("spares_woken", metrics.spares_woken),
             ("threads_demoted", metrics.threads_demoted),
             ("step_asides", metrics.step_asides),
+            ("monitor_io_wakes", metrics.monitor_io_wakes),
             ("task_demotions", metrics.total.demotions),
         ])
     }

@@ -220,6 +220,8 @@ pub(crate) struct Monitor {
     spares_retired: AtomicU64,
     threads_demoted: AtomicU64,
     step_asides: AtomicU64,
+    /// Tasks woken by readiness the monitor delivered (`Sampler::deliver_io`).
+    io_deliveries: AtomicU64,
     /// Spare threads alive (counted down without the lock: a demoted
     /// thread ends without taking it).
     spare_threads: AtomicUsize,
@@ -292,6 +294,7 @@ impl Monitor {
             spares_retired: AtomicU64::new(0),
             threads_demoted: AtomicU64::new(0),
             step_asides: AtomicU64::new(0),
+            io_deliveries: AtomicU64::new(0),
             spare_threads: AtomicUsize::new(0),
             handed_back: Inject::new(),
             closed: crate::loom::sync::atomic::AtomicBool::new(false),
@@ -414,6 +417,7 @@ impl Monitor {
         metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
         metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
         metrics.step_asides = self.step_asides.load(Ordering::Relaxed);
+        metrics.monitor_io_wakes = self.io_deliveries.load(Ordering::Relaxed);
         metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }
 }

@@ -78,6 +78,17 @@ struct Sample {
     progressed: bool,
 }
 
+impl Sample {
+    /// Every awake thread is inside a stalled poll: none reaches its
+    /// periodic look at the reactor soon, and no worker waits in the
+    /// poller (a parked keeper would; the others are parked). Readiness
+    /// would wait for a stalled poll to end, and the tasks it wakes would
+    /// be in no queue for [`Sampler::act`] to see.
+    fn reactor_unwatched(&self) -> bool {
+        self.stalled_slots > 0 && self.free_threads == 0
+    }
+}
+
 /// The monitor thread's memory from one sample to the next.
 struct Sampler<'a> {
     shared: &'a Arc<Shared>,
@@ -124,10 +135,15 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             return;
         }
         let sample = sampler.sample(&state);
-        if !sampler.new_stalls.is_empty() {
-            // The hook is user code: never under the monitor's lock.
+        let unwatched = sample.reactor_unwatched();
+        if !sampler.new_stalls.is_empty() || unwatched {
+            // The hook and the wakers readiness calls are user code: never
+            // under the monitor's lock.
             drop(state);
             sampler.report_stalls();
+            if unwatched {
+                sampler.deliver_io();
+            }
             state = monitor.lock();
         }
         sampler.act(&sample, &mut state);
@@ -229,6 +245,24 @@ impl<'a> Sampler<'a> {
                         stuck_for,
                     });
                 }
+            }
+        }
+    }
+
+    /// Delivers the readiness waiting in the reactor, without blocking
+    /// (a poller another thread holds is being served): the tasks it wakes
+    /// go to the inject queue, where [`Sampler::act`] sees them as waiting
+    /// work and hands them to a spare thread. Without the monitor's lock:
+    /// waking calls wakers, which are user code.
+    fn deliver_io(&self) {
+        #[cfg(not(loom))]
+        {
+            let woken = self.shared.io.poll_ready_now();
+            if woken > 0 {
+                self.shared
+                    .monitor
+                    .io_deliveries
+                    .fetch_add(woken as u64, Ordering::Relaxed);
             }
         }
     }
