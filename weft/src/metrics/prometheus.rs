@@ -28,7 +28,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 22] = [
+        let runtime_wide: [(&str, &str, &str, u64); 23] = [
             (
                 "workers",
                 "gauge",
@@ -160,6 +160,12 @@ impl RuntimeMetrics {
                 "counter",
                 "Tasks woken by readiness the monitor took while every thread was in a stalled poll.",
                 self.monitor_io_wakes,
+            ),
+            (
+                "threads_restored_total",
+                "counter",
+                "Demoted threads given their priority back after their poll.",
+                self.threads_restored,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

@@ -56,6 +56,10 @@ pub struct RuntimeMetrics {
     /// itself, because every awake thread was inside a stalled poll and
     /// none would look there soon.
     pub monitor_io_wakes: u64,
+    /// Demoted threads given their normal priority back after their poll
+    /// (the process may raise priorities: `CAP_SYS_NICE`), which then went
+    /// on running their worker instead of handing it to another thread.
+    pub threads_restored: u64,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
     /// Threads of the blocking pool alive (running a `spawn_blocking`

@@ -102,6 +102,9 @@ struct Sampler<'a> {
     no_progress: u32,
     /// Stalls to report to `on_stall`, outside the monitor's lock.
     new_stalls: Vec<StallInfo>,
+    /// Resting (see [`Sampler::may_rest`]): the workers awake at the last
+    /// sample; the monitor's next sleep ends early when one more wakes.
+    resting: Option<usize>,
 }
 
 /// The monitor thread's loop; returns at shutdown.
@@ -126,11 +129,18 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             sampler.period = sampler.base_period;
             continue;
         }
-        state = monitor
-            .wake_monitor
-            .wait_timeout(state, sampler.period)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        state = match sampler.resting {
+            Some(unparked) => {
+                monitor.rest_until_a_worker_wakes(shared, state, unparked, sampler.period)
+            }
+            None => {
+                monitor
+                    .wake_monitor
+                    .wait_timeout(state, sampler.period)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
         if state.shutdown {
             return;
         }
@@ -162,6 +172,7 @@ impl<'a> Sampler<'a> {
             step_aside: config.demote_threads && crate::sys::install_step_aside(),
             no_progress: 0,
             new_stalls: Vec::new(),
+            resting: None,
         }
     }
 
@@ -331,11 +342,47 @@ impl<'a> Sampler<'a> {
                 monitor.hand_off(shared, state);
             }
         }
-        self.period = if sample.suspicious || !state.orphans.is_empty() {
+        self.resting = self.may_rest(sample, waiting, state);
+        self.period = if self.resting.is_none() && (sample.suspicious || !state.orphans.is_empty())
+        {
             self.base_period
         } else {
             (self.period * 2).min(MAX_PERIOD.max(self.base_period))
         };
+    }
+
+    /// Whether nothing can change without a worker waking, so the monitor
+    /// may back off (doubling its period up to [`MAX_PERIOD`]) and sleep
+    /// until a worker wakes: every awake thread is inside a stalled poll
+    /// already seen, no work waits, no core waits for a thread, at least
+    /// one worker is parked (new work wakes it, and its wake wakes the
+    /// monitor), no socket depends on the monitor's look at the reactor,
+    /// and no demoted thread will hand anything back (none is in a poll,
+    /// or this process may raise priorities, so none does). Returns the
+    /// workers awake now.
+    fn may_rest(&self, sample: &Sample, waiting: bool, state: &State) -> Option<usize> {
+        let shared = self.shared;
+        let unparked = shared.idle.counts().unparked;
+        let rest = sample.stalled_slots > 0
+            && sample.free_threads == 0
+            && !waiting
+            && state.orphans.is_empty()
+            && unparked < shared.config.num_workers
+            && !self.reactor_has_sources()
+            && (sample.demoted_threads == 0
+                || shared.monitor.restores_work.load(Ordering::Relaxed));
+        rest.then_some(unparked)
+    }
+
+    /// Whether any I/O source is registered (the monitor may be the only
+    /// thread to look at the reactor: `Sample::reactor_unwatched`).
+    fn reactor_has_sources(&self) -> bool {
+        #[cfg(not(loom))]
+        {
+            self.shared.io.has_sources()
+        }
+        #[cfg(loom)]
+        false
     }
 }
 
@@ -364,7 +411,9 @@ impl Monitor {
     fn demote_thread(&self, watch: &super::PollWatch) {
         let demoted = watch.with_thread(|tid| {
             !watch.thread_demoted.swap(true, Ordering::Relaxed)
-                && crate::sys::demote_thread(tid).is_ok()
+                && crate::sys::demote_thread(tid)
+                    .map(|nice| watch.demoted_from.store(nice, Ordering::Relaxed))
+                    .is_ok()
         });
         if demoted == Some(true) {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);
