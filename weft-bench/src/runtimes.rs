@@ -210,6 +210,8 @@ impl BenchRuntime for Weft {
             ("spares_woken", metrics.spares_woken),
             ("threads_demoted", metrics.threads_demoted),
             ("step_asides", metrics.step_asides),
+            ("monitor_io_wakes", metrics.monitor_io_wakes),
+            ("threads_restored", metrics.threads_restored),
             ("task_demotions", metrics.total.demotions),
         ])
     }

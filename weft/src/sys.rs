@@ -235,7 +235,9 @@ pub(crate) fn current_thread_id() -> i32 {
 /// of a contested core and all of an idle one. One-way for an unprivileged
 /// process (raising a nice value back needs `CAP_SYS_NICE`), so the thread
 /// keeps it for the rest of its life; any thread may lower a sibling,
-/// unprivileged.
+/// unprivileged. A process that may raise priorities gets the thread back
+/// at its old value after the poll ([`restore_nice`]). Returns the thread's
+/// nice value before.
 ///
 /// For fairness between short and long work, not correctness: nice 10
 /// gave the mixed lane's short requests the lowest tail in both the closed
@@ -251,26 +253,50 @@ pub(crate) fn current_thread_id() -> i32 {
 ///
 /// The caller vouches that `tid` names a live thread of this process (the
 /// monitor calls this under the slot's thread lock, `PollWatch::with_thread`).
-pub(crate) fn demote_thread(tid: i32) -> std::io::Result<()> {
+pub(crate) fn demote_thread(tid: i32) -> std::io::Result<i32> {
     #[cfg(target_os = "linux")]
     {
         // Relative to the thread's current nice value, so a service started
         // under `nice` still separates its demoted threads from the others.
         let current = nice_of(tid)?;
-        let demoted = (current + DEMOTION_STEP).min(MAX_NICE);
-        // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers and
-        // changes only the nice value of thread `tid`.
-        let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, demoted) };
-        if result == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
+        set_nice(tid, (current + DEMOTION_STEP).min(MAX_NICE))?;
+        Ok(current)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = tid;
+        Ok(0)
+    }
+}
+
+/// Gives thread `tid` of this process the nice value `nice` that
+/// [`demote_thread`] returned. Raising a priority needs `CAP_SYS_NICE` (or
+/// an `RLIMIT_NICE` that allows it): an unprivileged process gets `EACCES`
+/// or `EPERM`, and its demoted threads keep the lowered value.
+///
+/// The caller vouches that `tid` names a live thread of this process (its
+/// own, under the slot's thread lock: `PollWatch::restore_thread_priority`).
+pub(crate) fn restore_nice(tid: i32, nice: i32) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        set_nice(tid, nice)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tid, nice);
         Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn set_nice(tid: i32, nice: i32) -> std::io::Result<()> {
+    // SAFETY: `setpriority(PRIO_PROCESS, tid, nice)` takes integers and
+    // changes only the nice value of thread `tid`.
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

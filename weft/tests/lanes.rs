@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use weft::metrics::RuntimeMetrics;
 use weft::runtime::{Builder, Handle, Runtime, StallInfo};
 use weft::task::{self, Lane};
 
@@ -640,6 +641,12 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 #[test]
 fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
+    unprivileged(
+        a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued_unprivileged,
+    );
+}
+
+fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued_unprivileged() {
     let rt = one_worker(true);
     let handle = rt.handle();
     // The worker stuck in `first`; `second`, queued behind it, is taken by
@@ -681,6 +688,10 @@ fn a_demoted_spare_gives_its_slot_back_and_later_stalls_are_still_rescued() {
 /// slots plus the workers, as each worker's core can lose its thread.
 #[test]
 fn a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck() {
+    unprivileged(a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck_unprivileged);
+}
+
+fn a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck_unprivileged() {
     let rt = Builder::new_multi_thread()
         .worker_threads(1)
         .max_threads(2)
@@ -715,6 +726,10 @@ fn a_demoted_workers_core_gets_a_thread_while_every_spare_slot_is_stuck() {
 /// thread of its own: the one on its way is the core's.
 #[test]
 fn a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread() {
+    unprivileged(a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread_unprivileged);
+}
+
+fn a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread_unprivileged() {
     // While `gate` is down, new threads wait in their start hook: a thread
     // asked for stays on its way until the test lets it start.
     let gate = Arc::new(AtomicBool::new(true));
@@ -1012,6 +1027,49 @@ fn this_thread() -> (i32, i32) {
     unsafe { (libc::gettid(), libc::getpriority(libc::PRIO_PROCESS, 0)) }
 }
 
+/// A thread's kernel id and nice value.
+#[cfg(target_os = "linux")]
+type ThreadNice = (i32, i32);
+
+/// A task in a stalled poll holding up another task on a 1-worker
+/// runtime: (thread id, nice) when its poll began, once the monitor has
+/// lowered it, and in the task's next poll; with the runtime's metrics.
+#[cfg(target_os = "linux")]
+fn a_stalled_poll_on_one_worker() -> (ThreadNice, ThreadNice, ThreadNice, RuntimeMetrics) {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .slow_poll_threshold(Duration::from_millis(2))
+        .build()
+        .unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let slow = {
+        let started = started.clone();
+        rt.spawn(async move {
+            let before = this_thread();
+            started.store(true, Ordering::SeqCst);
+            // A stalled poll holding up the task spawned below: the
+            // monitor lowers this thread meanwhile.
+            let start = Instant::now();
+            while this_thread().1 == before.1 && start.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let after = this_thread();
+            // Past the slow-poll threshold as well (the monitor marks
+            // the poll slow at its next look after 2 ms).
+            std::thread::sleep(Duration::from_millis(50));
+            task::yield_now().await;
+            (before, after, this_thread())
+        })
+    };
+    while !started.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let held_up = rt.spawn(async {});
+    let (before, after, next) = rt.block_on(slow).unwrap();
+    rt.block_on(held_up).unwrap();
+    (before, after, next, rt.handle().metrics())
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
@@ -1020,37 +1078,7 @@ fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
     std::thread::spawn(|| {
         assert!(drop_cap_sys_nice(), "raising a priority still works");
         let (_, normal_nice) = this_thread();
-        let rt = Builder::new_multi_thread()
-            .worker_threads(1)
-            .slow_poll_threshold(Duration::from_millis(2))
-            .build()
-            .unwrap();
-        let started = Arc::new(AtomicBool::new(false));
-        let slow = {
-            let started = started.clone();
-            rt.spawn(async move {
-                let before = this_thread();
-                started.store(true, Ordering::SeqCst);
-                // A stalled poll holding up the task spawned below: the
-                // monitor lowers this thread meanwhile.
-                let start = Instant::now();
-                while this_thread().1 == before.1 && start.elapsed() < Duration::from_secs(30) {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                let after = this_thread();
-                // Past the slow-poll threshold as well (the monitor marks
-                // the poll slow at its next look after 2 ms).
-                std::thread::sleep(Duration::from_millis(50));
-                task::yield_now().await;
-                (before, after, this_thread())
-            })
-        };
-        while !started.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let held_up = rt.spawn(async {});
-        let (before, after, next) = rt.block_on(slow).unwrap();
-        rt.block_on(held_up).unwrap();
+        let (before, after, next, metrics) = a_stalled_poll_on_one_worker();
         assert_eq!(before.1, normal_nice);
         assert!(
             after.1 > before.1,
@@ -1062,12 +1090,65 @@ fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
             next.1, normal_nice,
             "the new thread runs at normal priority"
         );
-        let metrics = rt.handle().metrics();
         assert_eq!(metrics.threads_demoted, 1, "{metrics:?}");
+        assert_eq!(metrics.threads_restored, 0, "{metrics:?}");
         assert_eq!(metrics.total.demotions, 1, "the task moved to Batch");
     })
     .join()
     .unwrap();
+}
+
+/// Runs `f` on a thread without `CAP_SYS_NICE` (the runtime threads it
+/// starts inherit that), as an unprivileged process runs: a demoted thread
+/// then keeps its lowered priority and gives its worker or slot away, the
+/// path the tests calling this are about.
+fn unprivileged(f: fn()) {
+    std::thread::spawn(move || {
+        #[cfg(target_os = "linux")]
+        assert!(drop_cap_sys_nice(), "raising a priority still works");
+        f()
+    })
+    .join()
+    .unwrap()
+}
+
+/// Whether this process may raise a thread's priority (`CAP_SYS_NICE`, or
+/// an `RLIMIT_NICE` that allows it), tried on a thread of its own.
+#[cfg(target_os = "linux")]
+fn may_raise_priority() -> bool {
+    std::thread::spawn(|| {
+        // SAFETY: reads and sets the calling thread's own nice value only.
+        unsafe {
+            let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+            libc::setpriority(libc::PRIO_PROCESS, 0, nice + 1) == 0
+                && libc::setpriority(libc::PRIO_PROCESS, 0, nice) == 0
+        }
+    })
+    .join()
+    .unwrap()
+}
+
+/// Where priorities may be raised (root in CI), a demoted thread gets its
+/// normal priority back after its stalled poll and goes on running its
+/// worker: no thread ends and none is started for a demotion.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_demoted_thread_that_may_be_raised_again_keeps_its_worker() {
+    if !may_raise_priority() {
+        eprintln!("not run: this process may not raise priorities (no CAP_SYS_NICE)");
+        return;
+    }
+    let (_, normal_nice) = this_thread();
+    let (before, after, next, metrics) = a_stalled_poll_on_one_worker();
+    assert_eq!(before.1, normal_nice);
+    assert!(
+        after.1 > before.1,
+        "the stalled poll's thread was not lowered"
+    );
+    assert_eq!(next.0, before.0, "the worker moved to another thread");
+    assert_eq!(next.1, normal_nice, "the thread kept its lowered priority");
+    assert_eq!(metrics.threads_demoted, 1, "{metrics:?}");
+    assert_eq!(metrics.threads_restored, 1, "{metrics:?}");
 }
 
 /// Only a stalled poll's thread is lowered: the other worker's, busy with
@@ -1142,6 +1223,10 @@ fn without_demotion_no_thread_is_lowered() {
 
 #[test]
 fn a_worker_demoted_during_shutdown_still_drops_every_task_once() {
+    unprivileged(a_worker_demoted_during_shutdown_still_drops_every_task_once_unprivileged);
+}
+
+fn a_worker_demoted_during_shutdown_still_drops_every_task_once_unprivileged() {
     let drops = common::DropCounter::default();
     let rt = one_worker(true);
     let stuck = Stuck::new();

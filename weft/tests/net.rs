@@ -1200,6 +1200,61 @@ fn readiness_reaches_a_task_while_the_worker_stays_busy() {
     rt.block_on(reader).unwrap();
 }
 
+/// Every worker inside a long poll that never yields: nobody waits in the
+/// poller and nobody reaches a periodic look at it, so the monitor takes
+/// the readiness itself and hands the woken task to a spare thread. Each
+/// long poll ends when the read is done, or after 10 s (failing the test).
+#[test]
+fn readiness_reaches_a_task_while_every_worker_is_stuck_in_a_long_poll() {
+    let rt = runtime(2);
+    let (reader, mut writer) = std::os::unix::net::UnixStream::pair().unwrap();
+    reader.set_nonblocking(true).unwrap();
+    let read_done = Arc::new(AtomicBool::new(false));
+    let reader = rt.spawn({
+        let read_done = read_done.clone();
+        async move {
+            let mut reader = UnixStream::from_std(reader).unwrap();
+            let mut byte = [0u8];
+            reader.read_exact(&mut byte).await.unwrap();
+            read_done.store(true, Ordering::SeqCst);
+        }
+    });
+    // The reader waits in the reactor before the workers get stuck.
+    std::thread::sleep(Duration::from_millis(50));
+    let (stuck_tx, stuck_rx) = std::sync::mpsc::channel();
+    let stuck: Vec<_> = (0..2)
+        .map(|_| {
+            let (read_done, stuck_tx) = (read_done.clone(), stuck_tx.clone());
+            rt.spawn(async move {
+                stuck_tx.send(()).unwrap();
+                let start = std::time::Instant::now();
+                while !read_done.load(Ordering::SeqCst) {
+                    if start.elapsed() > Duration::from_secs(10) {
+                        return false;
+                    }
+                    std::hint::spin_loop();
+                }
+                true
+            })
+        })
+        .collect();
+    for _ in 0..2 {
+        stuck_rx.recv().unwrap();
+    }
+    // Both long polls have begun (and outlast `stall_threshold` before the
+    // byte can be read: they end only once it is).
+    std::thread::sleep(Duration::from_millis(20));
+    writer.write_all(b"x").unwrap();
+    for long_poll in stuck {
+        assert!(
+            rt.block_on(long_poll).unwrap(),
+            "the read waited for a long poll to end"
+        );
+    }
+    rt.block_on(reader).unwrap();
+    assert!(rt.handle().metrics().monitor_io_wakes > 0);
+}
+
 /// A reactor of two epoll instances (`Builder::io_shards`; the default is
 /// one per 8 workers, so these 2-worker runtimes would have one): sources
 /// opened on both workers and from outside land on both shards, and the

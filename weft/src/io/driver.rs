@@ -398,6 +398,11 @@ impl Driver {
         self.turn_top(state, timeout)
     }
 
+    /// Whether any source is registered.
+    pub(crate) fn has_sources(&self) -> bool {
+        self.registrations.count() != 0
+    }
+
     /// Delivers readiness that is already there, without blocking: the
     /// calling worker's shard, then the top poller; skipped when nothing is
     /// registered, and for a poller another thread holds.

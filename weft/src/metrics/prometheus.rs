@@ -29,7 +29,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 21] = [
+        let runtime_wide: [(&str, &str, &str, u64); 23] = [
             (
                 "workers",
                 "gauge",
@@ -155,6 +155,18 @@ impl RuntimeMetrics {
                 "counter",
                 "Times a demoted thread in a stalled poll was asked to step aside briefly.",
                 self.step_asides,
+            ),
+            (
+                "monitor_io_wakes_total",
+                "counter",
+                "Tasks woken by readiness the monitor took while every thread was in a stalled poll.",
+                self.monitor_io_wakes,
+            ),
+            (
+                "threads_restored_total",
+                "counter",
+                "Demoted threads given their priority back after their poll.",
+                self.threads_restored,
             ),
         ];
         for (name, kind, help, value) in runtime_wide {

@@ -53,6 +53,14 @@ pub struct RuntimeMetrics {
     /// for 30 µs (a signal), because the work it held up had waited two
     /// samples with no thread running it.
     pub step_asides: u64,
+    /// Tasks the monitor woke with readiness it took from the reactor
+    /// itself, because every awake thread was inside a stalled poll and
+    /// none would look there soon.
+    pub monitor_io_wakes: u64,
+    /// Demoted threads given their normal priority back after their poll
+    /// (the process may raise priorities: `CAP_SYS_NICE`), which then went
+    /// on running their worker instead of handing it to another thread.
+    pub threads_restored: u64,
     /// Tasks waiting in each worker's local queue when the snapshot was taken.
     pub local_queue_depths: Vec<usize>,
     /// Threads of the blocking pool alive (running a `spawn_blocking`

@@ -16,6 +16,11 @@
 //!   task to the `Batch` lane (`task/lane.rs`).
 //! - Past `stall_threshold`, the poll is a stall: counted once, reported
 //!   once to the `on_stall` hook with the task's name and location.
+//! - While every awake thread is stalled, none waits in the reactor's
+//!   poller and none reaches its periodic look at it: the monitor takes the
+//!   readiness itself, without blocking, at each sample
+//!   (`Sampler::deliver_io`), so a socket's task reaches a queue and the
+//!   rule below.
 //! - While every awake thread (worker or spare) is stalled and work other
 //!   than batch work waits (inject or lane queue, any ring or LIFO slot),
 //!   nothing is making progress on it: the monitor *hands the waiting work
@@ -33,6 +38,10 @@
 //! - The threads of those stalled polls are demoted (`sys::demote_thread`,
 //!   nice 10, one-way for an unprivileged process): the threads running
 //!   the work they hold up get the cores first. After its poll a demoted
+//!   thread of a process that may raise priorities (`CAP_SYS_NICE`, as
+//!   root) gets its old nice value back and goes on as before
+//!   (`PollWatch::restore_thread_priority`): no thread ends or starts for a
+//!   demotion. Elsewhere a demoted
 //!   worker thread gives its `Core` back (`Monitor::hand_back`, lock-free:
 //!   a low-priority thread must not hold a lock that normal threads wait
 //!   for) and ends; the monitor, at its next sample, gives the core to a
@@ -220,6 +229,14 @@ pub(crate) struct Monitor {
     spares_retired: AtomicU64,
     threads_demoted: AtomicU64,
     step_asides: AtomicU64,
+    /// Tasks woken by readiness the monitor delivered (`Sampler::deliver_io`).
+    io_deliveries: AtomicU64,
+    /// Demoted threads given their priority back after their poll.
+    threads_restored: AtomicU64,
+    /// A demoted thread got its priority back once: this process may raise
+    /// priorities, so a demoted thread does not hand anything back after
+    /// its poll, and the monitor may rest beside it (`Sampler::act`).
+    restores_work: std::sync::atomic::AtomicBool,
     /// Spare threads alive (counted down without the lock: a demoted
     /// thread ends without taking it).
     spare_threads: AtomicUsize,
@@ -292,6 +309,9 @@ impl Monitor {
             spares_retired: AtomicU64::new(0),
             threads_demoted: AtomicU64::new(0),
             step_asides: AtomicU64::new(0),
+            io_deliveries: AtomicU64::new(0),
+            threads_restored: AtomicU64::new(0),
+            restores_work: std::sync::atomic::AtomicBool::new(false),
             spare_threads: AtomicUsize::new(0),
             handed_back: Inject::new(),
             closed: crate::loom::sync::atomic::AtomicBool::new(false),
@@ -342,6 +362,14 @@ impl Monitor {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A demoted thread got its priority back after its poll.
+    pub(crate) fn thread_restored(&self) {
+        self.threads_restored.fetch_add(1, Ordering::Relaxed);
+        if !self.restores_work.load(Ordering::Relaxed) {
+            self.restores_work.store(true, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn is_enabled(&self) -> bool {
@@ -414,6 +442,8 @@ impl Monitor {
         metrics.spares_retired = self.spares_retired.load(Ordering::Relaxed);
         metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
         metrics.step_asides = self.step_asides.load(Ordering::Relaxed);
+        metrics.monitor_io_wakes = self.io_deliveries.load(Ordering::Relaxed);
+        metrics.threads_restored = self.threads_restored.load(Ordering::Relaxed);
         metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }
 }
@@ -426,14 +456,28 @@ impl Monitor {
         shared: &Shared,
         state: MutexGuard<'a, State>,
     ) -> MutexGuard<'a, State> {
+        self.rest_until_a_worker_wakes(shared, state, 0, IDLE_RECHECK)
+    }
+
+    /// Sleeps until a worker wakes for new work (`worker_woke`), or
+    /// `timeout` passes, unless more than `unparked` workers are awake by
+    /// the time the monitor is registered asleep (the handshake of
+    /// `worker_woke`; modelled with `unparked == 0`, the same protocol).
+    fn rest_until_a_worker_wakes<'a>(
+        &'a self,
+        shared: &Shared,
+        state: MutexGuard<'a, State>,
+        unparked: usize,
+        timeout: Duration,
+    ) -> MutexGuard<'a, State> {
         let mut state = state;
         self.sleeping.store(true, Ordering::Relaxed);
         // Pairs with the fence in `worker_woke` (see there).
         fence(Ordering::SeqCst);
-        if shared.idle.counts().unparked == 0 {
+        if shared.idle.counts().unparked <= unparked {
             state = self
                 .wake_monitor
-                .wait_timeout(state, IDLE_RECHECK)
+                .wait_timeout(state, timeout)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }

@@ -362,7 +362,7 @@ impl Core {
                     self.stop_searching();
                 }
                 self.run_task(task);
-                if self.remote().watch.is_thread_demoted() {
+                if self.stays_demoted() {
                     self.account_busy_time(Instant::now());
                     return RunExit::Demoted;
                 }
@@ -379,6 +379,25 @@ impl Core {
             }
         }
         RunExit::Shutdown
+    }
+
+    /// After a poll: whether the monitor demoted this thread during it and
+    /// the thread keeps the lowered priority (it then gives the slot to a
+    /// thread of normal priority). A process that may raise priorities
+    /// gets it back here and the thread goes on (no thread ends and none is
+    /// started for a demotion: `monitor.rs`). One relaxed load when not
+    /// demoted.
+    #[inline]
+    fn stays_demoted(&self) -> bool {
+        let watch = &self.remote().watch;
+        if !watch.is_thread_demoted() {
+            return false;
+        }
+        if watch.restore_thread_priority() {
+            self.shared.monitor.thread_restored();
+            return false;
+        }
+        true
     }
 
     /// The poll watch of this core's slot.
@@ -400,7 +419,7 @@ impl Core {
                 Some(task) => self.run_task(task),
                 None => break,
             }
-            if self.remote().watch.is_thread_demoted() {
+            if self.stays_demoted() {
                 break;
             }
         }

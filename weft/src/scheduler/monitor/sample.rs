@@ -78,6 +78,17 @@ struct Sample {
     progressed: bool,
 }
 
+impl Sample {
+    /// Every awake thread is inside a stalled poll: none reaches its
+    /// periodic look at the reactor soon, and no worker waits in the
+    /// poller (a parked keeper would; the others are parked). Readiness
+    /// would wait for a stalled poll to end, and the tasks it wakes would
+    /// be in no queue for [`Sampler::act`] to see.
+    fn reactor_unwatched(&self) -> bool {
+        self.stalled_slots > 0 && self.free_threads == 0
+    }
+}
+
 /// The monitor thread's memory from one sample to the next.
 struct Sampler<'a> {
     shared: &'a Arc<Shared>,
@@ -91,6 +102,9 @@ struct Sampler<'a> {
     no_progress: u32,
     /// Stalls to report to `on_stall`, outside the monitor's lock.
     new_stalls: Vec<StallInfo>,
+    /// Resting (see [`Sampler::may_rest`]): the workers awake at the last
+    /// sample; the monitor's next sleep ends early when one more wakes.
+    resting: Option<usize>,
 }
 
 /// The monitor thread's loop; returns at shutdown.
@@ -116,19 +130,31 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             sampler.period = sampler.base_period;
             continue;
         }
-        state = monitor
-            .wake_monitor
-            .wait_timeout(state, sampler.period)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        state = match sampler.resting {
+            Some(unparked) => {
+                monitor.rest_until_a_worker_wakes(shared, state, unparked, sampler.period)
+            }
+            None => {
+                monitor
+                    .wake_monitor
+                    .wait_timeout(state, sampler.period)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
         if state.shutdown {
             return;
         }
         let sample = sampler.sample(&state);
-        if !sampler.new_stalls.is_empty() {
-            // The hook is user code: never under the monitor's lock.
+        let unwatched = sample.reactor_unwatched();
+        if !sampler.new_stalls.is_empty() || unwatched {
+            // The hook and the wakers readiness calls are user code: never
+            // under the monitor's lock.
             drop(state);
             sampler.report_stalls();
+            if unwatched {
+                sampler.deliver_io();
+            }
             state = monitor.lock();
         }
         sampler.act(&sample, &mut state);
@@ -147,6 +173,7 @@ impl<'a> Sampler<'a> {
             step_aside: config.demote_threads && crate::sys::install_step_aside(),
             no_progress: 0,
             new_stalls: Vec::new(),
+            resting: None,
         }
     }
 
@@ -234,6 +261,24 @@ impl<'a> Sampler<'a> {
         }
     }
 
+    /// Delivers the readiness waiting in the reactor, without blocking
+    /// (a poller another thread holds is being served): the tasks it wakes
+    /// go to the inject queue, where [`Sampler::act`] sees them as waiting
+    /// work and hands them to a spare thread. Without the monitor's lock:
+    /// waking calls wakers, which are user code.
+    fn deliver_io(&self) {
+        #[cfg(not(loom))]
+        {
+            let woken = self.shared.io.poll_ready_now();
+            if woken > 0 {
+                self.shared
+                    .monitor
+                    .io_deliveries
+                    .fetch_add(woken as u64, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Calls `on_stall` for each stall found by the last sample (a hook
     /// that panics is contained).
     fn report_stalls(&mut self) {
@@ -298,11 +343,47 @@ impl<'a> Sampler<'a> {
                 monitor.hand_off(shared, state);
             }
         }
-        self.period = if sample.suspicious || !state.orphans.is_empty() {
+        self.resting = self.may_rest(sample, waiting, state);
+        self.period = if self.resting.is_none() && (sample.suspicious || !state.orphans.is_empty())
+        {
             self.base_period
         } else {
             (self.period * 2).min(MAX_PERIOD.max(self.base_period))
         };
+    }
+
+    /// Whether nothing can change without a worker waking, so the monitor
+    /// may back off (doubling its period up to [`MAX_PERIOD`]) and sleep
+    /// until a worker wakes: every awake thread is inside a stalled poll
+    /// already seen, no work waits, no core waits for a thread, at least
+    /// one worker is parked (new work wakes it, and its wake wakes the
+    /// monitor), no socket depends on the monitor's look at the reactor,
+    /// and no demoted thread will hand anything back (none is in a poll,
+    /// or this process may raise priorities, so none does). Returns the
+    /// workers awake now.
+    fn may_rest(&self, sample: &Sample, waiting: bool, state: &State) -> Option<usize> {
+        let shared = self.shared;
+        let unparked = shared.idle.counts().unparked;
+        let rest = sample.stalled_slots > 0
+            && sample.free_threads == 0
+            && !waiting
+            && state.orphans.is_empty()
+            && unparked < shared.config.num_workers
+            && !self.reactor_has_sources()
+            && (sample.demoted_threads == 0
+                || shared.monitor.restores_work.load(Ordering::Relaxed));
+        rest.then_some(unparked)
+    }
+
+    /// Whether any I/O source is registered (the monitor may be the only
+    /// thread to look at the reactor: `Sample::reactor_unwatched`).
+    fn reactor_has_sources(&self) -> bool {
+        #[cfg(not(loom))]
+        {
+            self.shared.io.has_sources()
+        }
+        #[cfg(loom)]
+        false
     }
 }
 
@@ -331,7 +412,9 @@ impl Monitor {
     fn demote_thread(&self, watch: &super::PollWatch) {
         let demoted = watch.with_thread(|tid| {
             !watch.thread_demoted.swap(true, Ordering::Relaxed)
-                && crate::sys::demote_thread(tid).is_ok()
+                && crate::sys::demote_thread(tid)
+                    .map(|nice| watch.demoted_from.store(nice, Ordering::Relaxed))
+                    .is_ok()
         });
         if demoted == Some(true) {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);

@@ -18,7 +18,7 @@ use std::panic::Location;
 // `std` atomics, not loom's: the monitor reads them by sampling, which is
 // timing, not a protocol, and as loom atomics they would add states to
 // every worker model (each poll writes them).
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::task::TaskMeta;
 use crate::task::label::Label;
@@ -45,6 +45,9 @@ pub(crate) struct PollWatch {
     /// The monitor lowered the priority of the thread running this slot:
     /// after its poll it hands the slot to a thread of normal priority.
     pub(super) thread_demoted: AtomicBool,
+    /// The demoted thread's nice value before (written and read under
+    /// `thread_id`'s lock).
+    pub(super) demoted_from: AtomicI32,
 }
 
 /// A thread's hold on a slot's [`PollWatch`]: dropping it clears the
@@ -127,6 +130,25 @@ impl PollWatch {
     pub(super) fn with_thread<R>(&self, act: impl FnOnce(i32) -> R) -> Option<R> {
         let tid = self.lock_thread_id();
         (*tid != 0).then(|| act(*tid))
+    }
+
+    /// After a poll during which the monitor demoted the calling thread
+    /// (the one running this slot): gives it its priority back if the
+    /// process may raise priorities (`sys::restore_nice`); whether it did,
+    /// and the thread then goes on running the slot as before. Under the
+    /// thread lock, as the monitor's demotion is, so the two never
+    /// interleave: the flag and the thread's nice value always agree.
+    pub(crate) fn restore_thread_priority(&self) -> bool {
+        let tid = self.lock_thread_id();
+        if *tid == 0 || !self.thread_demoted.load(Ordering::Relaxed) {
+            return false;
+        }
+        let nice = self.demoted_from.load(Ordering::Relaxed);
+        if crate::sys::restore_nice(*tid, nice).is_err() {
+            return false;
+        }
+        self.thread_demoted.store(false, Ordering::Relaxed);
+        true
     }
 
     /// Whether the thread running this slot was demoted (checked after each
