@@ -419,3 +419,112 @@ fn the_spawner_takes_back_every_thread_it_does_not_start() {
         assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
     });
 }
+
+/// The hand-back queue has several writers in production: every demoted
+/// worker thread and demoted spare pushes to it, without a lock, whenever
+/// its poll ends. Two demoted threads give their cores back at once while
+/// shutdown begins. Each core holds a queued task; once every call has
+/// returned, each core must have been closed exactly once (each task
+/// dropped once), before `shutdown_drain` could hide a core left behind.
+///
+/// Fails with the drain at shutdown taking one item per call (`while let`
+/// made `if let` in `drain_handed_back_at_shutdown`), which the one-pusher
+/// model above passes: both cores are in the queue when `begin_shutdown`
+/// drains it, and neither pusher saw `closed`. Fails also, as above, with
+/// `hand_back`'s look at `closed` removed. (Its fences are not judged here
+/// either: under loom the queue is a mutex.)
+#[test]
+fn two_cores_handed_back_as_shutdown_begins_are_each_closed_once() {
+    loom::model(|| {
+        let (shared, locals) = shared_with_monitor(2);
+        let drops = [Count::default(), Count::default()];
+        let demoted: Vec<_> = locals
+            .into_iter()
+            .zip(drops.clone())
+            .enumerate()
+            .map(|(index, (local, drops))| {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    let core = Core::new(index, shared.clone(), local);
+                    let options = SpawnOptions::plain(std::panic::Location::caller());
+                    let probe = DropProbe(drops);
+                    let future = async move {
+                        let _probe = probe;
+                        std::future::pending::<()>().await
+                    };
+                    let (task, join) = new_task(&shared, future, options);
+                    core.schedule_local(task, false);
+                    drop(join);
+                    shared.monitor.hand_back(HandBack::Worker(core));
+                })
+            })
+            .collect();
+        shared.begin_shutdown();
+        for thread in demoted {
+            thread.join().unwrap();
+        }
+        for (core, drops) in drops.iter().enumerate() {
+            assert_eq!(
+                drops.get(),
+                1,
+                "core {core}, handed back as shutdown began, was not closed once"
+            );
+        }
+        shared.shutdown_drain();
+        for drops in &drops {
+            assert_eq!(drops.get(), 1, "a task dropped twice");
+        }
+        drop(shared);
+        realign_registry_round_robin(2);
+    });
+}
+
+/// The count of spare threads has writers with and without the monitor's
+/// lock: the monitor counts new threads in under it (`start_spares`), while
+/// a demoted spare counts itself out without it as it ends (`run_spare`,
+/// `Monitor::spare_thread_gone`). Two spare threads alive, both demoted and
+/// ending, while the monitor asks for two more against the limit (one
+/// spare slot plus one worker: 2). Whatever the order, the count must end
+/// at exactly the threads the monitor asked for: a lost update leaves it
+/// too high (the monitor then refuses threads it may start, for good) or
+/// too low (it starts more than `max_threads`).
+///
+/// Fails with `spare_thread_gone`'s `fetch_sub` split into a load and a
+/// store, and with `start_spares`' `fetch_add` split so.
+#[test]
+fn spare_threads_counted_out_without_the_lock_race_the_monitor() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor_and_spares(1, 1);
+        let monitor = &shared.monitor;
+        monitor.add_spare_slots(1, locals.split_off(1));
+        // The spawner runs (so `start_spares` only asks it), and two spare
+        // threads are alive.
+        monitor.lock().spawner = true;
+        monitor.spare_threads.store(2, Ordering::Relaxed);
+        let ending: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = shared.clone();
+                thread::spawn(move || shared.monitor.spare_thread_gone())
+            })
+            .collect();
+        let asked = {
+            let mut state = monitor.lock();
+            let asked = monitor.start_spares(&shared, &mut state, 2);
+            assert!(
+                monitor.spare_threads.load(Ordering::Relaxed) <= 2,
+                "more spare threads counted than the limit"
+            );
+            asked
+        };
+        for thread in ending {
+            thread.join().unwrap();
+        }
+        assert_eq!(
+            monitor.spare_threads.load(Ordering::Relaxed),
+            asked,
+            "the count of spare threads drifted"
+        );
+        drop(locals);
+        drop(shared);
+    });
+}
