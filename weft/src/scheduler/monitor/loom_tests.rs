@@ -528,3 +528,52 @@ fn spare_threads_counted_out_without_the_lock_race_the_monitor() {
         drop(shared);
     });
 }
+
+/// A slot's demotion flag has two writers: the monitor raises it as it
+/// lowers the priority of the thread it finds running the slot
+/// (`PollWatch::demote`, under the thread id's lock), and the slot's next
+/// thread lowers it as it publishes its id (`PollWatch::attach`). Here a
+/// thread attaches to a free slot while the monitor, acting on a stall it
+/// sampled earlier, demotes whatever thread runs the slot. If the monitor
+/// lowered the new thread, the flag must be up once both are done: the
+/// thread looks at it after each poll, and a lowered thread that never
+/// sees it runs the slot lowered for good instead of handing it back.
+///
+/// Fails with `attach`'s store of the flag moved after the lock is
+/// released (the monitor finds the new id, raises the flag and lowers the
+/// thread in between, and the late store erases the raise): the bug this
+/// model found, fixed.
+#[test]
+fn a_thread_demoted_as_it_attaches_to_a_slot_learns_it() {
+    loom::model(|| {
+        let (shared, _locals) = shared_with_monitor(1);
+        const NEW_THREAD: i32 = 2;
+        let lowered = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let monitor = {
+            let (shared, lowered) = (shared.clone(), lowered.clone());
+            thread::spawn(move || {
+                shared.remotes[0].watch.demote(|tid| {
+                    lowered.store(tid, Ordering::Relaxed);
+                    true
+                })
+            })
+        };
+        let watch = &shared.remotes[0].watch;
+        let on_slot = watch.attach(NEW_THREAD);
+        let demoted = monitor.join().unwrap();
+        let lowered = lowered.load(Ordering::Relaxed);
+        assert_eq!(
+            demoted,
+            lowered == NEW_THREAD,
+            "the monitor's count of demotions"
+        );
+        if lowered == NEW_THREAD {
+            assert!(
+                watch.is_thread_demoted(),
+                "the thread was lowered as it attached and its flag is down"
+            );
+        }
+        drop(on_slot);
+        drop(shared);
+    });
+}

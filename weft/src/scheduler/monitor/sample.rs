@@ -328,11 +328,7 @@ impl Monitor {
     /// always learns it was (or is about to be) demoted and gives its slot
     /// to a normal thread.
     fn demote_thread(&self, watch: &super::PollWatch) {
-        let demoted = watch.with_thread(|tid| {
-            !watch.thread_demoted.swap(true, Ordering::Relaxed)
-                && crate::sys::demote_thread(tid).is_ok()
-        });
-        if demoted == Some(true) {
+        if watch.demote(|tid| crate::sys::demote_thread(tid).is_ok()) {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);
         }
     }
