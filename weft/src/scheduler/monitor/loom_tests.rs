@@ -311,40 +311,7 @@ fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
 
 #[test]
 fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
-    loom::model(|| {
-        let (shared, mut locals) = shared_with_monitor(1);
-        let local = locals.pop().unwrap();
-        let drops = Count::default();
-        let demoted = {
-            let (shared, drops) = (shared.clone(), drops.clone());
-            thread::spawn(move || {
-                let core = Core::new(0, shared.clone(), local);
-                let options = SpawnOptions::plain(std::panic::Location::caller());
-                // Never polled here: counts the drops of its future.
-                let probe = DropProbe(drops);
-                let future = async move {
-                    let _probe = probe;
-                    std::future::pending::<()>().await
-                };
-                let (task, join) = new_task(&shared, future, options);
-                core.schedule_local(task, false);
-                drop(join);
-                // The demoted thread's poll is over: its core goes back.
-                shared.monitor.hand_back(HandBack::Worker(core));
-            })
-        };
-        shared.begin_shutdown();
-        demoted.join().unwrap();
-        assert_eq!(
-            drops.get(),
-            1,
-            "the core handed back as shutdown began was not closed once"
-        );
-        shared.shutdown_drain();
-        assert_eq!(drops.get(), 1, "a task dropped twice");
-        drop(shared);
-        realign_registry_round_robin(1);
-    });
+    loom::model(|| cores_handed_back_as_shutdown_begins(1));
 }
 
 /// A spare thread that cannot be started leaves nothing counted as on its
@@ -435,48 +402,57 @@ fn the_spawner_takes_back_every_thread_it_does_not_start() {
 /// either: under loom the queue is a mutex.)
 #[test]
 fn two_cores_handed_back_as_shutdown_begins_are_each_closed_once() {
-    loom::model(|| {
-        let (shared, locals) = shared_with_monitor(2);
-        let drops = [Count::default(), Count::default()];
-        let demoted: Vec<_> = locals
-            .into_iter()
-            .zip(drops.clone())
-            .enumerate()
-            .map(|(index, (local, drops))| {
-                let shared = shared.clone();
-                thread::spawn(move || {
-                    let core = Core::new(index, shared.clone(), local);
-                    let options = SpawnOptions::plain(std::panic::Location::caller());
-                    let probe = DropProbe(drops);
-                    let future = async move {
-                        let _probe = probe;
-                        std::future::pending::<()>().await
-                    };
-                    let (task, join) = new_task(&shared, future, options);
-                    core.schedule_local(task, false);
-                    drop(join);
-                    shared.monitor.hand_back(HandBack::Worker(core));
-                })
+    loom::model(|| cores_handed_back_as_shutdown_begins(2));
+}
+
+/// `pushers` demoted threads each give back a worker core holding one
+/// queued, never-polled task while shutdown begins; each core must have
+/// been closed exactly once (its task dropped once) by the time every call
+/// returned, checked before `shutdown_drain`, which would drop the tasks
+/// through the registry and hide a core left in the queue.
+fn cores_handed_back_as_shutdown_begins(pushers: usize) {
+    let (shared, locals) = shared_with_monitor(pushers);
+    let drops: Vec<Count> = (0..pushers).map(|_| Count::default()).collect();
+    let demoted: Vec<_> = locals
+        .into_iter()
+        .zip(drops.clone())
+        .enumerate()
+        .map(|(index, (local, drops))| {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let core = Core::new(index, shared.clone(), local);
+                let options = SpawnOptions::plain(std::panic::Location::caller());
+                // Never polled here: counts the drops of its future.
+                let probe = DropProbe(drops);
+                let future = async move {
+                    let _probe = probe;
+                    std::future::pending::<()>().await
+                };
+                let (task, join) = new_task(&shared, future, options);
+                core.schedule_local(task, false);
+                drop(join);
+                // The demoted thread's poll is over: its core goes back.
+                shared.monitor.hand_back(HandBack::Worker(core));
             })
-            .collect();
-        shared.begin_shutdown();
-        for thread in demoted {
-            thread.join().unwrap();
-        }
-        for (core, drops) in drops.iter().enumerate() {
-            assert_eq!(
-                drops.get(),
-                1,
-                "core {core}, handed back as shutdown began, was not closed once"
-            );
-        }
-        shared.shutdown_drain();
-        for drops in &drops {
-            assert_eq!(drops.get(), 1, "a task dropped twice");
-        }
-        drop(shared);
-        realign_registry_round_robin(2);
-    });
+        })
+        .collect();
+    shared.begin_shutdown();
+    for thread in demoted {
+        thread.join().unwrap();
+    }
+    for (core, drops) in drops.iter().enumerate() {
+        assert_eq!(
+            drops.get(),
+            1,
+            "core {core}, handed back as shutdown began, was not closed once"
+        );
+    }
+    shared.shutdown_drain();
+    for drops in &drops {
+        assert_eq!(drops.get(), 1, "a task dropped twice");
+    }
+    drop(shared);
+    realign_registry_round_robin(pushers);
 }
 
 /// The count of spare threads has writers with and without the monitor's
