@@ -1374,3 +1374,38 @@ fn a_spawn_from_outside_wakes_the_worker_asleep_in_the_poller() {
     }
     drop(listener);
 }
+
+/// Two tasks on one socket: one waits for it to be readable while the
+/// other keeps calling `try_read` on it (which finds nothing, `WouldBlock`,
+/// and must not take the waiting task's place); data arrives, and the
+/// waiting task wakes. Bounded: fails after 10 s instead of hanging.
+#[test]
+fn a_task_awaiting_readable_wakes_while_another_calls_try_read() {
+    within_10_s(runtime(2), "readable beside try_read", async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (connected, accepted) =
+            futures_lite::future::zip(TcpStream::connect(addr), listener.accept()).await;
+        let (ours, mut theirs) = (Arc::new(connected.unwrap()), accepted.unwrap().0);
+        let waiting = {
+            let ours = ours.clone();
+            weft::spawn(async move { ours.readable().await.unwrap() })
+        };
+        let trying = {
+            let ours = ours.clone();
+            weft::spawn(async move {
+                let mut buf = [0u8; 16];
+                for _ in 0..20 {
+                    match ours.try_read(&mut buf) {
+                        Err(error) => assert_eq!(error.kind(), ErrorKind::WouldBlock),
+                        Ok(n) => panic!("read {n} bytes before any was sent"),
+                    }
+                    weft::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        };
+        trying.await.unwrap();
+        theirs.write_all(b"hello").await.unwrap();
+        waiting.await.unwrap();
+    });
+}

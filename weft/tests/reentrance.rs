@@ -588,3 +588,114 @@ fn a_foreign_waker_waiting_for_a_signal_reenters() {
         );
     }
 }
+
+/// How a `JoinSet`'s tasks are ended.
+#[derive(Debug, Clone, Copy)]
+enum SetEnd {
+    /// `abort_all`, then every result joined.
+    AbortAll,
+    /// `shutdown().await` (from `block_on`).
+    Shutdown,
+    /// The set dropped while the runtime runs.
+    SetDrop,
+    /// The runtime dropped while the set holds its tasks; the set after.
+    RuntimeDrop,
+}
+
+/// A `JoinSet`'s tasks whose futures (four pending ones) and output (one
+/// finished task's) re-enter the runtime when dropped, and a waker of the
+/// program's own waiting in `join_next` (cloned, woken and dropped by the
+/// set's ready list) that re-enters too: ended by `abort_all`, by
+/// `shutdown().await`, by the set's drop and by the runtime's drop, on 1,
+/// 2 and 4 workers. Each must finish within [`LIMIT`], every future and
+/// the output dropped once.
+#[test]
+fn a_join_sets_tasks_reenter_when_the_set_ends_them() {
+    for workers in WORKERS {
+        for how in [
+            SetEnd::AbortAll,
+            SetEnd::Shutdown,
+            SetEnd::SetDrop,
+            SetEnd::RuntimeDrop,
+        ] {
+            within(
+                format!("a JoinSet's tasks, {workers} workers, {how:?}"),
+                move || join_set_reenters(workers, how),
+            );
+        }
+    }
+}
+
+fn join_set_reenters(workers: usize, how: SetEnd) {
+    let rt = runtime(workers);
+    let drops = Reentry::new(rt.handle(), 8);
+    let waker_calls = Reentry::new(rt.handle(), 32);
+    let mut set = weft::task::JoinSet::new();
+    let (polled, was_polled) = mpsc::channel();
+    for _ in 0..4 {
+        let on_drop = drops.on_drop();
+        let polled = polled.clone();
+        set.spawn_on(
+            async move {
+                let _on_drop = on_drop;
+                polled.send(()).unwrap();
+                std::future::pending::<Option<OnDrop>>().await
+            },
+            rt.handle(),
+        );
+    }
+    for _ in 0..4 {
+        was_polled.recv_timeout(LIMIT).unwrap();
+    }
+    // A waker of the program's own waits in `join_next`; a task finishing
+    // wakes it (from a worker), and leaves an output that re-enters.
+    let waker = foreign_waker(&waker_calls);
+    assert!(
+        set.poll_join_next(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    drop(waker);
+    let output = drops.on_drop();
+    let finished = set.spawn_on(async move { Some(output) }, rt.handle());
+    eventually("the finished task woke the set", || {
+        finished.is_finished() && waker_calls.count() >= 3
+    });
+    // (An `AbortHandle` alive keeps a finished task's output alive too.)
+    drop(finished);
+    match how {
+        SetEnd::AbortAll => {
+            set.abort_all();
+            eventually("every aborted future dropped", || drops.count() == 4);
+            let results = rt.block_on(async {
+                let mut results = Vec::new();
+                while let Some(result) = set.join_next().await {
+                    results.push(result.map(drop).is_ok());
+                }
+                results
+            });
+            assert_eq!(results.iter().filter(|ok| **ok).count(), 1, "{results:?}");
+            assert_eq!(results.len(), 5);
+            common::assert_serves(&rt);
+            drop(rt);
+        }
+        SetEnd::Shutdown => {
+            rt.block_on(set.shutdown());
+            assert!(set.is_empty());
+            assert_eq!(drops.count(), 5, "shutdown waits for every task");
+            common::assert_serves(&rt);
+            drop(rt);
+        }
+        SetEnd::SetDrop => {
+            drop(set);
+            eventually("every future and the output dropped", || drops.count() == 5);
+            common::assert_serves(&rt);
+            drop(rt);
+        }
+        SetEnd::RuntimeDrop => {
+            drop(rt);
+            assert_eq!(drops.count(), 4, "the runtime's drop drops every future");
+            drop(set);
+        }
+    }
+    assert_eq!(drops.count(), 5);
+}

@@ -162,18 +162,20 @@ impl<E: Source> PollEvented<E> {
     }
 
     /// Runs `op` once if `direction` is known ready, without waiting:
-    /// `WouldBlock` otherwise (tokio's `try_read`/`try_io` family).
+    /// `WouldBlock` otherwise (tokio's `try_read`/`try_io` family). Reads
+    /// the readiness without storing a waker: one stored here would take
+    /// the place of a task waiting in the direction's slot (`poll_read`,
+    /// `poll_accept`, `AsyncFd::poll_read_ready`), which would then never
+    /// be woken.
     pub(crate) fn try_io<R>(
         &self,
         direction: Direction,
         op: impl FnOnce(&E) -> io::Result<R>,
     ) -> io::Result<R> {
-        let waker = std::task::Waker::noop();
-        let mut cx = Context::from_waker(waker);
-        let event = match self.registered.io.poll_ready(&mut cx, direction) {
-            Poll::Ready(event) => event?,
-            Poll::Pending => return Err(io::ErrorKind::WouldBlock.into()),
+        let Some(event) = self.registered.io.ready_now(direction) else {
+            return Err(io::ErrorKind::WouldBlock.into());
         };
+        let event = event?;
         match op(self.get_ref()) {
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                 self.registered.io.clear_readiness(event, direction);
@@ -389,5 +391,54 @@ mod tests {
             assert_eq!(evented.registered.io.listed_waiters(), 1);
         }
         assert_eq!(evented.registered.io.listed_waiters(), 0);
+    }
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Counter(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Counter {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// A `try_*` call that finds the socket not ready does not take the
+    /// place of a task waiting on the same direction through the `poll_*`
+    /// interface (the direction's waker slot): that task is still woken
+    /// when data arrives. (Kept: `try_io` once polled the readiness with a
+    /// no-op waker, which replaced the waiting task's, and the task was
+    /// never woken.)
+    #[test]
+    fn a_try_io_that_would_block_leaves_the_waiting_tasks_waker() {
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _context = rt.enter();
+        let evented = PollEvented::new(udp_socket(), "test").unwrap();
+        let counter = std::sync::Arc::new(Counter::default());
+        let waker = Waker::from(counter.clone());
+        assert!(
+            evented
+                .poll_ready(&mut Context::from_waker(&waker), Direction::Read)
+                .is_pending(),
+            "nothing was sent"
+        );
+        let mut buf = [0; 8];
+        let tried = evented.try_io(Direction::Read, |socket| socket.recv(&mut buf));
+        assert_eq!(
+            tried.unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "nothing was sent"
+        );
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = evented.get_ref().local_addr().unwrap();
+        sender.send_to(b"ping", to).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while counter.0.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the task waiting for readability was not woken in 10 s: `try_io` replaced its waker"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }

@@ -30,7 +30,9 @@
 //! One waker slot per direction for the `poll_*` interface (as tokio's
 //! `poll_read_ready`: the last task to poll is the one woken), plus a list
 //! for the `readiness` futures, so any number of tasks may wait on one
-//! shared socket (`UdpSocket::recv` from several tasks). Wakers are cloned
+//! shared socket (`UdpSocket::recv` from several tasks). A `try_*` call
+//! stores no waker (`ready_now`): it would take the slot's task's place.
+//! Wakers are cloned
 //! before the mutex is taken, and taken under it to be woken or dropped
 //! after it is released: a waker is the program's code (`crate::sync`).
 //!
@@ -244,6 +246,13 @@ impl ScheduledIo {
                 Err(actual) => current = actual,
             }
         }
+    }
+
+    /// Whether the direction is ready, storing no waker (`try_io`: a caller
+    /// that does not wait must not take the place of one that does in the
+    /// direction's slot). `None`: not ready.
+    pub(crate) fn ready_now(&self, direction: Direction) -> Option<std::io::Result<ReadyEvent>> {
+        verdict(self.readiness.load(Ordering::Acquire), direction)
     }
 
     /// Whether the direction is ready; if not, `cx`'s waker is stored in the

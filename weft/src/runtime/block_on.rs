@@ -2,15 +2,31 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Wake, Waker};
+
+// loom's flag and thread handle under `cfg(loom)`: the flag has a writer
+// per waker and the `block_on` thread (`loom_tests`).
+#[cfg(loom)]
+use loom::thread::{self, Thread};
+#[cfg(not(loom))]
 use std::thread::{self, Thread};
+
+use crate::loom::sync::atomic::AtomicBool;
 
 use crate::scheduler::Shared;
 
 /// Wakes a thread blocked in `block_on`. The flag makes a wake that lands
 /// before the thread parks count (std's park token would too, but the flag
 /// also absorbs the spurious returns `thread::park` is allowed).
+///
+/// Every change of the flag is a swap: any number of wakers raise it (and
+/// unpark only if it was down), and the `block_on` thread lowers it after
+/// each poll and before each sleep (and polls again if it was up). A waker
+/// that finds it up needs no unpark: the swap that lowers it comes after
+/// the raise in the flag's order and reads it, so the thread polls again
+/// and sees what the waker published. `loom_tests.rs` checks it with two
+/// wakers.
 struct ThreadWaker {
     notified: AtomicBool,
     thread: Thread,
@@ -75,7 +91,7 @@ pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F)
         }
         #[cfg(feature = "test-util")]
         thread_waker.set_waiting_on(Some(shared.clone()));
-        if thread_waker.notified.swap(false, Ordering::AcqRel) {
+        if thread_waker.woken() {
             // Woken during the poll (a `yield_now`, say): poll again at
             // once, still counted as polling. Uncounting for that instant
             // let a paused clock jump past every timer while this thread
@@ -139,15 +155,23 @@ impl ThreadWaker {
             .take()
     }
 
+    /// Whether a wake came since the last look (and lowers the flag).
+    fn woken(&self) -> bool {
+        self.notified.swap(false, Ordering::AcqRel)
+    }
+
     fn wait(&self) {
         for _ in 0..YIELDS_BEFORE_PARK {
-            if self.notified.swap(false, Ordering::AcqRel) {
+            if self.woken() {
                 return;
             }
             thread::yield_now();
         }
-        while !self.notified.swap(false, Ordering::AcqRel) {
+        while !self.woken() {
             thread::park();
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

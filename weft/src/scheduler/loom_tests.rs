@@ -411,60 +411,62 @@ fn worker_loop_scenario(strict_searching: bool) {
     realign_registry_round_robin(WORKERS);
 }
 
-/// The fence-against-fence handshake between `schedule_remote` and
-/// shutdown, with a lock-free queue in place of loom's mutex inject queue.
-///
-/// The queue is a replica of what matters in crossbeam's injector: a push
-/// is a read-modify-write of the tail, and the drain *loads* the tail to
-/// decide whether anything is there (a load that can be stale without a
-/// fence). The pusher follows `schedule_remote`'s order — push, the real
-/// `Shared::notify_parked` (whose `Idle::worker_to_notify` runs the
-/// `fence(SeqCst)`), re-read the flag, drain itself if set — and the other
-/// thread runs the real `begin_shutdown` (swap, `fence(SeqCst)`) and then
-/// drains. The task must be drained exactly once: taking it is a CAS on a
-/// separate counter, so two drains cannot both take it, and the fences
-/// make sure at least one of them sees it. Removing either fence lets
-/// both miss it (store buffering), which loom finds: it implements SeqCst
-/// fences, while the queue and flag accesses themselves are AcqRel at most.
-#[test]
-fn shutdown_handshake_with_a_lock_free_queue() {
-    use loom::sync::atomic::{AtomicUsize, Ordering};
+/// A replica of what matters in crossbeam's injector for the shutdown
+/// handshake: a push is a read-modify-write of the tail, and a drain
+/// *loads* the tail to decide whether anything is there (a load that can
+/// be stale without a fence). Taking a task is a CAS on a separate counter,
+/// so two drains cannot both take one.
+struct Replica {
+    tail: loom::sync::atomic::AtomicUsize,
+    taken: loom::sync::atomic::AtomicUsize,
+}
 
-    struct Replica {
-        tail: AtomicUsize,
-        taken: AtomicUsize,
-    }
-
-    impl Replica {
-        /// Takes every task the drain can see; returns how many.
-        fn drain(&self) -> usize {
-            let mut drained = 0;
-            loop {
-                let taken = self.taken.load(Ordering::Acquire);
-                if taken == self.tail.load(Ordering::Acquire) {
-                    return drained;
-                }
-                if self
-                    .taken
-                    .compare_exchange(taken, taken + 1, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    drained += 1;
-                }
-            }
+impl Replica {
+    fn new() -> Replica {
+        Replica {
+            tail: loom::sync::atomic::AtomicUsize::new(0),
+            taken: loom::sync::atomic::AtomicUsize::new(0),
         }
     }
 
-    loom::model(|| {
-        let (shared, _locals) = runtime();
-        let queue = Arc::new(Replica {
-            tail: AtomicUsize::new(0),
-            taken: AtomicUsize::new(0),
-        });
-        let pusher = {
+    fn push(&self) {
+        self.tail.fetch_add(1, loom::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Takes every task the drain can see (as `Shared::drain_inject`
+    /// pops until the queue looks empty); returns how many.
+    fn drain(&self) -> usize {
+        use loom::sync::atomic::Ordering;
+        let mut drained = 0;
+        loop {
+            let taken = self.taken.load(Ordering::Acquire);
+            if taken == self.tail.load(Ordering::Acquire) {
+                return drained;
+            }
+            if self
+                .taken
+                .compare_exchange(taken, taken + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                drained += 1;
+            }
+        }
+    }
+}
+
+/// `pushers` threads each push one task in `schedule_remote`'s order (push,
+/// the real `Shared::notify_parked`, whose `Idle::worker_to_notify` runs
+/// the `fence(SeqCst)`, re-read the flag, drain if set) while this thread
+/// runs the real `begin_shutdown` (swap, `fence(SeqCst)`) and drains. Every
+/// task must be drained exactly once.
+fn shutdown_handshake(pushers: usize) {
+    let (shared, _locals) = runtime();
+    let queue = Arc::new(Replica::new());
+    let pushers: Vec<_> = (0..pushers)
+        .map(|_| {
             let (shared, queue) = (shared.clone(), queue.clone());
             thread::spawn(move || {
-                queue.tail.fetch_add(1, Ordering::AcqRel);
+                queue.push();
                 shared.notify_parked(None);
                 if shared.is_shutdown() {
                     queue.drain()
@@ -472,16 +474,39 @@ fn shutdown_handshake_with_a_lock_free_queue() {
                     0
                 }
             })
-        };
-        shared.begin_shutdown();
-        let drained_by_shutdown = queue.drain();
-        let drained_by_pusher = pusher.join().unwrap();
-        assert_eq!(
-            drained_by_shutdown + drained_by_pusher,
-            1,
-            "the task pushed during shutdown must be drained exactly once"
-        );
-    });
+        })
+        .collect();
+    shared.begin_shutdown();
+    let mut drained = queue.drain();
+    let pushed = pushers.len();
+    for pusher in pushers {
+        drained += pusher.join().unwrap();
+    }
+    assert_eq!(
+        drained, pushed,
+        "every task pushed during shutdown must be drained exactly once"
+    );
+}
+
+/// The fence-against-fence handshake between `schedule_remote` and
+/// shutdown, with a lock-free queue ([`Replica`]) in place of loom's mutex
+/// inject queue, one pusher. Removing either fence lets both sides miss
+/// the task (store buffering), which loom finds: it implements SeqCst
+/// fences, while the queue and flag accesses themselves are AcqRel at most.
+#[test]
+fn shutdown_handshake_with_a_lock_free_queue() {
+    loom::model(|| shutdown_handshake(1));
+}
+
+/// The same with two pushers, as in production, where any thread spawns
+/// or wakes from outside while shutdown begins. Fails with either fence
+/// removed, and with a drain that takes one task per call (the replica's
+/// loop cut to one pass, as `drain_inject`'s `while let` made `if let`):
+/// both tasks are in when shutdown drains and neither pusher saw the flag,
+/// which one pusher cannot show.
+#[test]
+fn two_pushers_race_the_shutdown_handshake() {
+    loom::model(|| shutdown_handshake(2));
 }
 
 /// `shutdown_timeout` that expires (or `shutdown_background`) drains while

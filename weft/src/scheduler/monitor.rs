@@ -132,10 +132,11 @@
 
 // The monitor's sleep handshake (`sleeping`, its fences, the state lock
 // and `wake_monitor`) and the hand-back handshake (`handed_back`, `closed`
-// and their fences) are protocols: those are loom's under `cfg(loom)`, and
-// `loom_tests.rs` models them. The counters are `std` atomics (read for
-// metrics only).
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+// and their fences) are protocols, and so is the count of spare threads
+// (`spare_threads`: written with and without the lock): those are loom's
+// under `cfg(loom)`, and `loom_tests.rs` models them. The counters are
+// `std` atomics (read for metrics only).
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::loom::sync::Arc;
@@ -238,8 +239,9 @@ pub(crate) struct Monitor {
     /// its poll, and the monitor may rest beside it (`Sampler::act`).
     restores_work: std::sync::atomic::AtomicBool,
     /// Spare threads alive (counted down without the lock: a demoted
-    /// thread ends without taking it).
-    spare_threads: AtomicUsize,
+    /// thread ends without taking it). loom's under `cfg(loom)`: the
+    /// monitor's count-in under the lock races those count-outs.
+    spare_threads: crate::loom::sync::atomic::AtomicUsize,
     /// What demoted threads give back, without the monitor's lock (a
     /// thread that runs at a low priority must not hold a lock others
     /// wait for: it may not get a core again for a long time). The monitor
@@ -312,7 +314,7 @@ impl Monitor {
             io_deliveries: AtomicU64::new(0),
             threads_restored: AtomicU64::new(0),
             restores_work: std::sync::atomic::AtomicBool::new(false),
-            spare_threads: AtomicUsize::new(0),
+            spare_threads: crate::loom::sync::atomic::AtomicUsize::new(0),
             handed_back: Inject::new(),
             closed: crate::loom::sync::atomic::AtomicBool::new(false),
         }

@@ -165,6 +165,8 @@ impl<T> JoinSet<T> {
     /// });
     /// ```
     pub fn abort_all(&mut self) {
+        // An abort drops an idle task's future, and wakes its awaiter.
+        crate::sync::user_code("a JoinSet's abort (a task's future's drop)");
         for slot in self.slots.iter().flatten() {
             slot.handle.abort();
         }
@@ -204,6 +206,7 @@ impl<T> JoinSet<T> {
         let (woken, waiter) = self.ready.clear();
         // Dropped here, with no lock held: dropping a handle can drop a
         // completed task's output, and the waiter is the user's waker.
+        crate::sync::user_code("a JoinSet's drop of its members (outputs, a waker)");
         drop(slots);
         drop(woken);
         drop(waiter);
@@ -276,6 +279,7 @@ impl<T> JoinSet<T> {
         }
         // Many members woke without finishing (their cancellation still in
         // progress): let other tasks run before polling more.
+        crate::sync::user_code("a waker's wake (a JoinSet yielding)");
         cx.waker().wake_by_ref();
         Poll::Pending
     }
@@ -394,6 +398,7 @@ impl<T> JoinSet<T> {
         let slot = self.slots[index].take();
         self.free.push(index);
         self.len -= 1;
+        crate::sync::user_code("a JoinSet member's drop (its handle)");
         drop(slot);
         Poll::Ready(result)
     }

@@ -6,7 +6,9 @@
 //! - a delivery that lands between a task's `WouldBlock` and its clear is
 //!   not erased by the clear (the tick check);
 //! - a source deregistered while an event naming it is in flight is not
-//!   freed before the poller's holder has dispatched that event.
+//!   freed before the poller's holder has dispatched that event;
+//! - a `try_*` call beside a task waiting in the direction's slot does not
+//!   take its wake.
 //!
 //! Each fails when the protocol is broken on purpose: drop the re-read in
 //! `poll_ready_with`, make `clear_readiness` ignore the tick, or release a
@@ -150,5 +152,38 @@ fn a_source_deregistered_while_its_event_is_in_flight_outlives_the_dispatch() {
         let _held = poller.lock().unwrap();
         release.release();
         assert!(!alive.load(Ordering::Acquire), "released in the end");
+    });
+}
+
+/// The direction's waker slot has a writer per task that polls it; a
+/// `try_*` call (`PollEvented::try_io`, through `ready_now`) is not one of
+/// them. A task waits in the slot (`poll_read`) while another thread tries
+/// the same direction and the reactor delivers: the waiting task sees the
+/// readiness or is woken, whatever the order.
+///
+/// Fails with `ready_now` made a `poll_ready` with a no-op waker (what
+/// `try_io` did): the no-op waker takes the slot and the delivery wakes it
+/// instead of the task.
+#[test]
+fn a_try_beside_a_waiting_task_does_not_take_its_wake() {
+    loom::model(|| {
+        let io = Arc::new(ScheduledIo::new());
+        let (counter, waker) = counting_waker();
+        let mut cx = Context::from_waker(&waker);
+        let polled = io.poll_ready(&mut cx, Direction::Read);
+        let trier = {
+            let io = io.clone();
+            thread::spawn(move || io.ready_now(Direction::Read).is_some())
+        };
+        let reactor = {
+            let io = io.clone();
+            thread::spawn(move || deliver(&io, READABLE))
+        };
+        let _ = trier.join().unwrap();
+        reactor.join().unwrap();
+        assert!(
+            polled.is_ready() || counter.0.load(Ordering::Acquire) == 1,
+            "the waiting task is never woken"
+        );
     });
 }

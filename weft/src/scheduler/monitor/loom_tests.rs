@@ -311,40 +311,7 @@ fn a_worker_woken_for_new_work_wakes_the_sleeping_monitor() {
 
 #[test]
 fn a_core_handed_back_as_shutdown_begins_is_closed_once() {
-    loom::model(|| {
-        let (shared, mut locals) = shared_with_monitor(1);
-        let local = locals.pop().unwrap();
-        let drops = Count::default();
-        let demoted = {
-            let (shared, drops) = (shared.clone(), drops.clone());
-            thread::spawn(move || {
-                let core = Core::new(0, shared.clone(), local);
-                let options = SpawnOptions::plain(std::panic::Location::caller());
-                // Never polled here: counts the drops of its future.
-                let probe = DropProbe(drops);
-                let future = async move {
-                    let _probe = probe;
-                    std::future::pending::<()>().await
-                };
-                let (task, join) = new_task(&shared, future, options);
-                core.schedule_local(task, false);
-                drop(join);
-                // The demoted thread's poll is over: its core goes back.
-                shared.monitor.hand_back(HandBack::Worker(core));
-            })
-        };
-        shared.begin_shutdown();
-        demoted.join().unwrap();
-        assert_eq!(
-            drops.get(),
-            1,
-            "the core handed back as shutdown began was not closed once"
-        );
-        shared.shutdown_drain();
-        assert_eq!(drops.get(), 1, "a task dropped twice");
-        drop(shared);
-        realign_registry_round_robin(1);
-    });
+    loom::model(|| cores_handed_back_as_shutdown_begins(1));
 }
 
 /// A spare thread that cannot be started leaves nothing counted as on its
@@ -417,5 +384,172 @@ fn the_spawner_takes_back_every_thread_it_does_not_start() {
         );
         drop(state);
         assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// The hand-back queue has several writers in production: every demoted
+/// worker thread and demoted spare pushes to it, without a lock, whenever
+/// its poll ends. Two demoted threads give their cores back at once while
+/// shutdown begins. Each core holds a queued task; once every call has
+/// returned, each core must have been closed exactly once (each task
+/// dropped once), before `shutdown_drain` could hide a core left behind.
+///
+/// Fails with the drain at shutdown taking one item per call (`while let`
+/// made `if let` in `drain_handed_back_at_shutdown`), which the one-pusher
+/// model above passes: both cores are in the queue when `begin_shutdown`
+/// drains it, and neither pusher saw `closed`. Fails also, as above, with
+/// `hand_back`'s look at `closed` removed. (Its fences are not judged here
+/// either: under loom the queue is a mutex.)
+#[test]
+fn two_cores_handed_back_as_shutdown_begins_are_each_closed_once() {
+    loom::model(|| cores_handed_back_as_shutdown_begins(2));
+}
+
+/// `pushers` demoted threads each give back a worker core holding one
+/// queued, never-polled task while shutdown begins; each core must have
+/// been closed exactly once (its task dropped once) by the time every call
+/// returned, checked before `shutdown_drain`, which would drop the tasks
+/// through the registry and hide a core left in the queue.
+fn cores_handed_back_as_shutdown_begins(pushers: usize) {
+    let (shared, locals) = shared_with_monitor(pushers);
+    let drops: Vec<Count> = (0..pushers).map(|_| Count::default()).collect();
+    let demoted: Vec<_> = locals
+        .into_iter()
+        .zip(drops.clone())
+        .enumerate()
+        .map(|(index, (local, drops))| {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let core = Core::new(index, shared.clone(), local);
+                let options = SpawnOptions::plain(std::panic::Location::caller());
+                // Never polled here: counts the drops of its future.
+                let probe = DropProbe(drops);
+                let future = async move {
+                    let _probe = probe;
+                    std::future::pending::<()>().await
+                };
+                let (task, join) = new_task(&shared, future, options);
+                core.schedule_local(task, false);
+                drop(join);
+                // The demoted thread's poll is over: its core goes back.
+                shared.monitor.hand_back(HandBack::Worker(core));
+            })
+        })
+        .collect();
+    shared.begin_shutdown();
+    for thread in demoted {
+        thread.join().unwrap();
+    }
+    for (core, drops) in drops.iter().enumerate() {
+        assert_eq!(
+            drops.get(),
+            1,
+            "core {core}, handed back as shutdown began, was not closed once"
+        );
+    }
+    shared.shutdown_drain();
+    for drops in &drops {
+        assert_eq!(drops.get(), 1, "a task dropped twice");
+    }
+    drop(shared);
+    realign_registry_round_robin(pushers);
+}
+
+/// The count of spare threads has writers with and without the monitor's
+/// lock: the monitor counts new threads in under it (`start_spares`), while
+/// a demoted spare counts itself out without it as it ends (`run_spare`,
+/// `Monitor::spare_thread_gone`). Two spare threads alive, both demoted and
+/// ending, while the monitor asks for two more against the limit (one
+/// spare slot plus one worker: 2). Whatever the order, the count must end
+/// at exactly the threads the monitor asked for: a lost update leaves it
+/// too high (the monitor then refuses threads it may start, for good) or
+/// too low (it starts more than `max_threads`).
+///
+/// Fails with `spare_thread_gone`'s `fetch_sub` split into a load and a
+/// store, and with `start_spares`' `fetch_add` split so.
+#[test]
+fn spare_threads_counted_out_without_the_lock_race_the_monitor() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor_and_spares(1, 1);
+        let monitor = &shared.monitor;
+        monitor.add_spare_slots(1, locals.split_off(1));
+        // The spawner runs (so `start_spares` only asks it), and two spare
+        // threads are alive.
+        monitor.lock().spawner = true;
+        monitor.spare_threads.store(2, Ordering::Relaxed);
+        let ending: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = shared.clone();
+                thread::spawn(move || shared.monitor.spare_thread_gone())
+            })
+            .collect();
+        let asked = {
+            let mut state = monitor.lock();
+            let asked = monitor.start_spares(&shared, &mut state, 2);
+            assert!(
+                monitor.spare_threads.load(Ordering::Relaxed) <= 2,
+                "more spare threads counted than the limit"
+            );
+            asked
+        };
+        for thread in ending {
+            thread.join().unwrap();
+        }
+        assert_eq!(
+            monitor.spare_threads.load(Ordering::Relaxed),
+            asked,
+            "the count of spare threads drifted"
+        );
+        drop(locals);
+        drop(shared);
+    });
+}
+
+/// A slot's demotion flag has two writers: the monitor raises it as it
+/// lowers the priority of the thread it finds running the slot
+/// (`PollWatch::demote`, under the thread id's lock), and the slot's next
+/// thread lowers it as it publishes its id (`PollWatch::attach`). Here a
+/// thread attaches to a free slot while the monitor, acting on a stall it
+/// sampled earlier, demotes whatever thread runs the slot. If the monitor
+/// lowered the new thread, the flag must be up once both are done: the
+/// thread looks at it after each poll, and a lowered thread that never
+/// sees it runs the slot lowered for good instead of handing it back.
+///
+/// Fails with `attach`'s store of the flag moved after the lock is
+/// released (the monitor finds the new id, raises the flag and lowers the
+/// thread in between, and the late store erases the raise): the bug this
+/// model found, fixed.
+#[test]
+fn a_thread_demoted_as_it_attaches_to_a_slot_learns_it() {
+    loom::model(|| {
+        let (shared, _locals) = shared_with_monitor(1);
+        const NEW_THREAD: i32 = 2;
+        let lowered = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let monitor = {
+            let (shared, lowered) = (shared.clone(), lowered.clone());
+            thread::spawn(move || {
+                shared.remotes[0].watch.demote(|tid| {
+                    lowered.store(tid, Ordering::Relaxed);
+                    true
+                })
+            })
+        };
+        let watch = &shared.remotes[0].watch;
+        let on_slot = watch.attach(NEW_THREAD);
+        let demoted = monitor.join().unwrap();
+        let lowered = lowered.load(Ordering::Relaxed);
+        assert_eq!(
+            demoted,
+            lowered == NEW_THREAD,
+            "the monitor's count of demotions"
+        );
+        if lowered == NEW_THREAD {
+            assert!(
+                watch.is_thread_demoted(),
+                "the thread was lowered as it attached and its flag is down"
+            );
+        }
+        drop(on_slot);
+        drop(shared);
     });
 }

@@ -410,13 +410,12 @@ impl Monitor {
     /// always learns it was (or is about to be) demoted and gives its slot
     /// to a normal thread.
     fn demote_thread(&self, watch: &super::PollWatch) {
-        let demoted = watch.with_thread(|tid| {
-            !watch.thread_demoted.swap(true, Ordering::Relaxed)
-                && crate::sys::demote_thread(tid)
-                    .map(|nice| watch.demoted_from.store(nice, Ordering::Relaxed))
-                    .is_ok()
-        });
-        if demoted == Some(true) {
+        let lower = |tid| {
+            crate::sys::demote_thread(tid)
+                .map(|nice| watch.demoted_from.store(nice, Ordering::Relaxed))
+                .is_ok()
+        };
+        if watch.demote(lower) {
             self.threads_demoted.fetch_add(1, Ordering::Relaxed);
         }
     }

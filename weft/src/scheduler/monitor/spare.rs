@@ -87,6 +87,15 @@ impl Monitor {
         asked
     }
 
+    /// A spare thread ends, or one asked for will not start: one fewer
+    /// counted. A read-modify-write, never a load and a store: demoted spares
+    /// count themselves out without the monitor's lock, while the monitor
+    /// counts new ones in under it (`loom_tests.rs`'s
+    /// `spare_threads_counted_out_without_the_lock_race_the_monitor`).
+    pub(super) fn spare_thread_gone(&self) {
+        self.spare_threads.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// Lends a free spare slot to a spare thread: a warm one if one waits,
     /// else a new one. Whether a slot was lent.
     pub(super) fn hand_off(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) -> bool {
@@ -141,7 +150,7 @@ pub(crate) fn run_spawner(shared: &Arc<Shared>) {
         // (A started thread counts itself, in `run_spare`.)
         if started.is_err() {
             state.starting -= 1;
-            monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+            monitor.spare_thread_gone();
         }
     }
     // Asked for and not started: no longer coming.
@@ -183,7 +192,7 @@ fn run_spare(shared: &Arc<Shared>) {
                 RunExit::Shutdown => core.close(),
                 RunExit::Demoted => {
                     monitor.hand_back(HandBack::Worker(core));
-                    monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+                    monitor.spare_thread_gone();
                     return;
                 }
             }
@@ -208,7 +217,7 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             if demoted {
                 monitor.hand_back(HandBack::Slot(index, local));
-                monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+                monitor.spare_thread_gone();
                 return;
             }
             state = monitor.lock();
@@ -231,7 +240,7 @@ fn run_spare(shared: &Arc<Shared>) {
             break true;
         }
     };
-    monitor.spare_threads.fetch_sub(1, Ordering::Relaxed);
+    monitor.spare_thread_gone();
     drop(state);
     if retired {
         monitor.spares_retired.fetch_add(1, Ordering::Relaxed);

@@ -17,7 +17,9 @@
 use std::panic::Location;
 // `std` atomics, not loom's: the monitor reads them by sampling, which is
 // timing, not a protocol, and as loom atomics they would add states to
-// every worker model (each poll writes them).
+// every worker model (each poll writes them). The exception is the
+// demotion flag and the thread id's lock, which the monitor and the slot's
+// thread both write: loom's under `cfg(loom)` (`loom_tests.rs`).
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::task::TaskMeta;
@@ -41,10 +43,14 @@ pub(crate) struct PollWatch {
     /// each call, and a thread clears its id under it before it can end
     /// ([`ThreadOnSlot`]), so an id the monitor acts on always names the
     /// live thread running this slot, never one that reused the number.
-    thread_id: crate::sync::StdMutex<i32>,
+    thread_id: crate::sync::Mutex<i32>,
     /// The monitor lowered the priority of the thread running this slot:
     /// after its poll it hands the slot to a thread of normal priority.
-    pub(super) thread_demoted: AtomicBool,
+    /// Written under `thread_id`'s lock only: raised by the monitor
+    /// (`demote`), lowered by the slot's next thread as it publishes its
+    /// id (`attach`) or by the demoted thread given its priority back
+    /// (`restore_thread_priority`); read without it after each poll.
+    thread_demoted: crate::loom::sync::atomic::AtomicBool,
     /// The demoted thread's nice value before (written and read under
     /// `thread_id`'s lock).
     pub(super) demoted_from: AtomicI32,
@@ -113,13 +119,32 @@ impl PollWatch {
     /// drops (before the thread can end, even by unwinding).
     #[must_use = "the thread runs the slot while the guard lives"]
     pub(crate) fn attach_thread(&self) -> ThreadOnSlot<'_> {
-        let tid = crate::sys::current_thread_id();
-        *self.lock_thread_id() = tid;
+        self.attach(crate::sys::current_thread_id())
+    }
+
+    /// `attach_thread` for thread `tid`. The flag is lowered under the
+    /// lock, with the id: a monitor that finds `tid` here and lowers its
+    /// priority then raises the flag after this, so the thread learns it
+    /// after its poll. (Lowered after the lock, as it once was, it could
+    /// erase the raise of a monitor that came in between: a thread running
+    /// lowered for good, never handing its slot back.)
+    pub(super) fn attach(&self, tid: i32) -> ThreadOnSlot<'_> {
+        let mut id = self.lock_thread_id();
         self.thread_demoted.store(false, Ordering::Relaxed);
+        *id = tid;
+        drop(id);
         ThreadOnSlot { watch: self, tid }
     }
 
-    fn lock_thread_id(&self) -> crate::sync::StdMutexGuard<'_, i32> {
+    /// The monitor lowers the thread running this slot with `lower` (given
+    /// its id; whether it succeeded), raising the flag first, under the
+    /// lock: only once per thread. Whether it was lowered now.
+    pub(super) fn demote(&self, lower: impl FnOnce(i32) -> bool) -> bool {
+        self.with_thread(|tid| !self.thread_demoted.swap(true, Ordering::Relaxed) && lower(tid))
+            == Some(true)
+    }
+
+    fn lock_thread_id(&self) -> crate::sync::MutexGuard<'_, i32> {
         // Nothing panics under this lock but the system calls' callers;
         // the id is valid either way.
         self.thread_id.lock().unwrap_or_else(|e| e.into_inner())
@@ -155,7 +180,17 @@ impl PollWatch {
     /// poll: one load of a line the slot's thread writes anyway).
     #[inline]
     pub(crate) fn is_thread_demoted(&self) -> bool {
-        self.thread_demoted.load(Ordering::Relaxed)
+        #[cfg(not(loom))]
+        return self.thread_demoted.load(Ordering::Relaxed);
+        // Under loom a read that is no point where loom may switch threads:
+        // it runs after every poll of every worker model, where an atomic
+        // load would multiply the interleavings for a flag nobody writes.
+        #[cfg(loom)]
+        // SAFETY: loom's `unsync_load` is memory-safe; it requires that no
+        // store races the read, which loom checks: only
+        // `a_thread_demoted_as_it_attaches_to_a_slot_learns_it` writes the
+        // flag, and it reads it after joining the writer.
+        return unsafe { self.thread_demoted.unsync_load() };
     }
 
     /// Whether the monitor last saw this slot stalled. (Made `true`, every

@@ -143,6 +143,7 @@ impl Carried {
 
     /// Called with no lock held.
     fn release(self) {
+        crate::sync::user_code("a waker's wake or drop (a join handle's cell)");
         for waker in self.wake.into_iter().flatten() {
             waker.wake();
         }
@@ -186,6 +187,9 @@ impl<T> Work<T> {
         cancel: fn(RawTask<T>) -> CancelFuture<T>,
         cx: &mut Context<'_>,
     ) -> Result<Option<Output<T>>, Work<T>> {
+        // async-task clones the caller's waker and drops the one it
+        // replaces; a cancellation's poll may drop the task's output.
+        crate::sync::user_code("a join handle's poll (wakers' clone and drop, an output's drop)");
         let mut future = match self {
             Work::Task(task) if abort => cancel(task),
             Work::Task(mut task) => {
@@ -317,6 +321,7 @@ impl<T> Cell<T> {
     /// under the lock, wake and drop wakers outside it.
     fn drive(&self, want: Want, mut owner: Option<&mut Context<'_>>) -> Answer<T> {
         // The owner's waker, cloned before the lock is taken.
+        crate::sync::user_code("a waker's clone (a join handle's poll)");
         let mine = owner.as_ref().map(|cx| cx.waker().clone());
         let (mut work, mut awaiter) = match self.locked(|inner| inner.start(want, mine)) {
             Start::Answer(answer, carried) => {
@@ -479,6 +484,9 @@ impl<T> Drop for Cell<T> {
         // async-task cancels a task whose handle is dropped; weft's (and
         // tokio's) contract is to detach it. (Nobody holds the task out:
         // that thread would hold a reference to this cell.)
+        // Detaching may drop a finished task's output; an output or a
+        // cancellation left in the cell is dropped here too.
+        crate::sync::user_code("a join handle's drop (a task's output)");
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
         if let State::Waiting(task) = std::mem::replace(&mut inner.state, State::Taken) {
             task.detach();

@@ -81,6 +81,7 @@ impl ReadyList {
         if let Some(member) = self.pop() {
             return Some(member);
         }
+        crate::sync::user_code("a waker's clone (a JoinSet's join_next)");
         let mine = waker.clone();
         let (member, unused) = {
             let mut inner = self.lock();
@@ -92,6 +93,7 @@ impl ReadyList {
                 },
             }
         };
+        crate::sync::user_code("a waker's drop (a JoinSet's join_next)");
         drop(unused);
         member
     }
@@ -145,6 +147,7 @@ impl Wake for Member {
         };
         // After the unlock: this may be the list's last reference (the set
         // was dropped meanwhile), and the waiter is the user's waker.
+        crate::sync::user_code("a waker's wake (a JoinSet member's wake)");
         drop(list);
         if let Some(waiter) = waiter {
             waiter.wake();

@@ -134,3 +134,56 @@ fn two_threads_arming_the_outside_wheel_leave_the_earlier_bound() {
         );
     });
 }
+
+/// A wheel's `next` has two writers in production besides the armers: any
+/// worker firing the wheel's due timers (`fire_due`, with `try_lock` when
+/// it fires another worker's wheel as the keeper) recomputes the bound,
+/// while the wheel's own thread (or, on the outside wheel, any thread off
+/// the workers) arms a new timer there. Wheel `wheel` holds a timer at 300;
+/// one thread arms one at 1000 while another fires what is due at 500.
+/// Whatever the order, the bound must end no later than the earliest timer
+/// still pending (else the keeper sleeps past it), and the new timer must
+/// still be armed.
+///
+/// Fails with `fire_due`'s store of `next` moved after the wheel's lock is
+/// released: the firer computes "nothing left" (`u64::MAX`), the armer
+/// inserts 1000 and stores it, and the firer's late store erases it.
+fn an_arm_racing_fire_due_leaves_the_bound(wheel_of: fn(&Driver) -> usize) {
+    let driver = Arc::new(Driver::new(2));
+    let wheel = wheel_of(&driver);
+    let _ = driver.arm(wheel, 300, Waker::noop()).unwrap();
+    let armer = {
+        let driver = driver.clone();
+        thread::spawn(move || driver.arm(wheel, 1_000, Waker::noop()).unwrap().0)
+    };
+    let firer = {
+        let driver = driver.clone();
+        thread::spawn(move || {
+            let mut fired = Vec::new();
+            // As the keeper fires a wheel it does not own: skipped if its
+            // lock is held.
+            let _ = driver.fire_due(wheel, 500, false, &mut fired);
+            fired.len()
+        })
+    };
+    let timer = armer.join().unwrap();
+    let fired = firer.join().unwrap();
+    assert!(driver.is_armed(timer), "the timer at 1000 was lost");
+    let earliest_pending = if fired == 0 { 300 } else { 1_000 };
+    let bound = driver.earliest();
+    assert!(
+        bound <= earliest_pending,
+        "the bound is {bound} with a timer at {earliest_pending} pending ({fired} fired): \
+         the keeper sleeps past it"
+    );
+}
+
+#[test]
+fn an_arm_racing_fire_due_on_a_workers_wheel_leaves_the_bound() {
+    loom::model(|| an_arm_racing_fire_due_leaves_the_bound(|_| 1));
+}
+
+#[test]
+fn an_arm_racing_fire_due_on_the_outside_wheel_leaves_the_bound() {
+    loom::model(|| an_arm_racing_fire_due_leaves_the_bound(Driver::outside_wheel));
+}
