@@ -578,6 +578,17 @@ impl Shared {
         }
     }
 
+    /// Tasks spawned and not yet finished (`RuntimeMetrics::live_tasks`
+    /// without the rest of a snapshot; the same saturating read).
+    pub(crate) fn live_tasks(&self) -> u64 {
+        let (mut spawned, mut finished) = (self.remote_spawns.get(), self.remote_finishes.get());
+        for remote in self.remotes.iter() {
+            spawned += remote.counters.spawned_local.get();
+            finished += remote.counters.tasks_finished.get();
+        }
+        spawned.saturating_sub(finished)
+    }
+
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let (workers, spares) = self.remotes.split_at(self.config.num_workers);
         let workers = workers
