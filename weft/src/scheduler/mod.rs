@@ -182,7 +182,7 @@ pub(crate) struct Remote {
     pub(crate) parker: Parker,
     pub(crate) counters: WorkerCounters,
     /// The poll in progress, as the stall monitor sees it. On its own
-    /// cache line: its owner writes it twice per poll, while thieves read
+    /// cache line: its owner writes it at each poll's start and end, while thieves read
     /// `lifo` above. (A precaution: no workload measured a difference.)
     pub(crate) watch: CachePadded<monitor::PollWatch>,
 }
