@@ -293,22 +293,58 @@ fn busy_estimate(entry: &EntrySnapshot) -> Duration {
     Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
-/// `d` in the unit that keeps three significant digits or so.
+/// A duration in the unit that keeps it short (`999ns`, `2.5us`, `1.5ms`,
+/// `2.0s`); honours width and alignment.
 struct Short(Duration);
 
 impl fmt::Display for Short {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
         let ns = self.0.as_nanos();
-        let text = if ns < 1_000 {
-            format!("{ns}ns")
+        let mut text = Text::default();
+        if ns < 1_000 {
+            write!(text, "{ns}ns")?;
         } else if ns < 1_000_000 {
-            format!("{:.1}us", ns as f64 / 1e3)
+            write!(text, "{:.1}us", ns as f64 / 1e3)?;
         } else if ns < 1_000_000_000 {
-            format!("{:.1}ms", ns as f64 / 1e6)
+            write!(text, "{:.1}ms", ns as f64 / 1e6)?;
         } else {
-            format!("{:.1}s", ns as f64 / 1e9)
-        };
-        f.pad(&text)
+            write!(text, "{:.1}s", ns as f64 / 1e9)?;
+        }
+        f.pad(text.as_str())
+    }
+}
+
+/// A short text on the stack, so a dump's table is formatted without an
+/// allocation per cell.
+#[derive(Default)]
+struct Text {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        // Only whole `str`s are ever appended (`write_str`).
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("?")
+    }
+}
+
+impl fmt::Write for Text {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let room = self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?;
+        room.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+fn lane_name(lane: Lane) -> &'static str {
+    match lane {
+        Lane::Latency => "Latency",
+        Lane::Default => "Default",
+        Lane::Batch => "Batch",
     }
 }
 
@@ -316,27 +352,40 @@ impl fmt::Display for Dump {
     /// A table, one task a line, in [`Dump::tasks`]' order, then a line
     /// with the unlisted count.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write as _;
         writeln!(
             f,
             "{:<13} {:>9} {:>18} {:<7} {:>8} {:>9}  {:<24} LOCATION",
             "STATE", "FOR", "ID", "LANE", "POLLS", "BUSY", "NAME"
         )?;
         for task in &self.tasks {
-            let (state, elapsed) = match task.state {
+            let mut state = Text::default();
+            let elapsed = match task.state {
                 TaskState::Running { worker, elapsed } => {
-                    (format!("running@{worker}"), Some(elapsed))
+                    write!(state, "running@{worker}")?;
+                    Some(elapsed)
                 }
-                TaskState::Scheduled => ("scheduled".to_owned(), None),
-                TaskState::Idle { elapsed } => ("idle".to_owned(), Some(elapsed)),
+                TaskState::Scheduled => {
+                    state.write_str("scheduled")?;
+                    None
+                }
+                TaskState::Idle { elapsed } => {
+                    state.write_str("idle")?;
+                    Some(elapsed)
+                }
             };
-            let elapsed = elapsed.map_or_else(|| "-".to_owned(), |d| Short(d).to_string());
+            let mut elapsed_text = Text::default();
+            match elapsed {
+                Some(elapsed) => write!(elapsed_text, "{}", Short(elapsed))?,
+                None => elapsed_text.write_str("-")?,
+            }
             writeln!(
                 f,
                 "{:<13} {:>9} {:>#18x} {:<7} {:>8} {:>9}  {:<24} {}",
-                state,
-                elapsed,
+                state.as_str(),
+                elapsed_text.as_str(),
                 task.id,
-                format!("{:?}", task.lane),
+                lane_name(task.lane),
                 task.polls,
                 Short(task.busy),
                 task.name().unwrap_or("-"),
@@ -383,5 +432,9 @@ mod tests {
         assert_eq!(Short(Duration::from_micros(1500)).to_string(), "1.5ms");
         assert_eq!(Short(Duration::from_secs(2)).to_string(), "2.0s");
         assert_eq!(Short(Duration::from_nanos(2_500)).to_string(), "2.5us");
+        assert_eq!(format!("{:>7}|", Short(Duration::from_nanos(999))), "  999ns|");
+        assert_eq!(format!("{:<7}|", Short(Duration::from_nanos(999))), "999ns  |");
+        let longest = Short(Duration::MAX).to_string();
+        assert!(longest.ends_with('s') && longest.len() > 20, "{longest}");
     }
 }

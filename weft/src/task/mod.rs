@@ -222,23 +222,32 @@ impl<F> TaskFuture<F> {
     }
 
     /// After a poll: a `Default` task whose poll the stall monitor saw run
-    /// past the slow-poll threshold moves to the `Batch` lane; and how the
-    /// poll ended, for the task's registry entry (no clock read unless the
-    /// worker times this poll, which it would do anyway: `Core::poll_end`).
+    /// past the slow-poll threshold moves to the `Batch` lane.
     #[inline]
-    fn after_poll(&self) -> PollEnd {
+    fn demote_if_slow(&self) {
         let meta = self.meta();
-        context::with_core(|core| match core {
-            Some(core) if core.accepts_local(&*meta.shared) => {
-                if meta.lane() == Lane::Default
-                    && core.poll_was_slow()
-                    && meta.shared.config.demote_slow_tasks
-                    && meta.lane_and_label.demote()
-                {
+        if meta.lane() == Lane::Default
+            && context::with_core(|core| core.is_some_and(|core| core.poll_was_slow()))
+            && meta.shared.config.demote_slow_tasks
+            && meta.lane_and_label.demote()
+        {
+            context::with_core(|core| {
+                if let Some(core) = core {
                     core.count_demotion();
                 }
-                core.poll_end()
-            }
+            });
+        }
+    }
+
+    /// After a poll that returned `Pending`: how it ended, for the task's
+    /// registry entry (no clock read unless the worker times this poll,
+    /// which it would do anyway: `Core::poll_end`). A poll that completes
+    /// the task skips this: the worker then reads the clock itself.
+    #[inline]
+    fn poll_end(&self) -> PollEnd {
+        let meta = self.meta();
+        context::with_core(|core| match core {
+            Some(core) if core.accepts_local(&*meta.shared) => core.poll_end(),
             // Polled off this runtime's workers (not done today; a worker
             // closing its core polls nothing).
             _ => PollEnd {
@@ -299,9 +308,10 @@ impl<F: Future> Future for TaskFuture<F> {
         // SAFETY: as above.
         let future = unsafe { Pin::new_unchecked(&mut *this.future) };
         let polled = crate::sync::call_user("a task's poll", || future.poll(cx));
-        let end = this.after_poll();
+        this.demote_if_slow();
         match polled {
             Ok(Poll::Pending) => {
+                let end = this.poll_end();
                 let Some(entry) = this.meta().entry() else {
                     this.register(cx.waker(), end);
                     return Poll::Pending;
