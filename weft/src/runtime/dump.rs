@@ -68,8 +68,11 @@ use crate::task::{EntrySnapshot, Lane, lane_of};
 ///
 /// A dump takes each registry shard's lock for as long as it copies that
 /// shard's entries (a few tens of nanoseconds per task); a task that
-/// registers or finishes on that shard meanwhile waits for it. Nothing is
-/// added to a poll but a few plain stores to the task's entry.
+/// registers or finishes on that shard meanwhile waits for it. A runtime
+/// that takes no dump pays, per poll, one more store on the worker's own
+/// poll-watch line (the task's address); per `Pending` poll, a few plain
+/// stores to the task's entry; per wake, one store there. Measured: `docs/experiments.md#task-dumps`
+/// (`cargo run --release -p weft --example dump_cost`).
 ///
 /// ```
 /// let rt = weft::runtime::Runtime::new().unwrap();
@@ -432,8 +435,14 @@ mod tests {
         assert_eq!(Short(Duration::from_micros(1500)).to_string(), "1.5ms");
         assert_eq!(Short(Duration::from_secs(2)).to_string(), "2.0s");
         assert_eq!(Short(Duration::from_nanos(2_500)).to_string(), "2.5us");
-        assert_eq!(format!("{:>7}|", Short(Duration::from_nanos(999))), "  999ns|");
-        assert_eq!(format!("{:<7}|", Short(Duration::from_nanos(999))), "999ns  |");
+        assert_eq!(
+            format!("{:>7}|", Short(Duration::from_nanos(999))),
+            "  999ns|"
+        );
+        assert_eq!(
+            format!("{:<7}|", Short(Duration::from_nanos(999))),
+            "999ns  |"
+        );
         let longest = Short(Duration::MAX).to_string();
         assert!(longest.ends_with('s') && longest.len() > 20, "{longest}");
     }

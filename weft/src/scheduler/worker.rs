@@ -193,10 +193,11 @@ pub(crate) struct Core {
     /// The sequence number of the poll in progress or last finished, as
     /// published in this slot's `PollWatch` (odd inside a poll).
     poll_seq: Cell<u64>,
-    /// When the poll in progress began, if this worker times it; the
-    /// polled task's wrapper takes it and reads the clock at the poll's
-    /// end, for its dump entry, and leaves that reading in `timed_poll_end`
-    /// for the worker (one clock read either way: `poll_end`).
+    /// When the poll in progress began, if this worker times it; after a
+    /// `Pending` poll the task's wrapper takes it and reads the clock at
+    /// the poll's end, for its dump entry, and leaves that reading in
+    /// `timed_poll_end` for the worker (one clock read either way:
+    /// `poll_end`; after a completing poll the worker reads it itself).
     timed_poll_start: Cell<Option<Instant>>,
     timed_poll_end: Cell<Option<Instant>>,
     /// This worker's last clock reading, ns on the registry's clock (also
@@ -273,7 +274,7 @@ impl Core {
     }
 
     /// How the poll in progress ends, for the polled task's registry entry
-    /// (called by the task's wrapper after its future's poll): its length
+    /// (called by the task's wrapper after a `Pending` poll): its length
     /// if this worker times it (the clock is read here instead of in
     /// `run_task`), and the end as this worker last read its clock.
     #[inline]
