@@ -239,6 +239,9 @@ pub(crate) struct Monitor {
 }
 
 /// Given back by a demoted thread.
+// A hand-back happens once per demotion and is moved once into a queue:
+// boxing the core would add an allocation there and save nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum HandBack {
     /// A worker core, for a spare thread of normal priority to run.
     Worker(Core),
