@@ -35,6 +35,33 @@ fn wait_for(handle: &Handle, name: &str, done: impl Fn(&TaskInfo) -> bool) -> Ta
     found.unwrap()
 }
 
+/// Spawns a task named `name` that holds its worker inside a poll (its
+/// second, after one `yield_now`, if `yield_first`) until the returned
+/// sender sends; returns once it is inside that poll.
+fn hold_a_worker(
+    handle: &Handle,
+    name: &str,
+    yield_first: bool,
+) -> (weft::JoinHandle<()>, mpsc::Sender<()>) {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let task = Builder::new()
+        .name(name)
+        .spawn_on(
+            async move {
+                if yield_first {
+                    weft::task::yield_now().await;
+                }
+                entered_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            },
+            handle,
+        )
+        .unwrap();
+    entered.recv_timeout(LIMIT).unwrap();
+    (task, release)
+}
+
 fn is_idle(task: &TaskInfo) -> bool {
     matches!(task.state(), TaskState::Idle { .. })
 }
@@ -101,21 +128,8 @@ fn idle_running_and_scheduled_states() {
         .unwrap();
     wait_for(&handle, "sleeper", is_idle);
 
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel::<()>();
-    let runner = Builder::new()
-        .name("runner")
-        .spawn_on(
-            async move {
-                // Registered (one `Pending`), then held in its second poll.
-                weft::task::yield_now().await;
-                entered_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-            },
-            &handle,
-        )
-        .unwrap();
-    entered.recv_timeout(LIMIT).unwrap();
+    // Registered (one `Pending`), then held in its second poll.
+    let (runner, release) = hold_a_worker(&handle, "runner", true);
     // The only worker is inside the runner's poll until `release`.
     let dump = handle.dump();
     let runner_row = named(&dump, "runner");
@@ -155,19 +169,7 @@ fn idle_running_and_scheduled_states() {
 #[test]
 fn a_task_in_its_first_poll_is_listed_as_running() {
     let rt = rt_without_stall_monitor(1);
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel::<()>();
-    let task = Builder::new()
-        .name("first-poll")
-        .spawn_on(
-            async move {
-                entered_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-            },
-            rt.handle(),
-        )
-        .unwrap();
-    entered.recv_timeout(LIMIT).unwrap();
+    let (task, release) = hold_a_worker(rt.handle(), "first-poll", false);
     let dump = rt.handle().dump();
     let rows = named(&dump, "first-poll");
     assert_eq!(rows.len(), 1, "{dump}");
@@ -256,13 +258,7 @@ fn a_dump_of_ten_thousand_idle_tasks() {
 #[test]
 fn queued_tasks_are_counted_as_unlisted() {
     let rt = rt_without_stall_monitor(1);
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel::<()>();
-    let blocker = rt.spawn(async move {
-        entered_tx.send(()).unwrap();
-        release_rx.recv().unwrap();
-    });
-    entered.recv_timeout(LIMIT).unwrap();
+    let (blocker, release) = hold_a_worker(rt.handle(), "blocker", false);
     let queued: Vec<_> = (0..5).map(|_| rt.spawn(async {})).collect();
     let dump = rt.handle().dump();
     assert_eq!(dump.tasks().len(), 1, "{dump}");
