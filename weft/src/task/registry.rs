@@ -97,7 +97,7 @@ impl Entry {
 
     /// The shard this entry belongs to (the loom models' round-robin
     /// realignment reads it).
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn shard(&self) -> u32 {
         self.shard
     }
