@@ -2,8 +2,8 @@
 //!
 //! Every error is JSON, `{"error": "..."}`, with its status: 400 for a
 //! malformed request, 404 for an unknown user or route, 422 for a user
-//! that fails validation, 501 for what this weft cannot do yet, 503 while
-//! the database is unavailable, 500 for anything else.
+//! that fails validation, 503 while the database is unavailable, 500 for
+//! anything else.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -273,16 +273,15 @@ fn tokio_metrics() -> String {
     text
 }
 
-/// A dump of every task, as text.
-///
-/// NOT WIRED YET: this needs `weft::runtime::Handle::dump()`, which weft
-/// does not have yet. When it lands, answer 200 with
-/// `Handle::current().dump()` as `text/plain` here (issue 37 item 1).
-async fn debug_tasks() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "task dumps need weft::runtime::Handle::dump, which this weft does not have yet",
+/// A dump of the runtime's tasks, as text (`weft::runtime::Dump`'s table:
+/// state, how long, id, lane, polls, busy time, name, spawn location).
+async fn debug_tasks() -> Response {
+    let dump = weft::runtime::Handle::current().dump();
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        dump.to_string(),
     )
+        .into_response()
 }
 
 async fn not_found(uri: Uri) -> ApiError {

@@ -51,9 +51,18 @@ async fn serve_weft(args: Args) -> Result<(), String> {
     use weft::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("SIGINT: {e}"))?;
     let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("SIGTERM: {e}"))?;
+    // The signals are awaited by a task of their own, named, so that
+    // `GET /debug/tasks` shows what the service is waiting for.
+    let signals = weft::task::Builder::new()
+        .name("shutdown signals")
+        .spawn(async move {
+            futures_lite::future::race(interrupt.recv(), terminate.recv()).await;
+            eprintln!("weft-service: shutting down");
+        })
+        .map_err(|e| format!("spawning the signal task: {e}"))?;
     let shutdown = async move {
-        futures_lite::future::race(interrupt.recv(), terminate.recv()).await;
-        eprintln!("weft-service: shutting down");
+        // An error here is the runtime shutting down: stop serving too.
+        let _ = signals.await;
     };
     let router = routes::router(app(&args, Rt::Weft).await?);
     let listener = weft::net::TcpListener::bind(args.listen.as_str())

@@ -1,7 +1,7 @@
 //! Re-entrance: the user code the runtime calls (destructors of futures,
 //! closures and outputs, the thread hooks, `on_stall`, wakers of the
 //! program's own) calling back into the runtime: `spawn`,
-//! `spawn_blocking`, `Handle::metrics`, `abort` of another task's
+//! `spawn_blocking`, `Handle::metrics`, `Handle::dump`, `abort` of another task's
 //! `JoinHandle` and its drop, a timer armed (`sleep` polled once). Each
 //! kind of site is driven while the runtime runs, during
 //! `shutdown_timeout` and during the runtime's drop, on 1, 2 and 4
@@ -140,6 +140,8 @@ impl Reentry {
         drop(handle.spawn(async {}));
         drop(handle.spawn_blocking(|| ()));
         assert!(handle.metrics().num_workers > 0);
+        // A dump takes every registry shard's lock (and formats after).
+        assert!(!handle.dump().to_string().is_empty());
         let victim = self.victims.lock().unwrap().pop();
         if let Some(victim) = victim {
             let _ = victim.is_finished();
@@ -252,6 +254,51 @@ fn a_cancelled_tasks_future_reenters() {
         }
         end(rt, stage);
         assert_eq!(reentry.count(), 8);
+    });
+}
+
+/// A task's future whose destructor takes a dump: while the runtime runs
+/// (an aborted task; the dump lists the other, named, pending task), during
+/// `shutdown_timeout` and during the drop (the registry is being closed:
+/// what is left, perhaps nothing, is listed, and nothing hangs).
+#[test]
+fn a_destructor_dumps() {
+    on_every_shape_and_stage("a destructor's dump", |workers, stage| {
+        let rt = runtime(workers);
+        let (dumped, dumps) = mpsc::channel::<String>();
+        let (polled, was_polled) = mpsc::channel();
+        struct DumpOnDrop(Handle, mpsc::Sender<String>);
+        impl Drop for DumpOnDrop {
+            fn drop(&mut self) {
+                let _ = self.1.send(self.0.dump().to_string());
+            }
+        }
+        let bystander = weft::task::Builder::new()
+            .name("bystander")
+            .spawn_on(std::future::pending::<()>(), rt.handle())
+            .unwrap();
+        let on_drop = DumpOnDrop(rt.handle().clone(), dumped);
+        let task = rt.spawn(async move {
+            let _on_drop = on_drop;
+            polled.send(()).unwrap();
+            std::future::pending::<()>().await
+        });
+        was_polled.recv_timeout(LIMIT).unwrap();
+        if stage == Stage::Running {
+            // The bystander is listed once its first poll has returned.
+            eventually("the bystander listed", || {
+                rt.handle().dump().to_string().contains("bystander")
+            });
+            task.abort();
+            let text = dumps.recv_timeout(LIMIT).unwrap();
+            assert!(text.contains("bystander"), "{text}");
+            bystander.abort();
+        }
+        end(rt, stage);
+        if stage != Stage::Running {
+            let text = dumps.recv_timeout(LIMIT).expect("the destructor dumped");
+            assert!(text.contains("tasks listed"), "{text}");
+        }
     });
 }
 

@@ -115,6 +115,26 @@ impl Handle {
         self.shared.metrics()
     }
 
+    /// A snapshot of the runtime's live tasks: each one's id, name, lane,
+    /// spawn location, state (running and for how long, scheduled, or idle
+    /// and for how long), polls and busy time. See [`Dump`](super::Dump)
+    /// for what it lists and how exact its times are; `Display` prints it
+    /// as a table.
+    ///
+    /// Callable from any thread, inside a task or a task's destructor too,
+    /// and during or after shutdown (it then lists what is left). It holds
+    /// each of the registry's shard locks only while copying that shard.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// let dump = rt.handle().dump();
+    /// assert_eq!(dump.tasks().count(), 0);
+    /// println!("{dump}");
+    /// ```
+    pub fn dump(&self) -> super::Dump {
+        super::Dump::capture(&self.shared)
+    }
+
     /// Number of worker threads.
     pub fn num_workers(&self) -> usize {
         self.shared.config.num_workers

@@ -27,6 +27,7 @@
 
 mod block_on;
 mod builder;
+mod dump;
 mod handle;
 mod unhandled_panic;
 
@@ -54,6 +55,7 @@ pub use builder::TokioCompatFeatureIsOff;
 pub use builder::{
     Builder, DEFAULT_MAX_BLOCKING_THREADS, MAX_STACK_SIZE, MAX_WORKER_THREADS, MIN_STACK_SIZE,
 };
+pub use dump::{Dump, TaskInfo, TaskState};
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub(crate) use unhandled_panic::PanicPolicy;
 pub use unhandled_panic::UnhandledPanic;

@@ -182,7 +182,7 @@ pub(crate) struct Remote {
     pub(crate) parker: Parker,
     pub(crate) counters: WorkerCounters,
     /// The poll in progress, as the stall monitor sees it. On its own
-    /// cache line: its owner writes it twice per poll, while thieves read
+    /// cache line: its owner writes it at each poll's start and end, while thieves read
     /// `lifo` above. (A precaution: no workload measured a difference.)
     pub(crate) watch: CachePadded<monitor::PollWatch>,
 }
@@ -580,6 +580,17 @@ impl Shared {
         if !on_worker {
             self.remote_finishes.incr();
         }
+    }
+
+    /// Tasks spawned and not yet finished (`RuntimeMetrics::live_tasks`
+    /// without the rest of a snapshot; the same saturating read).
+    pub(crate) fn live_tasks(&self) -> u64 {
+        let (mut spawned, mut finished) = (self.remote_spawns.get(), self.remote_finishes.get());
+        for remote in self.remotes.iter() {
+            spawned += remote.counters.spawned_local.get();
+            finished += remote.counters.tasks_finished.get();
+        }
+        spawned.saturating_sub(finished)
     }
 
     pub(crate) fn metrics(&self) -> RuntimeMetrics {

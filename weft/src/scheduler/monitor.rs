@@ -5,9 +5,10 @@
 //!
 //! Every worker slot publishes the poll it is in ([`PollWatch`]): a
 //! sequence number, odd while the slot's thread is inside a poll and bumped
-//! at each poll's start and end (two relaxed stores per poll, on the slot's
-//! own line; no clock read, no read-modify-write), and the polled task's
-//! name and spawn location (`'static`, `task/label.rs` says why). The
+//! at each poll's start and end, and the polled task's name, spawn location
+//! and lane (`'static`, `task/label.rs` says why) and address (for task
+//! dumps): relaxed stores on the slot's own line, no clock read, no
+//! read-modify-write. The
 //! monitor thread samples the sequence numbers: a slot showing the same odd
 //! number as at its last sample has been inside one poll since then.
 //!
@@ -257,6 +258,9 @@ pub(crate) struct Monitor {
 }
 
 /// Given back by a demoted thread.
+// A hand-back happens once per demotion and is moved once into a queue:
+// boxing the core would add an allocation there and save nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum HandBack {
     /// A worker core, for a spare thread of normal priority to run.
     Worker(Core),

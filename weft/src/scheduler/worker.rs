@@ -193,6 +193,16 @@ pub(crate) struct Core {
     /// The sequence number of the poll in progress or last finished, as
     /// published in this slot's `PollWatch` (odd inside a poll).
     poll_seq: Cell<u64>,
+    /// When the poll in progress began, if this worker times it; after a
+    /// `Pending` poll the task's wrapper takes it and reads the clock at
+    /// the poll's end, for its dump entry, and leaves that reading in
+    /// `timed_poll_end` for the worker (one clock read either way:
+    /// `poll_end`; after a completing poll the worker reads it itself).
+    timed_poll_start: Cell<Option<Instant>>,
+    timed_poll_end: Cell<Option<Instant>>,
+    /// This worker's last clock reading, ns on the registry's clock (also
+    /// published in the slot's `PollWatch` for dumps).
+    clock_ns: Cell<u64>,
     /// Time this worker owes the `Batch` lane (positive) or the lane owes
     /// it (negative), in nanoseconds: `batch_share` of its awake time, paid
     /// with batch polls.
@@ -220,7 +230,7 @@ impl Core {
         // holders the slot is outside any poll: the number is even.
         let poll_seq = shared.remotes[index].watch.current_seq();
         debug_assert_eq!(poll_seq % 2, 0, "a slot lent while inside a poll");
-        Core {
+        let core = Core {
             index,
             shared,
             local,
@@ -245,8 +255,57 @@ impl Core {
             unhelped_timers: Cell::new(false),
             fired: Cell::new(Vec::new()),
             poll_seq: Cell::new(poll_seq),
+            timed_poll_start: Cell::new(None),
+            timed_poll_end: Cell::new(None),
+            clock_ns: Cell::new(0),
             batch_credit_ns: Cell::new(0),
+        };
+        core.publish_clock(core.last_global_check.get());
+        core
+    }
+
+    /// Records a clock reading this worker made anyway, for dumps
+    /// (`PollWatch::publish_clock`) and the idle time of the tasks it polls.
+    #[inline]
+    pub(super) fn publish_clock(&self, now: Instant) {
+        let ns = self.shared.registry.clock_ns(now);
+        self.clock_ns.set(ns);
+        self.remote().watch.publish_clock(ns);
+    }
+
+    /// How the poll in progress ends, for the polled task's registry entry
+    /// (called by the task's wrapper after a `Pending` poll): its length
+    /// if this worker times it (the clock is read here instead of in
+    /// `run_task`), and the end as this worker last read its clock.
+    #[inline]
+    pub(crate) fn poll_end(&self) -> crate::task::PollEnd {
+        match self.timed_poll_start.take() {
+            None => crate::task::PollEnd {
+                clock_ns: self.clock_ns.get(),
+                timed: None,
+            },
+            Some(start) => {
+                let end = Instant::now();
+                self.timed_poll_end.set(Some(end));
+                self.publish_clock(end);
+                crate::task::PollEnd {
+                    clock_ns: self.clock_ns.get(),
+                    timed: Some(end.saturating_duration_since(start)),
+                }
+            }
         }
+    }
+
+    /// Polls a task this worker times; how long the poll took.
+    #[inline]
+    fn timed_poll(&self, task: Task) -> std::time::Duration {
+        let start = Instant::now();
+        self.publish_clock(start);
+        self.timed_poll_start.set(Some(start));
+        poll(task);
+        self.timed_poll_start.set(None);
+        let end = self.timed_poll_end.take().unwrap_or_else(Instant::now);
+        end.saturating_duration_since(start)
     }
 
     /// The owner side of this slot's ring, for the next holder of a spare
@@ -448,9 +507,7 @@ impl Core {
         if lane != Lane::Default {
             // Lane polls are all timed: the batch share is paid in time,
             // and latency work is rare enough to afford two clock reads.
-            let start = Instant::now();
-            poll(task);
-            let took = start.elapsed();
+            let took = self.timed_poll(task);
             let took_ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
             if lane == Lane::Batch {
                 counters.batch_polls.incr();
@@ -482,9 +539,7 @@ impl Core {
         } else {
             self.polls_to_timed_poll
                 .set(self.shared.config.poll_time_sample_every);
-            let start = Instant::now();
-            poll(task);
-            counters.poll_times.record(start.elapsed());
+            counters.poll_times.record(self.timed_poll(task));
         }
         // As above (`poll_numbering.rs`).
         self.poll_seq.set(seq + 1);

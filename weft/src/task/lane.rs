@@ -66,6 +66,11 @@ impl Lane {
     }
 }
 
+/// The lane in a word from [`LaneAndLabel::bits`].
+pub(crate) fn lane_of(bits: usize) -> Lane {
+    Lane::from_u8(((bits & LANE_MASK) >> LANE_SHIFT) as u8)
+}
+
 /// A task's lane and its label in one word (the task header stays small:
 /// `label.rs` says why): the label's bits, the lane in bits 1-2.
 pub(crate) struct LaneAndLabel(AtomicUsize);
@@ -86,7 +91,16 @@ impl LaneAndLabel {
         Lane::from_u8(((bits & LANE_MASK) >> LANE_SHIFT) as u8)
     }
 
-    pub(crate) fn label(&self) -> Label {
+    /// The whole word (label bits and lane), for readers on other threads
+    /// (the poll watch, dumps): [`Label::from_bits`] and [`lane_of`] decode
+    /// it.
+    #[inline]
+    pub(crate) fn bits(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    #[cfg(all(test, not(loom)))]
+    fn label(&self) -> Label {
         Label::from_bits(self.0.load(Ordering::Relaxed)).expect("a task always has a label")
     }
 

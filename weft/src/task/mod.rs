@@ -45,6 +45,7 @@ use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use async_task::{Runnable, ScheduleInfo, WithInfo};
@@ -60,8 +61,9 @@ pub use join_set::JoinSet;
 use label::Label;
 pub use lane::Lane;
 use lane::LaneAndLabel;
-pub(crate) use registry::Registry;
-use registry::{Closed, EntryKey};
+pub(crate) use lane::lane_of;
+use registry::{Closed, Entry};
+pub(crate) use registry::{EntrySnapshot, PollEnd, Registry};
 pub use yield_now::yield_now;
 
 /// A scheduled task: the right to poll it once.
@@ -71,14 +73,22 @@ pub(crate) type Task = Runnable<TaskMeta>;
 pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 
 /// Per-task data stored in the task header: the runtime the task belongs
-/// to (its schedule function finds the runtime here), its lane, and what
-/// names it in a stall report.
+/// to (its schedule function finds the runtime here), its lane, what names
+/// it in a stall report and a dump, and its registry entry.
 ///
-/// Two words outside loom: its size is part of every task's allocation
-/// (`label.rs` says why that matters).
+/// Three words outside loom: its size is part of every task's allocation
+/// (`label.rs` says why that matters). The entry pointer is here rather
+/// than in the future's wrapper because the schedule function marks the
+/// entry of a woken task; the wrapper is smaller by as much.
 pub(crate) struct TaskMeta {
     shared: Arc<Shared>,
     lane_and_label: LaneAndLabel,
+    /// The task's registry entry once it has returned `Pending` (null
+    /// before, and again once the future is dropped). Written only by the
+    /// task's own wrapper; the schedule function reads it (Relaxed: a wake
+    /// comes after the registering poll through the task's state word,
+    /// whose read-modify-writes order it).
+    entry: AtomicPtr<Entry>,
     #[cfg(loom)]
     published: Published,
 }
@@ -124,6 +134,7 @@ impl TaskMeta {
         TaskMeta {
             shared,
             lane_and_label: LaneAndLabel::new(options.lane, options.label),
+            entry: AtomicPtr::new(std::ptr::null_mut()),
             #[cfg(loom)]
             published: Published(crate::loom::cell::UnsafeCell::new(())),
         }
@@ -147,30 +158,49 @@ impl TaskMeta {
         self.lane_and_label.lane()
     }
 
-    /// The task's name and spawn location.
+    /// The task's lane and label as one word (`lane.rs`), for the poll
+    /// watch and dumps.
     #[inline]
-    pub(crate) fn label(&self) -> Label {
-        self.lane_and_label.label()
+    pub(crate) fn lane_and_label_bits(&self) -> usize {
+        self.lane_and_label.bits()
+    }
+
+    /// The task's registry entry, if it has one.
+    #[inline]
+    fn entry(&self) -> Option<&Entry> {
+        let entry = self.entry.load(Ordering::Relaxed);
+        // SAFETY: a non-null `entry` came from `Registry::insert`; entries
+        // live as long as the registry, which outlives the task (the task
+        // holds the runtime through `shared`).
+        (!entry.is_null()).then(|| unsafe { &*entry })
+    }
+
+    /// The task was woken: a dump shows it scheduled until its next poll.
+    #[inline]
+    fn mark_scheduled(&self) {
+        if let Some(entry) = self.entry() {
+            entry.mark_scheduled();
+        }
     }
 }
 
 /// The spawned future: catches panics (in `poll` and in the future's
 /// destructor, which async-task would otherwise turn into a process abort),
-/// registers the task once it can be idle, unregisters it on drop.
+/// registers the task once it can be idle, unregisters it on drop, and
+/// keeps its registry entry's counters (`registry.rs`).
 struct TaskFuture<F> {
     future: ManuallyDrop<F>,
     /// The task's metadata, in the task's header. Valid for the future's
     /// whole life: async-task drops the metadata only when it frees the
     /// task, after the future is gone, and never moves the header.
     meta: *const TaskMeta,
-    entry: Option<EntryKey>,
 }
 
 // Sound: the one field that is not `Send` is `meta`, a pointer to the
-// task's `TaskMeta`, which is `Sync` (an `Arc<Shared>`, an atomic word and,
+// task's `TaskMeta`, which is `Sync` (an `Arc<Shared>`, atomic words and,
 // under loom, `Published`): the thread the future moves to may read it
-// while others do, and it stays alive as `TaskFuture::meta` says. `entry`
-// is plain data; `future` is `Send` when `F` is.
+// while others do, and it stays alive as `TaskFuture::meta` says; `future`
+// is `Send` when `F` is.
 // SAFETY: `meta` points to `Sync` data that outlives the future.
 unsafe impl<F: Send> Send for TaskFuture<F> {}
 
@@ -209,13 +239,36 @@ impl<F> TaskFuture<F> {
         }
     }
 
+    /// After a poll that returned `Pending`: how it ended, for the task's
+    /// registry entry (no clock read unless the worker times this poll,
+    /// which it would do anyway: `Core::poll_end`). A poll that completes
+    /// the task skips this: the worker then reads the clock itself.
+    #[inline]
+    fn poll_end(&self) -> PollEnd {
+        let meta = self.meta();
+        context::with_core(|core| match core {
+            Some(core) if core.accepts_local(&*meta.shared) => core.poll_end(),
+            // Polled off this runtime's workers (not done today; a worker
+            // closing its core polls nothing).
+            _ => PollEnd {
+                clock_ns: meta.shared.registry.clock_ns(std::time::Instant::now()),
+                timed: None,
+            },
+        })
+    }
+
     /// First `Pending`: from now on the task can be idle, so it must be
-    /// findable at shutdown.
+    /// findable at shutdown (and in dumps).
     #[cold]
-    fn register(&mut self, waker: &Waker) {
+    fn register(&mut self, waker: &Waker, first: PollEnd) {
         let worker = context::with_core(|core| core.map(|core| core.index));
-        match self.shared().registry.insert(worker, waker.clone()) {
-            Ok(key) => self.entry = Some(key),
+        let meta = self.meta;
+        match self
+            .shared()
+            .registry
+            .insert(worker, waker.clone(), meta, first)
+        {
+            Ok(entry) => self.meta().entry.store(entry.as_ptr(), Ordering::Relaxed),
             // Shutting down: a wake now makes the scheduler drop the task.
             Err(Closed) => waker.wake_by_ref(),
         }
@@ -234,8 +287,11 @@ impl<F> Drop for TaskFuture<F> {
         // runtime and the worker carry on.
         let _ = crate::sync::call_user("a task's future's drop", drop_future);
         let shared = self.shared();
-        if let Some(key) = self.entry {
-            shared.registry.remove(key);
+        if let Some(entry) = self.meta().entry() {
+            shared.registry.remove(entry);
+            self.meta()
+                .entry
+                .store(std::ptr::null_mut(), Ordering::Relaxed);
         }
         shared.count_task_finished();
     }
@@ -255,9 +311,13 @@ impl<F: Future> Future for TaskFuture<F> {
         this.demote_if_slow();
         match polled {
             Ok(Poll::Pending) => {
-                if this.entry.is_none() {
-                    this.register(cx.waker());
-                } else if this.shared().is_shutdown() {
+                let end = this.poll_end();
+                let Some(entry) = this.meta().entry() else {
+                    this.register(cx.waker(), end);
+                    return Poll::Pending;
+                };
+                entry.polled(end);
+                if this.shared().is_shutdown() {
                     // Polled once more during shutdown (a worker finishing
                     // its last ticks): the registry may already be closed
                     // and will not find this task again, so a wake makes the
@@ -310,6 +370,7 @@ impl<T> Drop for Contained<T> {
 
 /// The schedule function of every weft task.
 fn schedule(task: Task, info: ScheduleInfo) {
+    task.metadata().mark_scheduled();
     let lane = task.metadata().lane();
     if lane != Lane::Default {
         // The lanes' queues are runtime-wide: no local fast path.
@@ -438,7 +499,6 @@ where
             move |meta| TaskFuture {
                 future: ManuallyDrop::new(future),
                 meta,
-                entry: None,
             },
             WithInfo(schedule),
         );

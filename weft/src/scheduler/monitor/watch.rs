@@ -1,8 +1,12 @@
 //! What a worker slot publishes for the monitor: [`PollWatch`].
 //!
-//! Per poll, the slot's thread makes two relaxed stores on its own cache
-//! line (a sequence number, odd inside a poll, and the polled task's label);
-//! no clock read, no read-modify-write. The monitor reads them by sampling:
+//! Per poll, the slot's thread makes three relaxed stores on its own cache
+//! line (a sequence number, odd inside a poll, the polled task's label and
+//! lane word, and the task's address, which dumps use as its id); no clock
+//! read, no read-modify-write. The slot's thread also publishes its last
+//! clock reading (`clock_ns`) whenever it reads the clock anyway (periodic
+//! checks, wake-ups, timed polls), which dumps take as the start of the
+//! poll in progress. The monitor reads them by sampling:
 //! a slot showing the same odd number at two samples has been inside one
 //! poll since the first. The label is read as a seqlock (`PollWatch::label`):
 //! every field is atomic and the label `'static`, so a torn read is
@@ -30,8 +34,13 @@ use crate::task::label::Label;
 pub(crate) struct PollWatch {
     /// Odd while the slot's thread is inside a poll.
     seq: AtomicU64,
-    /// The polled task's `Label` bits.
+    /// The polled task's lane-and-label word (`task/lane.rs`).
     label: AtomicUsize,
+    /// The polled task's address: compared by dumps, never dereferenced.
+    task: AtomicUsize,
+    /// The slot's thread's last clock reading, ns on the registry's clock
+    /// (`task/registry.rs`); 0 before the first.
+    clock_ns: AtomicU64,
     /// The `seq` of a poll the monitor saw run past `slow_poll_threshold`.
     pub(super) slow_seq: AtomicU64,
     /// The monitor found this slot stalled at its last sample: other
@@ -87,7 +96,10 @@ impl PollWatch {
         // thread sees of the label's interned pair (`task/label.rs`, made
         // on another thread) visible to the monitor that decodes it.
         std::sync::atomic::fence(Ordering::Release);
-        self.label.store(meta.label().bits(), Ordering::Relaxed);
+        self.label
+            .store(meta.lane_and_label_bits(), Ordering::Relaxed);
+        self.task
+            .store(std::ptr::from_ref(meta) as usize, Ordering::Relaxed);
         // Release: a monitor that reads this `seq` reads the label above
         // (or a later one, which its second read of `seq` detects).
         self.seq.store(seq, Ordering::Release);
@@ -97,6 +109,30 @@ impl PollWatch {
     #[inline]
     pub(crate) fn end(&self, seq: u64) {
         self.seq.store(seq, Ordering::Release);
+    }
+
+    /// The slot's thread read the clock (`ns` on the registry's clock).
+    #[inline]
+    pub(crate) fn publish_clock(&self, ns: u64) {
+        self.clock_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// The poll in progress, for a dump: the task's address, its
+    /// lane-and-label word and the slot's last clock reading before the
+    /// poll began (or the slot's current clock, if a timed poll just
+    /// ended). `None` between polls or if the poll changed while it was
+    /// read (a seqlock read, as in [`label`](Self::label)).
+    pub(crate) fn running(&self) -> Option<(usize, usize, u64)> {
+        let seq = self.seq.load(Ordering::Acquire);
+        if seq % 2 == 0 {
+            return None;
+        }
+        let bits = self.label.load(Ordering::Relaxed);
+        let task = self.task.load(Ordering::Relaxed);
+        let clock_ns = self.clock_ns.load(Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Acquire);
+        (self.seq.load(Ordering::Relaxed) == seq && Label::from_bits(bits).is_some())
+            .then_some((task, bits, clock_ns))
     }
 
     /// Whether the monitor marked the poll `seq` as slow.

@@ -128,6 +128,7 @@ impl Core {
                 }
                 self.counters().unparks.incr();
                 let now = Instant::now();
+                self.publish_clock(now);
                 self.last_global_check.set(now);
                 self.busy_since.set(now);
                 if io_woken > 0 {

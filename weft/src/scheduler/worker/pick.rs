@@ -210,6 +210,7 @@ impl Core {
     /// lane's pay is bounded from above and below by `lanes.rs`.
     pub(super) fn tune_global_interval(&self) {
         let now = Instant::now();
+        self.publish_clock(now);
         self.account_busy_time(now);
         let elapsed = now.duration_since(self.last_global_check.get()).as_nanos() as f64;
         self.last_global_check.set(now);
