@@ -48,6 +48,10 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::cost::{Counts, Probe};
 use crate::measure::process_cpu_time;
 use crate::metrics::others;
 use crate::mixed::burn::thread_cpu_time;
@@ -69,6 +73,47 @@ pub struct Plan {
     /// Longest time without any round trip finishing before the server is
     /// taken for hung.
     pub stall_timeout: Duration,
+    /// A fixed rate, and the server's counters.
+    pub options: RunOptions,
+}
+
+/// What a run may add to its closed loop (the HTTP lane's generator
+/// takes them too).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// At most this many requests per second over all connections: each
+    /// request waits for the next send slot ([`Pacer`]); `None`: closed
+    /// loop, each connection sends again at once.
+    pub rate_per_s: Option<f64>,
+    /// perf on the server's threads, enabled over the window.
+    pub probe: Option<Arc<Probe>>,
+}
+
+/// Send slots at a fixed rate shared by all connections: each request
+/// takes the next slot, and a slot already past is taken as now (no
+/// burst to catch up after a stall: the rate is at most the target).
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    interval: Duration,
+    next: Instant,
+}
+
+impl Pacer {
+    /// Slots every `1 / rate_per_s` from `start`; `None` without a rate.
+    pub(crate) fn new(rate_per_s: Option<f64>, start: Instant) -> Option<Pacer> {
+        let rate = rate_per_s.filter(|r| *r > 0.0)?;
+        Some(Pacer {
+            interval: Duration::from_secs_f64(1.0 / rate),
+            next: start,
+        })
+    }
+
+    /// When the next request may go, at `now` or later.
+    pub(crate) fn slot(&mut self, now: Instant) -> Instant {
+        let at = self.next.max(now);
+        self.next = at + self.interval;
+        at
+    }
 }
 
 /// What one run measured.
@@ -93,6 +138,9 @@ pub struct Outcome {
     /// Percent of the machine other processes used during the window,
     /// where `/proc` tells.
     pub others_cpu_pct: Option<f64>,
+    /// The server threads' counts over the window, or why there are none;
+    /// `None` when nothing was counted.
+    pub server: Option<Result<Counts, String>>,
 }
 
 /// Runs the plan against the server at `address` from the calling thread.
@@ -130,6 +178,8 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
             window: plan.measure,
             ..Outcome::default()
         },
+        pacer: Pacer::new(plan.options.rate_per_s, start),
+        waiting: VecDeque::new(),
     };
     for index in 0..generator.connections.len() {
         generator.send(index, start)?;
@@ -142,28 +192,46 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
 /// them too).
 pub(crate) struct WindowStart {
     at: Instant,
+    /// perf's counting, enabled at the start: why not, if it failed.
+    counting: Result<(), String>,
     process_cpu: Duration,
     generator_cpu: Duration,
     others: Option<others::CpuTimes>,
 }
 
 impl WindowStart {
-    /// Reads the process's, this thread's and the machine's CPU at `at`.
-    pub(crate) fn now(at: Instant) -> io::Result<WindowStart> {
+    /// Enables the server's counters (if `options` has them) and reads
+    /// the process's, this thread's and the machine's CPU at `at`.
+    pub(crate) fn now(at: Instant, options: &RunOptions) -> io::Result<WindowStart> {
+        let counting = options.probe.as_ref().map_or(Ok(()), |p| p.enable());
         Ok(WindowStart {
             at,
+            counting: counting.map_err(|e| format!("perf: {e}")),
             process_cpu: process_cpu_time()?,
             generator_cpu: thread_cpu_time(),
             others: others::CpuTimes::now(),
         })
     }
 
-    /// Fills in the outcome's CPU figures from these readings to `now`.
-    pub(crate) fn close(&self, now: Instant, outcome: &mut Outcome) -> io::Result<()> {
+    /// Fills in the outcome's CPU figures from these readings to `now`
+    /// and disables the server's counters (a failure to count is the
+    /// outcome's `server`).
+    pub(crate) fn close(
+        &self,
+        now: Instant,
+        outcome: &mut Outcome,
+        options: &RunOptions,
+    ) -> io::Result<()> {
         outcome.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
         outcome.generator_cpu = thread_cpu_time().saturating_sub(self.generator_cpu);
         outcome.cpu_window = now.saturating_duration_since(self.at);
         outcome.others_cpu_pct = others::since(self.others);
+        if let Some(probe) = &options.probe {
+            let disabled = probe.disable().map_err(|e| format!("perf: {e}"));
+            if let Err(err) = self.counting.clone().and(disabled) {
+                outcome.server = Some(Err(err));
+            }
+        }
         Ok(())
     }
 }
@@ -190,6 +258,10 @@ struct Generator {
     /// When a round trip last finished (or the run started).
     last_progress: Instant,
     outcome: Outcome,
+    /// The send slots at a fixed rate, if the plan has one.
+    pacer: Option<Pacer>,
+    /// Connections waiting for their slot, in slot order.
+    waiting: VecDeque<(Instant, usize)>,
 }
 
 impl Generator {
@@ -214,11 +286,12 @@ impl Generator {
         loop {
             let now = Instant::now();
             if window_start.is_none() && now >= self.warm_end {
-                window_start = Some(WindowStart::now(now)?);
+                window_start = Some(WindowStart::now(now, &plan.options)?);
             }
             if drain_deadline.is_none() && now >= self.end {
+                self.waiting.clear();
                 match &window_start {
-                    Some(start) => start.close(now, &mut self.outcome)?,
+                    Some(start) => start.close(now, &mut self.outcome, &plan.options)?,
                     // A window with no reading at its start (the loop woke
                     // past `end`): its figures say nothing.
                     None => self.outcome.cpu_window = Duration::ZERO,
@@ -247,7 +320,17 @@ impl Generator {
                     ),
                 ));
             }
+            while let Some(&(at, index)) = self.waiting.front() {
+                if at > now {
+                    break;
+                }
+                self.waiting.pop_front();
+                self.send(index, now)?;
+            }
             let mut deadline = stalled_at;
+            if let Some(&(at, _)) = self.waiting.front() {
+                deadline = deadline.min(at);
+            }
             if window_start.is_none() {
                 deadline = deadline.min(self.warm_end);
             }
@@ -345,7 +428,10 @@ impl Generator {
             self.outcome.finished += 1;
         }
         if now < self.end {
-            self.send(index, now)?;
+            match self.pacer.as_mut().map(|p| p.slot(now)) {
+                Some(at) if at > now => self.waiting.push_back((at, index)),
+                _ => self.send(index, now)?,
+            }
         }
         Ok(())
     }
@@ -382,6 +468,7 @@ mod tests {
             measure: Duration::from_millis(200),
             drain_timeout: Duration::from_secs(2),
             stall_timeout: Duration::from_secs(2),
+            options: RunOptions::default(),
         }
     }
 

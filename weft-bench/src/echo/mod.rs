@@ -26,12 +26,14 @@
 //! [`report`] the table. A missed target never fails the run; a runtime
 //! that failed a row does.
 
+pub mod cost;
 pub mod generator;
 pub mod report;
 pub mod result;
 pub mod server;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -41,11 +43,13 @@ use clap::ValueEnum;
 use crate::driver::catch_panic;
 use crate::figure::lane::{RowKind, Setup, WindowSettings};
 use crate::figure::skew::Watch;
+use crate::figure::target::Target;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
-use generator::{Outcome, Plan};
-use result::{EchoResult, EchoRun, EchoSettings, RowResult};
+use cost::Probe;
+use generator::{Outcome, Plan, RunOptions};
+use result::{EchoResult, EchoRun, EchoSettings, Figures, Paced, RowResult};
 use server::{EchoRuntime, Server};
 
 /// One row of the lane.
@@ -178,7 +182,7 @@ impl EchoConfig {
         }
     }
 
-    fn plan(&self, row: Row) -> Plan {
+    fn plan(&self, row: Row, rate_per_s: Option<f64>) -> Plan {
         let (connections, message_bytes) = row.shape();
         let t = &self.timing;
         Plan {
@@ -188,6 +192,10 @@ impl EchoConfig {
             measure: t.measure,
             drain_timeout: t.drain_timeout,
             stall_timeout: t.stall_timeout,
+            options: RunOptions {
+                rate_per_s,
+                probe: None,
+            },
         }
     }
 }
@@ -204,9 +212,14 @@ pub fn run(config: &EchoConfig) -> EchoResult {
             units: "round trips",
             line: report::one_line,
         };
-        let measure = |kind, watch: &mut Watch| measure(kind, row, config, watch);
-        let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
-        rows.push(RowResult::new(row, runs));
+        let cost: &[_] = if row == result::COST_ROW {
+            &result::COST_TARGETS
+        } else {
+            &[]
+        };
+        let measure = |kind, rate, watch: &mut Watch| measure(kind, row, rate, config, watch);
+        let (runs, paced) = run_row(&served, config, &mut watch, cost, measure);
+        rows.push(RowResult::new(row, runs, paced));
     }
     EchoResult {
         settings: EchoSettings::new(config),
@@ -230,29 +243,74 @@ pub(crate) struct Served<'a> {
     pub line: fn(&EchoRun) -> String,
 }
 
-/// Runs `row` on every runtime of `setup`, one after the other: `measure`
-/// measures one (a run it abandons warns through the watch); prints each
-/// run's progress line and warns about its window.
+/// The share of tokio's req/s (at the lane's load, in the same run) that
+/// a row's paced runs are sent.
+pub const PACED_SHARE: f64 = 0.6;
+
+/// What [`run_row`] needs of a lane's configuration.
+pub(crate) trait Lane {
+    /// Profile, workers, runtimes.
+    fn setup(&self) -> &Setup;
+    /// Durations.
+    fn timing(&self) -> &Timing;
+}
+
+impl Lane for EchoConfig {
+    fn setup(&self) -> &Setup {
+        &self.setup
+    }
+    fn timing(&self) -> &Timing {
+        &self.timing
+    }
+}
+
+/// Runs `row` on every runtime of the lane, one after the other, and then,
+/// if the row has `cost` targets and tokio completed it, again on every
+/// runtime at [`PACED_SHARE`] of tokio's req/s. `measure` measures one
+/// runtime at a rate (`None`: the lane's load; a run it abandons warns
+/// through the watch).
 pub(crate) fn run_row(
     row: &Served,
-    setup: &Setup,
-    timing: &Timing,
+    lane: &impl Lane,
     watch: &mut Watch,
-    mut measure: impl FnMut(RuntimeKind, &mut Watch) -> Result<Outcome, String>,
+    cost: &'static [Target<Figures>],
+    mut measure: impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
+) -> (BTreeMap<String, EchoRun>, Option<Paced>) {
+    let runs = run_runtimes(row, lane, watch, None, &mut measure);
+    let tokio = runs.get(RuntimeKind::Tokio.name()).and_then(|r| r.ok());
+    let rate = tokio
+        .map(|f| f.req_per_s * PACED_SHARE)
+        .filter(|_| !cost.is_empty());
+    let paced = rate.map(|rate| {
+        let paced = run_runtimes(row, lane, watch, Some(rate), &mut measure);
+        Paced::new(row.name, rate, paced, cost)
+    });
+    (runs, paced)
+}
+
+/// Runs `row` on every runtime at `rate` (`None`: the lane's load): prints
+/// each run's progress line and warns about its window.
+fn run_runtimes(
+    row: &Served,
+    lane: &impl Lane,
+    watch: &mut Watch,
+    rate: Option<f64>,
+    measure: &mut impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> BTreeMap<String, EchoRun> {
     let mut runs = BTreeMap::new();
-    for &kind in &setup.runtimes {
-        let measured = measure(kind, watch);
+    let paced = rate.map_or(String::new(), |r| format!(" at {r:.0}/s"));
+    for &kind in &lane.setup().runtimes {
+        let measured = measure(kind, rate, watch);
         let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
         let line = (row.line)(&run);
         eprintln!(
-            "weft-bench: {}: {} on {}: {line}",
+            "weft-bench: {}: {}{paced} on {}: {line}",
             row.lane,
             row.label,
             kind.name()
         );
-        let what = format!("{}: {} on {}", row.lane, row.name, kind.name());
-        watch.window(&what, &run, row.units, timing.drain_timeout);
+        let what = format!("{}: {}{paced} on {}", row.lane, row.name, kind.name());
+        watch.window(&what, &run, row.units, lane.timing().drain_timeout);
         runs.insert(kind.name().to_owned(), run);
     }
     runs
@@ -274,11 +332,15 @@ pub(crate) enum Report {
 fn measure(
     kind: RuntimeKind,
     row: Row,
+    rate: Option<f64>,
     config: &EchoConfig,
     watch: &mut Watch,
 ) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(row), config.setup.workers);
-    let load = move |address| generator::run(address, &plan);
+    let (mut plan, workers) = (config.plan(row, rate), config.setup.workers);
+    let load = move |address, probe| {
+        plan.options.probe = probe;
+        generator::run(address, &plan)
+    };
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
         RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
@@ -356,14 +418,16 @@ pub(crate) fn measure_pair(
     }
 }
 
-/// Starts a server on `R` with `start`, runs the load generator `load`
-/// against it from this thread, stops the server; reports each step to
-/// `reports`.
+/// Starts a server on `R` with `start`, attaches perf to its threads
+/// ([`cost`]), runs the load generator `load` against it from this thread
+/// (with the probe, to count over its window), stops the server; reports
+/// each step to `reports`.
 pub(crate) fn serve_and_load<R: EchoRuntime>(
     start: impl FnOnce() -> std::io::Result<Server<R>>,
-    load: impl FnOnce(std::net::SocketAddr) -> std::io::Result<Outcome>,
+    load: impl FnOnce(std::net::SocketAddr, Option<Arc<Probe>>) -> std::io::Result<Outcome>,
     reports: &mpsc::Sender<Report>,
 ) {
+    let before = cost::threads();
     let server = match start() {
         Ok(server) => server,
         Err(err) => {
@@ -372,7 +436,19 @@ pub(crate) fn serve_and_load<R: EchoRuntime>(
             return;
         }
     };
-    let outcome = load(server.address());
+    let mut tids: Vec<u32> = cost::threads().difference(&before).copied().collect();
+    tids.extend(R::SHARED_THREADS.iter().flat_map(|name| cost::named(name)));
+    let probe = Probe::attach(&tids).map(Arc::new);
+    let outcome = load(server.address(), probe.as_ref().ok().cloned());
+    let outcome = outcome.map(|mut outcome| {
+        let failed = outcome.server.take().and_then(Result::err);
+        let counts = probe.and_then(|probe| {
+            let probe = Arc::into_inner(probe).ok_or("perf: its probe is still in use")?;
+            failed.map_or_else(|| probe.finish(), Err)
+        });
+        outcome.server = Some(counts);
+        outcome
+    });
     let _ = reports.send(Report::Measured(
         outcome.map_err(|err| format!("load generator: {err}")),
     ));

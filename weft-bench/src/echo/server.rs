@@ -44,6 +44,11 @@ pub(crate) const LOOPBACK: SocketAddr =
 
 /// A runtime that can serve echo.
 pub trait EchoRuntime: BenchRuntime + 'static {
+    /// The names of the runtime's threads that serve every server of the
+    /// process rather than one (async-io's reactor thread for smol): a
+    /// server's counters count them too.
+    const SHARED_THREADS: &'static [&'static str] = &[];
+
     /// Starts the runtime with `workers` worker threads and its I/O driver.
     fn build_with_io(workers: usize) -> io::Result<Self>;
 
@@ -222,6 +227,8 @@ impl EchoRuntime for Tokio {
 }
 
 impl EchoRuntime for Smol {
+    const SHARED_THREADS: &'static [&'static str] = &["async-io"];
+
     fn build_with_io(workers: usize) -> io::Result<Self> {
         Smol::build(workers, Tuning::default())
     }

@@ -46,7 +46,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::Notify;
 
 use super::server::BODY;
-use crate::echo::generator::{Outcome, WindowStart};
+use crate::echo::generator::{Outcome, Pacer, RunOptions, WindowStart};
 
 /// How one run generates load.
 #[derive(Debug, Clone)]
@@ -62,6 +62,8 @@ pub struct Plan {
     /// Longest time without any request finishing before the server is
     /// taken for hung.
     pub stall_timeout: Duration,
+    /// A fixed rate, and the server's counters.
+    pub options: RunOptions,
 }
 
 /// Runs the plan against the server at `address` from the calling thread.
@@ -85,6 +87,8 @@ struct State {
     /// The first error of any connection.
     failure: Option<io::Error>,
     outcome: Outcome,
+    /// The send slots at a fixed rate, if the plan has one.
+    pacer: Option<Pacer>,
 }
 
 struct Shared {
@@ -133,6 +137,7 @@ async fn generate(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
                 window: plan.measure,
                 ..Outcome::default()
             },
+            pacer: Pacer::new(plan.options.rate_per_s, start),
         }),
         ended: Notify::new(),
         warm_end,
@@ -175,12 +180,12 @@ async fn control(
     loop {
         let now = Instant::now();
         if window_start.is_none() && now >= shared.warm_end {
-            window_start = Some(WindowStart::now(now)?);
+            window_start = Some(WindowStart::now(now, &plan.options)?);
         }
         if drain_deadline.is_none() && now >= shared.end {
             let mut state = shared.lock();
             match &window_start {
-                Some(start) => start.close(now, &mut state.outcome)?,
+                Some(start) => start.close(now, &mut state.outcome, &plan.options)?,
                 // A window with no reading at its start: its figures say
                 // nothing.
                 None => state.outcome.cpu_window = Duration::ZERO,
@@ -262,6 +267,10 @@ async fn request_loop(
     host: &str,
 ) -> io::Result<()> {
     loop {
+        let slot = shared.lock().pacer.as_mut().map(|p| p.slot(Instant::now()));
+        if let Some(at) = slot {
+            tokio::time::sleep_until(at.into()).await;
+        }
         sender.ready().await.map_err(hyper_error)?;
         let request = Request::get("/")
             .header(header::HOST, host)
@@ -316,6 +325,7 @@ mod tests {
             measure: Duration::from_millis(200),
             drain_timeout: Duration::from_secs(2),
             stall_timeout: Duration::from_secs(2),
+            options: RunOptions::default(),
         }
     }
 

@@ -10,9 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::server::BODY;
 use super::{HttpConfig, ROW};
-use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
+use crate::echo::result::{
+    EchoRun, Figures, P99, Paced, REQ_PER_S, RowResult, RowTargets, SERVER_CPU, SWITCHES, SYSCALLS,
+    WAKES,
+};
 use crate::figure::Figure;
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::figure::target::Target;
 use crate::runtimes::RuntimeKind;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
@@ -79,16 +83,32 @@ impl HttpSettings {
     }
 }
 
-/// The row's result from every runtime's run, with weft's ratios to the
-/// best peer against this lane's targets.
-pub fn row(connections: usize, runtimes: BTreeMap<String, EchoRun>) -> RowResult {
-    RowResult {
-        name: ROW.to_owned(),
-        connections,
-        message_bytes: BODY.len(),
-        ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
-        runtimes,
-    }
+/// Issue #38's targets on the hello server's cost at 64 connections:
+/// weft's server CPU per request ≤ 0.91× tokio's, system calls per
+/// request ≤ 2.1, futex + eventfd + sched_yield ≤ 0.05 per request,
+/// context switches ≤ 0.05 per request. Reported, never gating.
+pub const COST_TARGETS: [Target<Figures>; 4] = [
+    Target::ratio("server CPU/req ≤ 0.91× tokio's", SERVER_CPU, 0.91),
+    Target::value("syscalls/req ≤ 2.1", SYSCALLS, 2.1),
+    Target::value("futex+eventfd+yield/req ≤ 0.05", WAKES, 0.05),
+    Target::value("context switches/req ≤ 0.05", SWITCHES, 0.05),
+];
+
+/// What the lane holds its row to.
+pub const TARGETS: RowTargets = RowTargets {
+    req_per_s: REQ_PER_S_TARGET,
+    p99: P99_TARGET,
+    cost: &COST_TARGETS,
+};
+
+/// The row's result from every runtime's run (and the paced runs), with
+/// weft's ratios to the best peer against this lane's targets.
+pub fn row(
+    connections: usize,
+    runtimes: BTreeMap<String, EchoRun>,
+    paced: Option<Paced>,
+) -> RowResult {
+    RowResult::of((ROW, connections, BODY.len()), runtimes, paced, &TARGETS)
 }
 
 #[cfg(test)]
@@ -124,7 +144,7 @@ mod tests {
         .into_iter()
         .map(|(name, run)| (name.to_owned(), run))
         .collect();
-        let row = row(64, runs);
+        let row = row(64, runs, None);
         assert_eq!((row.name.as_str(), row.message_bytes), (ROW, BODY.len()));
         let ratios = row.ratios.unwrap();
         assert_eq!(ratios.req_per_s_met, Some(false));
