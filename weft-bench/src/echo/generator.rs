@@ -57,12 +57,12 @@ use crate::metrics::others;
 use crate::mixed::burn::thread_cpu_time;
 use crate::mixed::latency::Recorder;
 
-/// How one run generates load.
+/// How one run generates load (the HTTP lane's generator's too).
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// Connections, each with one message out at a time.
     pub connections: usize,
-    /// Bytes of every message.
+    /// Bytes of every message (the HTTP generator sends GETs instead).
     pub message_bytes: usize,
     /// Excluded from every figure.
     pub warmup: Duration,
@@ -90,8 +90,11 @@ pub struct RunOptions {
 }
 
 /// Send slots at a fixed rate shared by all connections: each request
-/// takes the next slot, and a slot already past is taken as now (no
-/// burst to catch up after a stall: the rate is at most the target).
+/// takes the next slot. A request late for its slot (the generator's
+/// timer wakes to the millisecond; every connection was busy) goes at
+/// once and the slots behind it stay, so the rate holds; slots more than
+/// [`Pacer::CATCH_UP`] old are dropped, so a stall is never made up in a
+/// burst.
 #[derive(Debug)]
 pub(crate) struct Pacer {
     interval: Duration,
@@ -99,6 +102,9 @@ pub(crate) struct Pacer {
 }
 
 impl Pacer {
+    /// How far behind now the slots may fall before they are dropped.
+    pub(crate) const CATCH_UP: Duration = Duration::from_millis(5);
+
     /// Slots every `1 / rate_per_s` from `start`; `None` without a rate.
     pub(crate) fn new(rate_per_s: Option<f64>, start: Instant) -> Option<Pacer> {
         let rate = rate_per_s.filter(|r| *r > 0.0)?;
@@ -108,9 +114,10 @@ impl Pacer {
         })
     }
 
-    /// When the next request may go, at `now` or later.
+    /// When the next request may go (at or before `now`: at once).
     pub(crate) fn slot(&mut self, now: Instant) -> Instant {
-        let at = self.next.max(now);
+        let oldest = now.checked_sub(Pacer::CATCH_UP).unwrap_or(now);
+        let at = self.next.max(oldest);
         self.next = at + self.interval;
         at
     }
@@ -455,12 +462,13 @@ impl Generator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::thread;
 
-    fn plan(connections: usize, message_bytes: usize) -> Plan {
+    /// A short plan for tests (the HTTP generator's too).
+    pub(crate) fn plan(connections: usize, message_bytes: usize) -> Plan {
         Plan {
             connections,
             message_bytes,
@@ -509,6 +517,35 @@ mod tests {
         assert!(outcome.cpu_window >= Duration::from_millis(150));
         assert!(outcome.generator_cpu > Duration::ZERO);
         assert!(outcome.generator_cpu <= outcome.cpu);
+    }
+
+    #[test]
+    fn the_pacer_keeps_its_rate_and_drops_slots_older_than_its_catch_up() {
+        let start = Instant::now();
+        let mut pacer = Pacer::new(Some(1_000.0), start).unwrap();
+        let ms = Duration::from_millis;
+        assert_eq!(pacer.slot(start), start);
+        assert_eq!(pacer.slot(start), start + ms(1));
+        // 3 ms late: the slot stays (sent at once), the next follows it.
+        assert_eq!(pacer.slot(start + ms(5)), start + ms(2));
+        assert_eq!(pacer.slot(start + ms(5)), start + ms(3));
+        // 100 ms late: the slots older than the catch-up are dropped.
+        assert_eq!(pacer.slot(start + ms(104)), start + ms(99));
+        assert!(Pacer::new(None, start).is_none());
+    }
+
+    #[test]
+    fn a_paced_run_sends_at_its_rate() {
+        let address = thread_server(|_| {});
+        let mut paced = plan(4, 64);
+        paced.options.rate_per_s = Some(500.0);
+        let outcome = run(address, &paced).unwrap();
+        // 500/s over a 200 ms window: about 100, far below the closed loop.
+        assert!(
+            (60..=140).contains(&outcome.finished),
+            "{}",
+            outcome.finished
+        );
     }
 
     #[test]

@@ -130,6 +130,24 @@ impl Timing {
         }
     }
 
+    /// A generator's plan of `connections` sending `message_bytes` (the
+    /// HTTP generator ignores them) on this timing, at `rate_per_s` if
+    /// given.
+    pub fn plan(&self, connections: usize, message_bytes: usize, rate_per_s: Option<f64>) -> Plan {
+        Plan {
+            connections,
+            message_bytes,
+            warmup: self.warmup,
+            measure: self.measure,
+            drain_timeout: self.drain_timeout,
+            stall_timeout: self.stall_timeout,
+            options: RunOptions {
+                rate_per_s,
+                probe: None,
+            },
+        }
+    }
+
     /// The window as the document records it.
     pub fn window(&self) -> WindowSettings {
         WindowSettings::new(self.warmup, self.measure, self.drain_timeout)
@@ -184,19 +202,7 @@ impl EchoConfig {
 
     fn plan(&self, row: Row, rate_per_s: Option<f64>) -> Plan {
         let (connections, message_bytes) = row.shape();
-        let t = &self.timing;
-        Plan {
-            connections,
-            message_bytes,
-            warmup: t.warmup,
-            measure: t.measure,
-            drain_timeout: t.drain_timeout,
-            stall_timeout: t.stall_timeout,
-            options: RunOptions {
-                rate_per_s,
-                probe: None,
-            },
-        }
+        self.timing.plan(connections, message_bytes, rate_per_s)
     }
 }
 

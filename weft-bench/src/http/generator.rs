@@ -46,25 +46,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::Notify;
 
 use super::server::BODY;
-use crate::echo::generator::{Outcome, Pacer, RunOptions, WindowStart};
-
-/// How one run generates load.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// Keep-alive connections, each with one request out at a time.
-    pub connections: usize,
-    /// Excluded from every figure.
-    pub warmup: Duration,
-    /// The measured window.
-    pub measure: Duration,
-    /// Longest wait after the window for the requests still out.
-    pub drain_timeout: Duration,
-    /// Longest time without any request finishing before the server is
-    /// taken for hung.
-    pub stall_timeout: Duration,
-    /// A fixed rate, and the server's counters.
-    pub options: RunOptions,
-}
+use crate::echo::generator::{Outcome, Pacer, Plan, WindowStart};
 
 /// Runs the plan against the server at `address` from the calling thread.
 pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
@@ -319,14 +301,7 @@ mod tests {
     use std::thread;
 
     fn plan(connections: usize) -> Plan {
-        Plan {
-            connections,
-            warmup: Duration::from_millis(20),
-            measure: Duration::from_millis(200),
-            drain_timeout: Duration::from_secs(2),
-            stall_timeout: Duration::from_secs(2),
-            options: RunOptions::default(),
-        }
+        crate::echo::generator::tests::plan(connections, 0)
     }
 
     /// A blocking HTTP/1.1 server, a thread per connection, answering

@@ -26,14 +26,13 @@ pub mod server;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::echo::generator::{Outcome, RunOptions};
+use crate::echo::generator::{Outcome, Plan};
 use crate::echo::{Lane, Report, Served, Timing, measure_pair, run_row, serve_and_load};
 use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
-use generator::Plan;
 use result::{HttpResult, HttpSettings};
 
 /// The lane's one row in JSON and `compare`: the hello server, 64
@@ -72,18 +71,7 @@ impl HttpConfig {
     }
 
     fn plan(&self, rate_per_s: Option<f64>) -> Plan {
-        let t = &self.timing;
-        Plan {
-            connections: self.connections,
-            warmup: t.warmup,
-            measure: t.measure,
-            drain_timeout: t.drain_timeout,
-            stall_timeout: t.stall_timeout,
-            options: RunOptions {
-                rate_per_s,
-                probe: None,
-            },
-        }
+        self.timing.plan(self.connections, 0, rate_per_s)
     }
 }
 
