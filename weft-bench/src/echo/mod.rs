@@ -38,7 +38,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clap::ValueEnum;
 
 use crate::driver::catch_panic;
 use crate::figure::lane::{RowKind, Setup, WindowSettings};
@@ -52,34 +51,19 @@ use generator::{Outcome, Plan, RunOptions};
 use result::{EchoResult, EchoRun, EchoSettings, Figures, Paced, RowResult};
 use server::{EchoRuntime, Server};
 
-/// One row of the lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Row {
-    /// One connection, 64-byte messages: the latency of one round trip.
-    #[value(name = "conn1_64b")]
-    Conn1Bytes64,
-    /// 64 connections, 64-byte messages: many small requests.
-    #[value(name = "conn64_64b")]
-    Conn64Bytes64,
-    /// 64 connections, 4 KiB messages: bigger reads and writes.
-    #[value(name = "conn64_4k")]
-    Conn64Bytes4k,
-}
-
-impl RowKind for Row {
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            Row::Conn1Bytes64 => ("conn1_64b", "1 conn, 64 B"),
-            Row::Conn64Bytes64 => ("conn64_64b", "64 conn, 64 B"),
-            Row::Conn64Bytes4k => ("conn64_4k", "64 conn, 4 KiB"),
-        }
+crate::figure::lane::rows! {
+    /// One row of the lane.
+    pub enum Row {
+        /// One connection, 64-byte messages: the latency of one round trip.
+        Conn1Bytes64 = ("conn1_64b", "1 conn, 64 B"),
+        /// 64 connections, 64-byte messages: many small requests.
+        Conn64Bytes64 = ("conn64_64b", "64 conn, 64 B"),
+        /// 64 connections, 4 KiB messages: bigger reads and writes.
+        Conn64Bytes4k = ("conn64_4k", "64 conn, 4 KiB"),
     }
 }
 
 impl Row {
-    /// Every row, in the order the lane runs them.
-    pub const ALL: [Row; 3] = [Row::Conn1Bytes64, Row::Conn64Bytes64, Row::Conn64Bytes4k];
-
     /// (connections, bytes per message).
     pub fn shape(self) -> (usize, usize) {
         match self {

@@ -14,7 +14,7 @@ use super::cost::{Counts, KINDS};
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
-use crate::figure::skew::{Window, Windowed};
+use crate::figure::skew::{self, Window};
 use crate::figure::target::{Check, Target, check_all};
 use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
@@ -123,14 +123,21 @@ pub const LANE: Lane<Figures> = Lane::new("echo", "row", &FIGURES);
 ///           "cpu_us_per_req": 8.7,               // that CPU per round trip finished in it (absent in older documents)
 ///           "generator_cpu_ms_per_s": 985.0,     // the load generator thread's part of it
 ///           "unfinished": 0,                     // round trips of the window still out after the drain
-///           "others_cpu_pct": 0.2 } },           // other processes' share of the machine meanwhile
+///           "others_cpu_pct": 0.2,               // other processes' share of the machine meanwhile
+///           "server": { … } } },                 // the server's own cost per request: ServerCost
+///                                                // (absent if not counted: "server_error": "perf not available: …")
 ///       "tokio": { … }, "smol": { … }
 ///     },
 ///     "ratios": {                                // weft's; absent when weft or every peer failed
 ///       "req_per_s_vs_best": { "peer": "tokio", "value": 1.20 },   // over the highest peer req/s
 ///       "p99_vs_best": { "peer": "tokio", "value": 0.52 },         // over the lowest peer p99
 ///       "req_per_s_met": true, "p99_met": true   // targets: ≥ 1.0 and ≤ 1.1; reported, never gating
-///     }
+///     },
+///     "targets": [{ "runtime": "weft", "target": "echo server CPU/req ≤ 0.9× tokio's",   // conn64_64b only:
+///                   "figure": "server_cpu_us_per_req_vs_tokio", "limit": 0.9,          // COST_TARGETS, a Check each
+///                   "value": 1.12, "met": false }],
+///     "paced": { "name": "conn64_64b_paced", "rate_per_s": 58179.0,   // conn64_64b only: Paced, at 60% of
+///                "runtimes": { … }, "targets": [ … ] }                // tokio's req/s above, as the row's
 ///   }, …],
 ///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
 /// }
@@ -313,11 +320,7 @@ impl Figures {
     }
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl EchoRun {
     /// The figures of a completed run.
@@ -438,10 +441,7 @@ mod tests {
     use std::time::Duration;
 
     fn outcome(finished: u64, latency_us: u64) -> Outcome {
-        let mut latency = Recorder::new();
-        for _ in 0..100 {
-            latency.record(Duration::from_micros(latency_us));
-        }
+        let latency = Recorder::hundred(Duration::from_micros(latency_us));
         Outcome {
             latency,
             finished,

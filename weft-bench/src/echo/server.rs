@@ -184,25 +184,26 @@ async fn echo_tokio(mut stream: tokio::net::TcpStream) {
     echo_until_eof!(stream)
 }
 
-impl Accept for weft::net::TcpListener {
-    type Stream = weft::net::TcpStream;
+/// [`Accept`] for a listener whose `accept` gives `(stream, address)`
+/// and whose stream has `set_nodelay` (weft's and tokio's).
+macro_rules! accept_nodelay {
+    ($($listener:ty => $stream:ty),*) => {$(
+        impl Accept for $listener {
+            type Stream = $stream;
 
-    async fn next(&self) -> io::Result<Self::Stream> {
-        let (stream, _) = self.accept().await?;
-        stream.set_nodelay(true)?;
-        Ok(stream)
-    }
+            async fn next(&self) -> io::Result<Self::Stream> {
+                let (stream, _) = self.accept().await?;
+                stream.set_nodelay(true)?;
+                Ok(stream)
+            }
+        }
+    )*};
 }
 
-impl Accept for tokio::net::TcpListener {
-    type Stream = tokio::net::TcpStream;
-
-    async fn next(&self) -> io::Result<Self::Stream> {
-        let (stream, _) = self.accept().await?;
-        stream.set_nodelay(true)?;
-        Ok(stream)
-    }
-}
+accept_nodelay!(
+    weft::net::TcpListener => weft::net::TcpStream,
+    tokio::net::TcpListener => tokio::net::TcpStream
+);
 
 impl Accept for Async<StdTcpListener> {
     type Stream = Async<StdTcpStream>;

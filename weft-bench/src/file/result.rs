@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings};
-use crate::figure::skew::{Window, Windowed};
+use crate::figure::skew::{self, Window};
 use crate::figure::target::{Check, Target, check_all};
 use crate::figure::{self, Figure, PeerRatio, Run};
 use crate::mixed::latency::{Percentiles, Recorder};
@@ -189,11 +189,7 @@ pub struct Figures {
     pub monitor: Option<BTreeMap<String, u64>>,
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl FileRun {
     /// The figures of a runtime's rounds (at least one).
@@ -258,10 +254,7 @@ mod tests {
     use crate::figure::WEFT;
 
     fn pass(wall_ms: u64, tick_us: u64) -> Pass {
-        let mut ticks = Recorder::new();
-        for _ in 0..100 {
-            ticks.record(Duration::from_micros(tick_us));
-        }
+        let ticks = Recorder::hundred(Duration::from_micros(tick_us));
         Pass {
             wall: Duration::from_millis(wall_ms),
             cpu: Duration::from_millis(wall_ms * 2),

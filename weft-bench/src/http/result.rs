@@ -38,21 +38,16 @@ pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.w
 /// The HTTP lane in `compare`.
 pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
 
-/// One run of the HTTP lane. In JSON:
+/// One run of the HTTP lane. In JSON, the echo lane's document
+/// ([`crate::echo::result::EchoResult`]) with other settings and one row,
+/// `hello_conn64`, whose requests are the echo's round trips,
+/// `message_bytes` the response body (13), the targets of `ratios` ≥ 1.1
+/// and ≤ 1.0, `targets` and `paced` [`COST_TARGETS`]:
 ///
 /// ```jsonc
-/// "http": {                                      // absent when the lane did not run
-///   "settings": { "profile": "quick", "workers": 2, "connections": 64,
-///                 "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0,
-///                 "measure_ms": 3000.0, "drain_timeout_ms": 5000.0, "body_bytes": 13 },
-///   "rows": [{                                   // one row, as in echo: requests for round trips
-///     "name": "hello_conn64", "connections": 64,
-///     "message_bytes": 13,                       // the response body
-///     "runtimes": { "weft": { "status": "ok", "figures": { … } }, … },   // as in echo
-///     "ratios": { …, "req_per_s_met": true, "p99_met": true }         // targets: ≥ 1.1 and ≤ 1.0
-///   }],
-///   "others_cpu_pct": 3.1, "warnings": ["…"]
-/// }
+/// "http": { "settings": { "profile": "quick", "workers": 2, "connections": 64,
+///   "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0, "measure_ms": 3000.0,
+///   "drain_timeout_ms": 5000.0, "body_bytes": 13 }, "rows": [ … ], "others_cpu_pct": 3.1, "warnings": [] }
 /// ```
 pub type HttpResult = LaneResult<HttpSettings, RowResult>;
 
@@ -119,10 +114,7 @@ mod tests {
     use std::time::Duration;
 
     fn run(finished: u64, latency_us: u64) -> EchoRun {
-        let mut latency = Recorder::new();
-        for _ in 0..100 {
-            latency.record(Duration::from_micros(latency_us));
-        }
+        let latency = Recorder::hundred(Duration::from_micros(latency_us));
         EchoRun::from_outcome(&Outcome {
             latency,
             finished,

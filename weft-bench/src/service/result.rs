@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::load::Outcome;
 use super::{Load, ServiceConfig};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
-use crate::figure::skew::{Window, Windowed};
+use crate::figure::skew::{self, Window};
 use crate::figure::target::{Check, Target, check_all};
 use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
@@ -201,11 +201,7 @@ pub struct Figures {
     pub window: Window,
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl ServiceRun {
     /// The figures of a generator's outcome on `load`.
@@ -242,22 +238,20 @@ impl ServiceRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mixed::latency::Recorder;
     use std::time::Duration;
 
     fn outcome(finished: u64, reports: u64, latency_ms: u64) -> Outcome {
-        let mut outcome = Outcome {
+        Outcome {
             finished,
             reports,
+            latency: Recorder::hundred(Duration::from_millis(latency_ms)),
             window: Duration::from_secs(5),
             cpu_window: Duration::from_secs(5),
             server_cpu: Duration::from_secs(8),
             generator_cpu: Duration::from_secs(1),
             ..Outcome::default()
-        };
-        for _ in 0..100 {
-            outcome.latency.record(Duration::from_millis(latency_ms));
         }
-        outcome
     }
 
     fn runs(load: Load, values: &[(&str, u64, u64, u64)]) -> BTreeMap<String, ServiceRun> {
