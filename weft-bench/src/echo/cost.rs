@@ -74,9 +74,11 @@ const KIND_EVENTS: [(&str, usize); 19] = [
     ("sched_yield", 5),
 ];
 
-/// How long perf may take to attach, and to answer a command.
-const ATTACH_TIMEOUT: Duration = Duration::from_secs(10);
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long perf may take to attach, to answer a command, and to print
+/// its counts and end after `SIGINT` (seconds on a loaded 2-core machine).
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(15);
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What one perf counter adds to.
 #[derive(Debug, Clone, Copy)]
@@ -282,10 +284,12 @@ impl Probe {
         // SAFETY: `kill` takes no pointer; `pid` is our own child, not yet
         // waited for, so the id cannot have been reused.
         unsafe { libc::kill(pid, libc::SIGINT) };
-        let deadline = Instant::now() + COMMAND_TIMEOUT;
+        let deadline = Instant::now() + FINISH_TIMEOUT;
         while self.child.try_wait().map_err(|e| e.to_string())?.is_none() {
             if Instant::now() >= deadline {
-                return Err("perf did not end after SIGINT".to_owned());
+                return Err(format!(
+                    "perf did not end within {FINISH_TIMEOUT:?} of SIGINT"
+                ));
             }
             std::thread::sleep(Duration::from_millis(2));
         }

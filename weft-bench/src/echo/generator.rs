@@ -510,6 +510,11 @@ pub(crate) mod tests {
     fn a_closed_loop_against_a_thread_server_counts_and_records() {
         let address = thread_server(|_| {});
         let outcome = run(address, &plan(4, 4096)).unwrap();
+        closed_loop_measured(&outcome);
+    }
+
+    /// What a closed loop of [`plan`] against a working server measured.
+    pub(crate) fn closed_loop_measured(outcome: &Outcome) {
         assert!(outcome.finished > 0);
         assert!(outcome.latency.count() > 0);
         assert_eq!(outcome.unfinished, 0);
@@ -555,9 +560,9 @@ pub(crate) mod tests {
         assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
     }
 
-    #[test]
-    fn a_silent_server_times_out() {
-        // Accepts (the backlog does) and never answers.
+    /// Runs `run` (a generator) against a server that accepts (its backlog
+    /// does) and never answers: it must fail with `TimedOut`.
+    pub(crate) fn times_out_on_a_silent_server(run: fn(SocketAddr, &Plan) -> io::Result<Outcome>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let plan = Plan {
             stall_timeout: Duration::from_millis(300),
@@ -565,5 +570,10 @@ pub(crate) mod tests {
         };
         let err = run(listener.local_addr().unwrap(), &plan).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        times_out_on_a_silent_server(run);
     }
 }

@@ -38,7 +38,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-
 use crate::driver::catch_panic;
 use crate::figure::lane::{RowKind, Setup, WindowSettings};
 use crate::figure::skew::Watch;

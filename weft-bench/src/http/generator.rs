@@ -296,12 +296,13 @@ async fn request_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::echo::generator::tests as echo_tests;
     use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::thread;
 
     fn plan(connections: usize) -> Plan {
-        crate::echo::generator::tests::plan(connections, 0)
+        echo_tests::plan(connections, 0)
     }
 
     /// A blocking HTTP/1.1 server, a thread per connection, answering
@@ -342,12 +343,7 @@ mod tests {
     #[test]
     fn a_closed_loop_against_a_thread_server_counts_and_records() {
         let outcome = run(thread_server(BODY), &plan(4)).unwrap();
-        assert!(outcome.finished > 0);
-        assert!(outcome.latency.count() > 0);
-        assert_eq!(outcome.unfinished, 0);
-        assert!(outcome.cpu_window >= Duration::from_millis(150));
-        assert!(outcome.generator_cpu > Duration::ZERO);
-        assert!(outcome.generator_cpu <= outcome.cpu);
+        echo_tests::closed_loop_measured(&outcome);
     }
 
     #[test]
@@ -358,13 +354,6 @@ mod tests {
 
     #[test]
     fn a_silent_server_times_out() {
-        // Accepts (the backlog does) and never answers.
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let plan = Plan {
-            stall_timeout: Duration::from_millis(300),
-            ..plan(2)
-        };
-        let err = run(listener.local_addr().unwrap(), &plan).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+        echo_tests::times_out_on_a_silent_server(run);
     }
 }

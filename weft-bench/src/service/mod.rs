@@ -32,7 +32,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-
 use crate::driver::on_thread;
 use crate::figure::lane::{RowKind, Setup};
 use crate::figure::skew::{BUSY_OTHERS_PCT, Skew, Watch};
