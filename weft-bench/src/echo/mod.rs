@@ -308,8 +308,8 @@ fn run_runtimes(
 /// What a pair's thread reports, in this order.
 pub(crate) enum Report {
     /// The generator is done (its connections closed), or the server could
-    /// not start.
-    Measured(Result<Outcome, String>),
+    /// not start (boxed: an outcome is a few hundred bytes).
+    Measured(Box<Result<Outcome, String>>),
     /// The server stopped: its accept loop ended and its runtime is gone.
     Stopped(Result<(), String>),
     /// The thread panicked.
@@ -373,7 +373,7 @@ pub(crate) fn measure_pair(
         let wait = deadline.saturating_duration_since(Instant::now());
         match receiver.recv_timeout(wait) {
             Ok(Report::Measured(result)) => {
-                measured = Some(result);
+                measured = Some(*result);
                 deadline = Instant::now() + STOP_TIMEOUT;
             }
             Ok(Report::Stopped(result)) => break result,
@@ -420,7 +420,7 @@ pub(crate) fn serve_and_load<R: EchoRuntime>(
     let server = match start() {
         Ok(server) => server,
         Err(err) => {
-            let _ = reports.send(Report::Measured(Err(format!("server: {err}"))));
+            let _ = reports.send(Report::Measured(Box::new(Err(format!("server: {err}")))));
             let _ = reports.send(Report::Stopped(Ok(())));
             return;
         }
@@ -438,9 +438,8 @@ pub(crate) fn serve_and_load<R: EchoRuntime>(
         outcome.server = Some(counts);
         outcome
     });
-    let _ = reports.send(Report::Measured(
-        outcome.map_err(|err| format!("load generator: {err}")),
-    ));
+    let outcome = outcome.map_err(|err| format!("load generator: {err}"));
+    let _ = reports.send(Report::Measured(Box::new(outcome)));
     let stopped = server.stop();
     let _ = reports.send(Report::Stopped(
         stopped.map_err(|err| format!("accept loop: {err}")),
