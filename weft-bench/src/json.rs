@@ -119,28 +119,25 @@ pub struct Document {
     /// Anything that may have disturbed the run (an abandoned runtime).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// The timers lane, when it ran (absent from documents written before
-    /// it existed: they still parse, and `compare` lists its rows as new).
+    // Each lane's field is absent when the lane did not run, and from
+    // documents written before it existed: they still parse, and
+    // `compare` lists its rows as new.
+    /// The timers lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timers: Option<TimersResult>,
-    /// The mixed lane, when it ran (absent from documents written before
-    /// it existed, which still parse; `compare` lists its rows as new).
+    /// The mixed lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedResult>,
-    /// The echo lane, when it ran (absent from documents written before
-    /// it existed, which still parse; `compare` lists its rows as new).
+    /// The echo lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
-    /// The HTTP lane, when it ran (absent from documents written before
-    /// it existed, which still parse; `compare` lists its row as new).
+    /// The HTTP lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpResult>,
-    /// The file lane, when it ran (absent from documents written before
-    /// it existed, which still parse; `compare` lists its row as new).
+    /// The file lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileResult>,
-    /// The service lane, when it ran (absent from documents written before
-    /// it existed, which still parse; `compare` lists its loads as new).
+    /// The service lane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceResult>,
 }

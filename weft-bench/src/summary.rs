@@ -85,13 +85,17 @@ fn lines(document: &Document) -> Vec<Line> {
         let name = format!("{} short p99", load.name);
         lines.push(Line::new("mixed", name, &mixed::result::SHORT_P99, load));
     }
-    for row in document.echo.iter().flat_map(|e| &e.rows) {
+    let echo = document.echo.iter().flat_map(|e| &e.rows);
+    let http = document.http.iter().flat_map(|h| &h.rows);
+    for (lane, row) in echo.map(|r| ("echo", r)).chain(http.map(|r| ("http", r))) {
         let name = row.name.clone();
-        lines.push(Line::new("echo", name, &echo::result::REQ_PER_S, row));
-    }
-    for row in document.http.iter().flat_map(|h| &h.rows) {
-        let name = row.name.clone();
-        lines.push(Line::new("http", name, &echo::result::REQ_PER_S, row));
+        lines.push(Line::new(lane, name, &echo::result::REQ_PER_S, row));
+        if !row.targets.is_empty() {
+            cost_lines(&mut lines, lane, row);
+        }
+        if let Some(paced) = &row.paced {
+            cost_lines(&mut lines, lane, paced);
+        }
     }
     for row in document.file.iter().flat_map(|f| &f.rows) {
         for (figure, what) in [
@@ -114,6 +118,29 @@ fn lines(document: &Document) -> Vec<Line> {
         }
     }
     lines
+}
+
+/// The server's cost per request on `row` of `lane` (echo's and HTTP's
+/// rows with cost targets, and their paced runs): CPU, system calls,
+/// context switches.
+fn cost_lines<R: Row<Run = echo::result::EchoRun>>(
+    lines: &mut Vec<Line>,
+    lane: &'static str,
+    row: &R,
+) {
+    use echo::result::{SERVER_CPU, SWITCHES, SYSCALLS};
+    for (figure, what) in [
+        (&SERVER_CPU, "server µs/req"),
+        (&SYSCALLS, "syscalls/req"),
+        (&SWITCHES, "switches/req"),
+    ] {
+        lines.push(Line::new(
+            lane,
+            format!("{} {what}", row.name()),
+            figure,
+            row,
+        ));
+    }
 }
 
 fn cell(value: Option<f64>) -> String {

@@ -36,7 +36,17 @@ fn every_runtime_serves_hello_and_gives_figures() {
         let f = common::completed(&row.runtimes, kind.name(), latency, window);
         assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
         assert!(f.cpu_us_per_req.is_some_and(|cpu| cpu > 0.0), "{f:?}");
+        // The server's cost, or why perf could not count it.
+        let cost = f
+            .server
+            .as_ref()
+            .map(|c| c.cpu_us_per_req > 0.0 && c.syscalls_per_req > 0.0);
+        assert!(cost == Some(true) || f.server_error.is_some(), "{f:?}");
     }
+    // Paced at a share of tokio's rate, every runtime, and the targets.
+    let paced = row.paced.as_ref().expect("the paced runs");
+    assert!(paced.rate_per_s > 0.0 && paced.runtimes.len() == RuntimeKind::ALL.len());
+    assert_eq!((row.targets.len(), paced.targets.len()), (4, 4));
     let ratios = row.ratios.as_ref().expect("weft's ratios");
     assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
     assert!(ratios.req_per_s_met.is_some() && ratios.p99_met.is_some());

@@ -48,17 +48,21 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::cost::{Counts, Probe};
 use crate::measure::process_cpu_time;
 use crate::metrics::others;
 use crate::mixed::burn::thread_cpu_time;
 use crate::mixed::latency::Recorder;
 
-/// How one run generates load.
+/// How one run generates load (the HTTP lane's generator's too).
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// Connections, each with one message out at a time.
     pub connections: usize,
-    /// Bytes of every message.
+    /// Bytes of every message (the HTTP generator sends GETs instead).
     pub message_bytes: usize,
     /// Excluded from every figure.
     pub warmup: Duration,
@@ -69,6 +73,55 @@ pub struct Plan {
     /// Longest time without any round trip finishing before the server is
     /// taken for hung.
     pub stall_timeout: Duration,
+    /// A fixed rate, and the server's counters.
+    pub options: RunOptions,
+}
+
+/// What a run may add to its closed loop (the HTTP lane's generator
+/// takes them too).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// At most this many requests per second over all connections: each
+    /// request waits for the next send slot ([`Pacer`]); `None`: closed
+    /// loop, each connection sends again at once.
+    pub rate_per_s: Option<f64>,
+    /// perf on the server's threads, enabled over the window.
+    pub probe: Option<Arc<Probe>>,
+}
+
+/// Send slots at a fixed rate shared by all connections: each request
+/// takes the next slot. A request late for its slot (the generator's
+/// timer wakes to the millisecond; every connection was busy; the
+/// generator's thread waited for a core) goes at once and the slots
+/// behind it stay, so every server is sent the same number of requests;
+/// slots more than [`Pacer::CATCH_UP`] old are dropped, so a long stall is
+/// not made up (a burst is at most one request per connection anyway).
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    interval: Duration,
+    next: Instant,
+}
+
+impl Pacer {
+    /// How far behind now the slots may fall before they are dropped.
+    pub(crate) const CATCH_UP: Duration = Duration::from_millis(100);
+
+    /// Slots every `1 / rate_per_s` from `start`; `None` without a rate.
+    pub(crate) fn new(rate_per_s: Option<f64>, start: Instant) -> Option<Pacer> {
+        let rate = rate_per_s.filter(|r| *r > 0.0)?;
+        Some(Pacer {
+            interval: Duration::from_secs_f64(1.0 / rate),
+            next: start,
+        })
+    }
+
+    /// When the next request may go (at or before `now`: at once).
+    pub(crate) fn slot(&mut self, now: Instant) -> Instant {
+        let oldest = now.checked_sub(Pacer::CATCH_UP).unwrap_or(now);
+        let at = self.next.max(oldest);
+        self.next = at + self.interval;
+        at
+    }
 }
 
 /// What one run measured.
@@ -93,6 +146,9 @@ pub struct Outcome {
     /// Percent of the machine other processes used during the window,
     /// where `/proc` tells.
     pub others_cpu_pct: Option<f64>,
+    /// The server threads' counts over the window, or why there are none;
+    /// `None` when nothing was counted.
+    pub server: Option<Result<Counts, String>>,
 }
 
 /// Runs the plan against the server at `address` from the calling thread.
@@ -130,6 +186,8 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
             window: plan.measure,
             ..Outcome::default()
         },
+        pacer: Pacer::new(plan.options.rate_per_s, start),
+        waiting: VecDeque::new(),
     };
     for index in 0..generator.connections.len() {
         generator.send(index, start)?;
@@ -142,29 +200,103 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
 /// them too).
 pub(crate) struct WindowStart {
     at: Instant,
+    /// perf's counting, enabled at the start: why not, if it failed.
+    counting: Result<(), String>,
     process_cpu: Duration,
     generator_cpu: Duration,
     others: Option<others::CpuTimes>,
 }
 
 impl WindowStart {
-    /// Reads the process's, this thread's and the machine's CPU at `at`.
-    pub(crate) fn now(at: Instant) -> io::Result<WindowStart> {
+    /// Enables the server's counters (if `options` has them) and reads
+    /// the process's, this thread's and the machine's CPU at `at`.
+    pub(crate) fn now(at: Instant, options: &RunOptions) -> io::Result<WindowStart> {
+        let counting = options.probe.as_ref().map_or(Ok(()), |p| p.enable());
         Ok(WindowStart {
             at,
+            counting: counting.map_err(|e| format!("perf: {e}")),
             process_cpu: process_cpu_time()?,
             generator_cpu: thread_cpu_time(),
             others: others::CpuTimes::now(),
         })
     }
 
-    /// Fills in the outcome's CPU figures from these readings to `now`.
-    pub(crate) fn close(&self, now: Instant, outcome: &mut Outcome) -> io::Result<()> {
+    /// Fills in the outcome's CPU figures from these readings to `now`
+    /// and disables the server's counters (a failure to count is the
+    /// outcome's `server`).
+    pub(crate) fn close(
+        &self,
+        now: Instant,
+        outcome: &mut Outcome,
+        options: &RunOptions,
+    ) -> io::Result<()> {
         outcome.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
         outcome.generator_cpu = thread_cpu_time().saturating_sub(self.generator_cpu);
         outcome.cpu_window = now.saturating_duration_since(self.at);
         outcome.others_cpu_pct = others::since(self.others);
+        if let Some(probe) = &options.probe {
+            let disabled = probe.disable().map_err(|e| format!("perf: {e}"));
+            if let Err(err) = self.counting.clone().and(disabled) {
+                outcome.server = Some(Err(err));
+            }
+        }
         Ok(())
+    }
+}
+
+/// Where a run stands (both generators): the readings at its window's
+/// start once taken, and the drain's deadline once the window ended.
+pub(crate) struct Phases {
+    warm_end: Instant,
+    end: Instant,
+    window_start: Option<WindowStart>,
+    /// Set when the window ends: `end` (as the loop saw it) + the drain.
+    pub(crate) drain_deadline: Option<Instant>,
+}
+
+impl Phases {
+    /// A run whose window is `warm_end..end`.
+    pub(crate) fn new(warm_end: Instant, end: Instant) -> Phases {
+        Phases {
+            warm_end,
+            end,
+            window_start: None,
+            drain_deadline: None,
+        }
+    }
+
+    /// Takes what is due at `now`: the window's start readings at
+    /// `warm_end`; at `end` its figures (into `outcome`) and the drain's
+    /// deadline. True when the window ended at this step.
+    pub(crate) fn step(
+        &mut self,
+        now: Instant,
+        plan: &Plan,
+        outcome: &mut Outcome,
+    ) -> io::Result<bool> {
+        if self.window_start.is_none() && now >= self.warm_end {
+            self.window_start = Some(WindowStart::now(now, &plan.options)?);
+        }
+        if self.drain_deadline.is_some() || now < self.end {
+            return Ok(false);
+        }
+        match &self.window_start {
+            Some(start) => start.close(now, outcome, &plan.options)?,
+            // A window with no reading at its start (the loop woke past
+            // `end`): its figures say nothing.
+            None => outcome.cpu_window = Duration::ZERO,
+        }
+        self.drain_deadline = Some(now + plan.drain_timeout);
+        Ok(true)
+    }
+
+    /// `deadline`, or the next phase's start if sooner.
+    pub(crate) fn next(&self, deadline: Instant) -> Instant {
+        let mut next = deadline.min(self.drain_deadline.unwrap_or(self.end));
+        if self.window_start.is_none() {
+            next = next.min(self.warm_end);
+        }
+        next
     }
 }
 
@@ -190,6 +322,10 @@ struct Generator {
     /// When a round trip last finished (or the run started).
     last_progress: Instant,
     outcome: Outcome,
+    /// The send slots at a fixed rate, if the plan has one.
+    pacer: Option<Pacer>,
+    /// Connections waiting for their slot, in slot order.
+    waiting: VecDeque<(Instant, usize)>,
 }
 
 impl Generator {
@@ -209,23 +345,13 @@ impl Generator {
     /// CPU at `warm_end` and `end`.
     fn generate(&mut self, mut poll: Poll, plan: &Plan) -> io::Result<()> {
         let mut events = Events::with_capacity(self.connections.len().max(16));
-        let mut window_start: Option<WindowStart> = None;
-        let mut drain_deadline: Option<Instant> = None;
+        let mut phases = Phases::new(self.warm_end, self.end);
         loop {
             let now = Instant::now();
-            if window_start.is_none() && now >= self.warm_end {
-                window_start = Some(WindowStart::now(now)?);
+            if phases.step(now, plan, &mut self.outcome)? {
+                self.waiting.clear();
             }
-            if drain_deadline.is_none() && now >= self.end {
-                match &window_start {
-                    Some(start) => start.close(now, &mut self.outcome)?,
-                    // A window with no reading at its start (the loop woke
-                    // past `end`): its figures say nothing.
-                    None => self.outcome.cpu_window = Duration::ZERO,
-                }
-                drain_deadline = Some(now + plan.drain_timeout);
-            }
-            if let Some(deadline) = drain_deadline {
+            if let Some(deadline) = phases.drain_deadline {
                 if self.outstanding() == 0 {
                     return Ok(());
                 }
@@ -247,11 +373,18 @@ impl Generator {
                     ),
                 ));
             }
-            let mut deadline = stalled_at;
-            if window_start.is_none() {
-                deadline = deadline.min(self.warm_end);
+            while let Some(&(at, index)) = self.waiting.front() {
+                if at > now {
+                    break;
+                }
+                self.waiting.pop_front();
+                self.send(index, now)?;
             }
-            deadline = deadline.min(drain_deadline.unwrap_or(self.end));
+            let mut deadline = stalled_at;
+            if let Some(&(at, _)) = self.waiting.front() {
+                deadline = deadline.min(at);
+            }
+            let deadline = phases.next(deadline);
             match poll.poll(&mut events, Some(deadline.saturating_duration_since(now))) {
                 Ok(()) => {}
                 Err(err) if err.kind() == ErrorKind::Interrupted => continue,
@@ -345,7 +478,10 @@ impl Generator {
             self.outcome.finished += 1;
         }
         if now < self.end {
-            self.send(index, now)?;
+            match self.pacer.as_mut().map(|p| p.slot(now)) {
+                Some(at) if at > now => self.waiting.push_back((at, index)),
+                _ => self.send(index, now)?,
+            }
         }
         Ok(())
     }
@@ -369,12 +505,13 @@ impl Generator {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::thread;
 
-    fn plan(connections: usize, message_bytes: usize) -> Plan {
+    /// A short plan for tests (the HTTP generator's too).
+    pub(crate) fn plan(connections: usize, message_bytes: usize) -> Plan {
         Plan {
             connections,
             message_bytes,
@@ -382,26 +519,28 @@ mod tests {
             measure: Duration::from_millis(200),
             drain_timeout: Duration::from_secs(2),
             stall_timeout: Duration::from_secs(2),
+            options: RunOptions::default(),
         }
     }
 
-    /// A blocking echo server on a thread per connection; `mangle` turns
-    /// what it read into what it sends back.
-    fn thread_server(mangle: fn(&mut Vec<u8>)) -> SocketAddr {
+    /// A blocking server on a thread per connection (the HTTP generator's
+    /// tests' too): each read (up to 8 KiB) goes to `reply` with the
+    /// connection's own state, and what `reply` appends is sent back.
+    pub(crate) fn thread_server<S: Default>(
+        reply: impl Fn(&mut S, &[u8], &mut Vec<u8>) + Clone + Send + 'static,
+    ) -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
+                let reply = reply.clone();
                 thread::spawn(move || {
-                    let mut buffer = vec![0u8; 8192];
-                    while let Ok(read) = stream.read(&mut buffer) {
-                        if read == 0 {
-                            return;
-                        }
-                        let mut reply = buffer[..read].to_vec();
-                        mangle(&mut reply);
-                        if stream.write_all(&reply).is_err() {
+                    let (mut state, mut buffer, mut out) = (S::default(), [0u8; 8192], Vec::new());
+                    while let Ok(read @ 1..) = stream.read(&mut buffer) {
+                        out.clear();
+                        reply(&mut state, &buffer[..read], &mut out);
+                        if stream.write_all(&out).is_err() {
                             return;
                         }
                     }
@@ -411,10 +550,24 @@ mod tests {
         address
     }
 
+    /// An echo server whose `mangle` turns what it read into what it sends
+    /// back.
+    fn echo_server(mangle: fn(&mut Vec<u8>)) -> SocketAddr {
+        thread_server(move |_: &mut (), read: &[u8], out: &mut Vec<u8>| {
+            out.extend_from_slice(read);
+            mangle(out);
+        })
+    }
+
     #[test]
     fn a_closed_loop_against_a_thread_server_counts_and_records() {
-        let address = thread_server(|_| {});
+        let address = echo_server(|_| {});
         let outcome = run(address, &plan(4, 4096)).unwrap();
+        closed_loop_measured(&outcome);
+    }
+
+    /// What a closed loop of [`plan`] against a working server measured.
+    pub(crate) fn closed_loop_measured(outcome: &Outcome) {
         assert!(outcome.finished > 0);
         assert!(outcome.latency.count() > 0);
         assert_eq!(outcome.unfinished, 0);
@@ -425,15 +578,44 @@ mod tests {
     }
 
     #[test]
+    fn the_pacer_keeps_its_rate_and_drops_slots_older_than_its_catch_up() {
+        let start = Instant::now();
+        let mut pacer = Pacer::new(Some(1_000.0), start).unwrap();
+        let ms = Duration::from_millis;
+        assert_eq!(pacer.slot(start), start);
+        assert_eq!(pacer.slot(start), start + ms(1));
+        // 3 ms late: the slot stays (sent at once), the next follows it.
+        assert_eq!(pacer.slot(start + ms(5)), start + ms(2));
+        assert_eq!(pacer.slot(start + ms(5)), start + ms(3));
+        // 1 s late: the slots older than the catch-up are dropped.
+        assert_eq!(pacer.slot(start + ms(1_004)), start + ms(904));
+        assert!(Pacer::new(None, start).is_none());
+    }
+
+    #[test]
+    fn a_paced_run_sends_at_its_rate() {
+        let address = echo_server(|_| {});
+        let mut paced = plan(4, 64);
+        paced.options.rate_per_s = Some(500.0);
+        let outcome = run(address, &paced).unwrap();
+        // 500/s over a 200 ms window: about 100, far below the closed loop.
+        assert!(
+            (60..=140).contains(&outcome.finished),
+            "{}",
+            outcome.finished
+        );
+    }
+
+    #[test]
     fn a_wrong_echo_fails_the_run() {
-        let address = thread_server(|reply| reply[0] ^= 1);
+        let address = echo_server(|reply| reply[0] ^= 1);
         let err = run(address, &plan(1, 64)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
     }
 
-    #[test]
-    fn a_silent_server_times_out() {
-        // Accepts (the backlog does) and never answers.
+    /// Runs `run` (a generator) against a server that accepts (its backlog
+    /// does) and never answers: it must fail with `TimedOut`.
+    pub(crate) fn times_out_on_a_silent_server(run: fn(SocketAddr, &Plan) -> io::Result<Outcome>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let plan = Plan {
             stall_timeout: Duration::from_millis(300),
@@ -441,5 +623,10 @@ mod tests {
         };
         let err = run(listener.local_addr().unwrap(), &plan).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        times_out_on_a_silent_server(run);
     }
 }

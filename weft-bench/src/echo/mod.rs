@@ -26,56 +26,43 @@
 //! [`report`] the table. A missed target never fails the run; a runtime
 //! that failed a row does.
 
+pub mod cost;
 pub mod generator;
 pub mod report;
 pub mod result;
 pub mod server;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clap::ValueEnum;
-
 use crate::driver::catch_panic;
 use crate::figure::lane::{RowKind, Setup, WindowSettings};
 use crate::figure::skew::Watch;
+use crate::figure::target::Target;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
-use generator::{Outcome, Plan};
-use result::{EchoResult, EchoRun, EchoSettings, RowResult};
+use cost::Probe;
+use generator::{Outcome, Plan, RunOptions};
+use result::{EchoResult, EchoRun, EchoSettings, Figures, Paced, RowResult};
 use server::{EchoRuntime, Server};
 
-/// One row of the lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Row {
-    /// One connection, 64-byte messages: the latency of one round trip.
-    #[value(name = "conn1_64b")]
-    Conn1Bytes64,
-    /// 64 connections, 64-byte messages: many small requests.
-    #[value(name = "conn64_64b")]
-    Conn64Bytes64,
-    /// 64 connections, 4 KiB messages: bigger reads and writes.
-    #[value(name = "conn64_4k")]
-    Conn64Bytes4k,
-}
-
-impl RowKind for Row {
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            Row::Conn1Bytes64 => ("conn1_64b", "1 conn, 64 B"),
-            Row::Conn64Bytes64 => ("conn64_64b", "64 conn, 64 B"),
-            Row::Conn64Bytes4k => ("conn64_4k", "64 conn, 4 KiB"),
-        }
+crate::figure::lane::rows! {
+    /// One row of the lane.
+    pub enum Row {
+        /// One connection, 64-byte messages: the latency of one round trip.
+        Conn1Bytes64 = ("conn1_64b", "1 conn, 64 B"),
+        /// 64 connections, 64-byte messages: many small requests.
+        Conn64Bytes64 = ("conn64_64b", "64 conn, 64 B"),
+        /// 64 connections, 4 KiB messages: bigger reads and writes.
+        Conn64Bytes4k = ("conn64_4k", "64 conn, 4 KiB"),
     }
 }
 
 impl Row {
-    /// Every row, in the order the lane runs them.
-    pub const ALL: [Row; 3] = [Row::Conn1Bytes64, Row::Conn64Bytes64, Row::Conn64Bytes4k];
-
     /// (connections, bytes per message).
     pub fn shape(self) -> (usize, usize) {
         match self {
@@ -123,6 +110,24 @@ impl Timing {
             measure,
             drain_timeout: Duration::from_secs(5),
             stall_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// A generator's plan of `connections` sending `message_bytes` (the
+    /// HTTP generator ignores them) on this timing, at `rate_per_s` if
+    /// given.
+    pub fn plan(&self, connections: usize, message_bytes: usize, rate_per_s: Option<f64>) -> Plan {
+        Plan {
+            connections,
+            message_bytes,
+            warmup: self.warmup,
+            measure: self.measure,
+            drain_timeout: self.drain_timeout,
+            stall_timeout: self.stall_timeout,
+            options: RunOptions {
+                rate_per_s,
+                probe: None,
+            },
         }
     }
 
@@ -178,17 +183,9 @@ impl EchoConfig {
         }
     }
 
-    fn plan(&self, row: Row) -> Plan {
+    fn plan(&self, row: Row, rate_per_s: Option<f64>) -> Plan {
         let (connections, message_bytes) = row.shape();
-        let t = &self.timing;
-        Plan {
-            connections,
-            message_bytes,
-            warmup: t.warmup,
-            measure: t.measure,
-            drain_timeout: t.drain_timeout,
-            stall_timeout: t.stall_timeout,
-        }
+        self.timing.plan(connections, message_bytes, rate_per_s)
     }
 }
 
@@ -204,9 +201,14 @@ pub fn run(config: &EchoConfig) -> EchoResult {
             units: "round trips",
             line: report::one_line,
         };
-        let measure = |kind, watch: &mut Watch| measure(kind, row, config, watch);
-        let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
-        rows.push(RowResult::new(row, runs));
+        let cost: &[_] = if row == result::COST_ROW {
+            &result::COST_TARGETS
+        } else {
+            &[]
+        };
+        let measure = |kind, rate, watch: &mut Watch| measure(kind, row, rate, config, watch);
+        let (runs, paced) = run_row(&served, config, &mut watch, cost, measure);
+        rows.push(RowResult::new(row, runs, paced));
     }
     EchoResult {
         settings: EchoSettings::new(config),
@@ -230,29 +232,74 @@ pub(crate) struct Served<'a> {
     pub line: fn(&EchoRun) -> String,
 }
 
-/// Runs `row` on every runtime of `setup`, one after the other: `measure`
-/// measures one (a run it abandons warns through the watch); prints each
-/// run's progress line and warns about its window.
+/// The share of tokio's req/s (at the lane's load, in the same run) that
+/// a row's paced runs are sent.
+pub const PACED_SHARE: f64 = 0.6;
+
+/// What [`run_row`] needs of a lane's configuration.
+pub(crate) trait Lane {
+    /// Profile, workers, runtimes.
+    fn setup(&self) -> &Setup;
+    /// Durations.
+    fn timing(&self) -> &Timing;
+}
+
+impl Lane for EchoConfig {
+    fn setup(&self) -> &Setup {
+        &self.setup
+    }
+    fn timing(&self) -> &Timing {
+        &self.timing
+    }
+}
+
+/// Runs `row` on every runtime of the lane, one after the other, and then,
+/// if the row has `cost` targets and tokio completed it, again on every
+/// runtime at [`PACED_SHARE`] of tokio's req/s. `measure` measures one
+/// runtime at a rate (`None`: the lane's load; a run it abandons warns
+/// through the watch).
 pub(crate) fn run_row(
     row: &Served,
-    setup: &Setup,
-    timing: &Timing,
+    lane: &impl Lane,
     watch: &mut Watch,
-    mut measure: impl FnMut(RuntimeKind, &mut Watch) -> Result<Outcome, String>,
+    cost: &'static [Target<Figures>],
+    mut measure: impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
+) -> (BTreeMap<String, EchoRun>, Option<Paced>) {
+    let runs = run_runtimes(row, lane, watch, None, &mut measure);
+    let tokio = runs.get(RuntimeKind::Tokio.name()).and_then(|r| r.ok());
+    let rate = tokio
+        .map(|f| f.req_per_s * PACED_SHARE)
+        .filter(|_| !cost.is_empty());
+    let paced = rate.map(|rate| {
+        let paced = run_runtimes(row, lane, watch, Some(rate), &mut measure);
+        Paced::new(row.name, rate, paced, cost)
+    });
+    (runs, paced)
+}
+
+/// Runs `row` on every runtime at `rate` (`None`: the lane's load): prints
+/// each run's progress line and warns about its window.
+fn run_runtimes(
+    row: &Served,
+    lane: &impl Lane,
+    watch: &mut Watch,
+    rate: Option<f64>,
+    measure: &mut impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> BTreeMap<String, EchoRun> {
     let mut runs = BTreeMap::new();
-    for &kind in &setup.runtimes {
-        let measured = measure(kind, watch);
+    let paced = rate.map_or(String::new(), |r| format!(" at {r:.0}/s"));
+    for &kind in &lane.setup().runtimes {
+        let measured = measure(kind, rate, watch);
         let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
         let line = (row.line)(&run);
         eprintln!(
-            "weft-bench: {}: {} on {}: {line}",
+            "weft-bench: {}: {}{paced} on {}: {line}",
             row.lane,
             row.label,
             kind.name()
         );
-        let what = format!("{}: {} on {}", row.lane, row.name, kind.name());
-        watch.window(&what, &run, row.units, timing.drain_timeout);
+        let what = format!("{}: {}{paced} on {}", row.lane, row.name, kind.name());
+        watch.window(&what, &run, row.units, lane.timing().drain_timeout);
         runs.insert(kind.name().to_owned(), run);
     }
     runs
@@ -261,8 +308,8 @@ pub(crate) fn run_row(
 /// What a pair's thread reports, in this order.
 pub(crate) enum Report {
     /// The generator is done (its connections closed), or the server could
-    /// not start.
-    Measured(Result<Outcome, String>),
+    /// not start (boxed: an outcome is a few hundred bytes).
+    Measured(Box<Result<Outcome, String>>),
     /// The server stopped: its accept loop ended and its runtime is gone.
     Stopped(Result<(), String>),
     /// The thread panicked.
@@ -274,11 +321,15 @@ pub(crate) enum Report {
 fn measure(
     kind: RuntimeKind,
     row: Row,
+    rate: Option<f64>,
     config: &EchoConfig,
     watch: &mut Watch,
 ) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(row), config.setup.workers);
-    let load = move |address| generator::run(address, &plan);
+    let (mut plan, workers) = (config.plan(row, rate), config.setup.workers);
+    let load = move |address, probe| {
+        plan.options.probe = probe;
+        generator::run(address, &plan)
+    };
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
         RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
@@ -322,7 +373,7 @@ pub(crate) fn measure_pair(
         let wait = deadline.saturating_duration_since(Instant::now());
         match receiver.recv_timeout(wait) {
             Ok(Report::Measured(result)) => {
-                measured = Some(result);
+                measured = Some(*result);
                 deadline = Instant::now() + STOP_TIMEOUT;
             }
             Ok(Report::Stopped(result)) => break result,
@@ -356,26 +407,39 @@ pub(crate) fn measure_pair(
     }
 }
 
-/// Starts a server on `R` with `start`, runs the load generator `load`
-/// against it from this thread, stops the server; reports each step to
-/// `reports`.
+/// Starts a server on `R` with `start`, attaches perf to its threads
+/// ([`cost`]), runs the load generator `load` against it from this thread
+/// (with the probe, to count over its window), stops the server; reports
+/// each step to `reports`.
 pub(crate) fn serve_and_load<R: EchoRuntime>(
     start: impl FnOnce() -> std::io::Result<Server<R>>,
-    load: impl FnOnce(std::net::SocketAddr) -> std::io::Result<Outcome>,
+    load: impl FnOnce(std::net::SocketAddr, Option<Arc<Probe>>) -> std::io::Result<Outcome>,
     reports: &mpsc::Sender<Report>,
 ) {
+    let before = cost::threads();
     let server = match start() {
         Ok(server) => server,
         Err(err) => {
-            let _ = reports.send(Report::Measured(Err(format!("server: {err}"))));
+            let _ = reports.send(Report::Measured(Box::new(Err(format!("server: {err}")))));
             let _ = reports.send(Report::Stopped(Ok(())));
             return;
         }
     };
-    let outcome = load(server.address());
-    let _ = reports.send(Report::Measured(
-        outcome.map_err(|err| format!("load generator: {err}")),
-    ));
+    let mut tids: Vec<u32> = cost::threads().difference(&before).copied().collect();
+    tids.extend(R::SHARED_THREADS.iter().flat_map(|name| cost::named(name)));
+    let probe = Probe::attach(&tids).map(Arc::new);
+    let outcome = load(server.address(), probe.as_ref().ok().cloned());
+    let outcome = outcome.map(|mut outcome| {
+        let failed = outcome.server.take().and_then(Result::err);
+        let counts = probe.and_then(|probe| {
+            let probe = Arc::into_inner(probe).ok_or("perf: its probe is still in use")?;
+            failed.map_or_else(|| probe.finish(), Err)
+        });
+        outcome.server = Some(counts);
+        outcome
+    });
+    let outcome = outcome.map_err(|err| format!("load generator: {err}"));
+    let _ = reports.send(Report::Measured(Box::new(outcome)));
     let stopped = server.stop();
     let _ = reports.send(Report::Stopped(
         stopped.map_err(|err| format!("accept loop: {err}")),

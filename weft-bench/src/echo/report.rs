@@ -4,6 +4,7 @@
 //! legend and warnings below.
 
 use super::Row;
+use super::cost::KINDS;
 use super::result::{
     EchoResult, EchoRun, Figures, P99_TARGET, REQ_PER_S_TARGET, Ratios, RowResult,
 };
@@ -37,7 +38,8 @@ pub fn render(result: &EchoResult) -> String {
          {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target ≤ \
          {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    lane_text(&title, &table, &legend) + &result.skew.footer()
+    let cost = cost_text(&result.rows, &s.lane.runtimes);
+    lane_text(&title, &table, &legend) + &cost + &result.skew.footer()
 }
 
 /// The columns of the lane's table: the row's and the runtime's, a run's
@@ -110,6 +112,75 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
         ratio(&r.p99_vs_best),
         format!("{}/{}", verdict(r.req_per_s_met), verdict(r.p99_met)),
     ]
+}
+
+/// The server's cost per request (perf on the server's threads): one
+/// line per row, load (the lane's, or the paced rate) and runtime that
+/// was counted; then weft's targets on it, met or missed, and why a run
+/// has no counts.
+pub(crate) fn cost_text(rows: &[RowResult], runtimes: &[String]) -> String {
+    let mut table = Table::new(
+        ["row", "load", "runtime", "req/s", "µs/req", "sys/req"]
+            .into_iter()
+            .chain(KINDS.map(|k| k.strip_prefix("sched_").unwrap_or(k)))
+            .chain(["cs/req"]),
+    );
+    let mut notes = Vec::new();
+    for row in rows {
+        let paced = row
+            .paced
+            .iter()
+            .map(|p| (format!("{:.0}/s", p.rate_per_s), &p.runtimes, &p.targets));
+        for (load, runs, targets) in
+            std::iter::once(("lane".to_owned(), &row.runtimes, &row.targets)).chain(paced)
+        {
+            for runtime in runtimes {
+                let Some(f) = runs.get(runtime).and_then(|r| r.ok()) else {
+                    continue;
+                };
+                let mut cells = vec![
+                    row.name.clone(),
+                    load.clone(),
+                    runtime.clone(),
+                    format!("{:.0}", f.req_per_s),
+                ];
+                match &f.server {
+                    Some(c) => {
+                        cells.extend(
+                            [c.cpu_us_per_req, c.syscalls_per_req].map(|v| format!("{v:.2}")),
+                        );
+                        cells.extend(KINDS.map(|k| {
+                            format!("{:.3}", c.syscalls_by_kind.get(k).copied().unwrap_or(0.0))
+                        }));
+                        cells.push(format!("{:.3}", c.context_switches_per_req));
+                    }
+                    None => {
+                        cells.extend(std::iter::repeat_n("n/a".to_owned(), KINDS.len() + 3));
+                        if let Some(err) = &f.server_error
+                            && !notes.contains(err)
+                        {
+                            notes.push(err.clone());
+                        }
+                    }
+                }
+                table.row(cells);
+            }
+            for check in targets {
+                notes.push(format!(
+                    "{} ({}, {load}): {} {}",
+                    check.target,
+                    row.name,
+                    check.value_text(),
+                    check.verdict()
+                ));
+            }
+        }
+    }
+    format!(
+        "server cost per request (perf on the server's threads)\n{}{}",
+        table.render(),
+        notes.iter().map(|n| format!("{n}\n")).collect::<String>()
+    )
 }
 
 /// The row's name as the table reads it.

@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cost::{Counts, KINDS};
 use super::generator::Outcome;
 use super::{EchoConfig, Row};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
-use crate::figure::skew::{Window, Windowed};
-use crate::figure::{self, Figure, Format, PeerRatio, Run};
+use crate::figure::skew::{self, Window};
+use crate::figure::target::{Check, Target, check_all};
+use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
 use crate::runtimes::RuntimeKind;
 
@@ -33,6 +35,40 @@ pub const REQ_PER_S: Figure<Figures> =
 /// The round trips' p99, over the lowest peer p99.
 pub const P99: Figure<Figures> =
     Figure::lower("p99_ms", "ms", Figures::p99_ms).with_format(Format::Micros);
+
+/// The server threads' CPU per request (perf), over tokio's.
+pub const SERVER_CPU: Figure<Figures> =
+    Figure::lower("server_cpu_us_per_req", "µs", |f: &Figures| {
+        Some(f.server.as_ref()?.cpu_us_per_req)
+    })
+    .with_peer(Peer::Tokio);
+
+/// The server threads' system calls per request.
+pub const SYSCALLS: Figure<Figures> = Figure::lower("syscalls_per_req", "", |f: &Figures| {
+    Some(f.server.as_ref()?.syscalls_per_req)
+});
+
+/// Their futex, eventfd and sched_yield calls per request.
+pub const WAKES: Figure<Figures> = Figure::lower("wakes_per_req", "", |f: &Figures| {
+    Some(f.server.as_ref()?.wakes_per_req)
+});
+
+/// Their context switches per request.
+pub const SWITCHES: Figure<Figures> =
+    Figure::lower("context_switches_per_req", "", |f: &Figures| {
+        Some(f.server.as_ref()?.context_switches_per_req)
+    });
+
+/// The echo lane's targets on the server's cost (issue #38), on
+/// `conn64_64b` at the lane's load and at the paced rate.
+pub const COST_TARGETS: [Target<Figures>; 1] = [Target::ratio(
+    "echo server CPU/req ≤ 0.9× tokio's",
+    SERVER_CPU,
+    0.9,
+)];
+
+/// The row that also runs paced and is held to [`COST_TARGETS`].
+pub const COST_ROW: Row = Row::Conn64Bytes64;
 
 /// The figures `compare` gates, with their floors: the change, in the
 /// figure's unit, below which it is noise however large relatively.
@@ -87,14 +123,21 @@ pub const LANE: Lane<Figures> = Lane::new("echo", "row", &FIGURES);
 ///           "cpu_us_per_req": 8.7,               // that CPU per round trip finished in it (absent in older documents)
 ///           "generator_cpu_ms_per_s": 985.0,     // the load generator thread's part of it
 ///           "unfinished": 0,                     // round trips of the window still out after the drain
-///           "others_cpu_pct": 0.2 } },           // other processes' share of the machine meanwhile
+///           "others_cpu_pct": 0.2,               // other processes' share of the machine meanwhile
+///           "server": { … } } },                 // the server's own cost per request: ServerCost
+///                                                // (absent if not counted: "server_error": "perf not available: …")
 ///       "tokio": { … }, "smol": { … }
 ///     },
 ///     "ratios": {                                // weft's; absent when weft or every peer failed
 ///       "req_per_s_vs_best": { "peer": "tokio", "value": 1.20 },   // over the highest peer req/s
 ///       "p99_vs_best": { "peer": "tokio", "value": 0.52 },         // over the lowest peer p99
 ///       "req_per_s_met": true, "p99_met": true   // targets: ≥ 1.0 and ≤ 1.1; reported, never gating
-///     }
+///     },
+///     "targets": [{ "runtime": "weft", "target": "echo server CPU/req ≤ 0.9× tokio's",   // conn64_64b only:
+///                   "figure": "server_cpu_us_per_req_vs_tokio", "limit": 0.9,          // COST_TARGETS, a Check each
+///                   "value": 1.12, "met": false }],
+///     "paced": { "name": "conn64_64b_paced", "rate_per_s": 58179.0,   // conn64_64b only: Paced, at 60% of
+///                "runtimes": { … }, "targets": [ … ] }                // tokio's req/s above, as the row's
 ///   }, …],
 ///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
 /// }
@@ -139,9 +182,104 @@ pub struct RowResult {
     /// weft against the best peer; absent when weft or every peer failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratios: Option<Ratios>,
+    /// weft's targets on the server's cost at the lane's load (the rows
+    /// that have them: echo's `conn64_64b`, the HTTP row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<Check>,
+    /// The same row at a fixed rate below saturation, so the servers are
+    /// compared doing equal work; absent on other rows and without tokio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<Paced>,
+}
+
+/// A row run again at a fixed rate: [`super::PACED_SHARE`] of tokio's
+/// req/s at the lane's load in the same run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Paced {
+    /// The row's name with `_paced` (`conn64_64b_paced`).
+    pub name: String,
+    /// The rate every runtime was sent, requests per second.
+    pub rate_per_s: f64,
+    /// Keyed by runtime name, as the row's.
+    pub runtimes: BTreeMap<String, EchoRun>,
+    /// weft's targets on the server's cost at this rate.
+    #[serde(default)]
+    pub targets: Vec<Check>,
+}
+
+impl Paced {
+    /// The paced runs of row `row` at `rate_per_s`, checked against
+    /// `targets`.
+    pub fn new(
+        row: &str,
+        rate_per_s: f64,
+        runtimes: BTreeMap<String, EchoRun>,
+        targets: &[Target<Figures>],
+    ) -> Paced {
+        Paced {
+            name: format!("{row}_paced"),
+            rate_per_s,
+            targets: check_all(targets, &runtimes),
+            runtimes,
+        }
+    }
+}
+
+/// The server's own cost per request over the window: perf's counts on
+/// the server's threads only ([`super::cost`]) over the requests that
+/// finished in it. In JSON:
+///
+/// ```jsonc
+/// "server": { "cpu_us_per_req": 7.9, "syscalls_per_req": 2.2,
+///             "syscalls_by_kind": { "read": 1.0, "write": 1.0, "epoll_wait": 0.15,
+///                                   "futex": 0.02, "eventfd": 0.01, "sched_yield": 0.0,
+///                                   "other": 0.02 },
+///             "wakes_per_req": 0.03, "context_switches_per_req": 0.04 }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerCost {
+    /// The server threads' CPU (task clock) per request, µs.
+    pub cpu_us_per_req: f64,
+    /// Their system calls per request.
+    pub syscalls_per_req: f64,
+    /// Those by kind ([`super::cost::KINDS`]: read/recv, write/writev/send,
+    /// epoll_wait, futex, eventfd (a read or write on one), sched_yield,
+    /// other), per request.
+    pub syscalls_by_kind: BTreeMap<String, f64>,
+    /// futex + eventfd + sched_yield per request: the runtime's own
+    /// wake-ups, zero at the kernel's floor.
+    pub wakes_per_req: f64,
+    /// Their context switches per request.
+    pub context_switches_per_req: f64,
+}
+
+impl ServerCost {
+    /// `counts` over `requests`; `None` without requests.
+    pub fn of(counts: &Counts, requests: u64) -> Option<ServerCost> {
+        let n = (requests > 0).then_some(requests as f64)?;
+        let per = |count: u64| count as f64 / n;
+        let kind = |name: &str| {
+            KINDS
+                .iter()
+                .position(|k| *k == name)
+                .map_or(0, |i| counts.kinds[i])
+        };
+        Some(ServerCost {
+            cpu_us_per_req: counts.task_clock.as_secs_f64() * 1e6 / n,
+            syscalls_per_req: per(counts.syscalls),
+            syscalls_by_kind: KINDS
+                .iter()
+                .zip(counts.kinds)
+                .map(|(name, count)| ((*name).to_owned(), per(count)))
+                .collect(),
+            wakes_per_req: per(kind("futex") + kind("eventfd") + kind("sched_yield")),
+            context_switches_per_req: per(counts.context_switches),
+        })
+    }
 }
 
 figure::impl_row!(RowResult, EchoRun);
+figure::impl_row!(Paced, EchoRun);
 
 /// One row on one runtime.
 pub type EchoRun = Run<Figures>;
@@ -165,6 +303,14 @@ pub struct Figures {
     /// The load generator's thread's share of it, ms per s: near 1,000 the
     /// generator, not the server, bounds the throughput.
     pub generator_cpu_ms_per_s: f64,
+    /// The server's own cost per request ([`ServerCost`]); absent when it
+    /// was not counted (then `server_error` says why) and in older
+    /// documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerCost>,
+    /// Why `server` is absent: `perf not available: …`, perf's failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_error: Option<String>,
 }
 
 impl Figures {
@@ -174,11 +320,7 @@ impl Figures {
     }
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl EchoRun {
     /// The figures of a completed run.
@@ -197,6 +339,11 @@ impl EchoRun {
             latency: o.latency.summary(),
             cpu_us_per_req: (o.finished > 0).then(|| o.cpu.as_secs_f64() * 1e6 / o.finished as f64),
             generator_cpu_ms_per_s: o.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
+            server: match &o.server {
+                Some(Ok(counts)) => ServerCost::of(counts, o.finished),
+                _ => None,
+            },
+            server_error: o.server.clone().and_then(Result::err),
             window,
         })
     }
@@ -238,17 +385,52 @@ impl Ratios {
     }
 }
 
+/// What a lane holds a row to: weft's ratios' targets, and those on the
+/// server's cost (none on a row without them).
+pub struct RowTargets {
+    /// weft's req/s over the best peer's, at least.
+    pub req_per_s: f64,
+    /// weft's p99 over the best peer's, at most.
+    pub p99: f64,
+    /// On the server's cost, at the lane's load and paced.
+    pub cost: &'static [Target<Figures>],
+}
+
 impl RowResult {
-    /// A row's result from every runtime's run, with weft's ratios.
-    pub fn new(row: Row, runtimes: BTreeMap<String, EchoRun>) -> RowResult {
-        let (connections, message_bytes) = row.shape();
+    /// A row's result from every runtime's run (and its paced runs), with
+    /// weft's ratios and targets: `name` with `connections` of
+    /// `message_bytes`, held to `targets`.
+    pub fn of(
+        (name, connections, message_bytes): (&str, usize, usize),
+        runtimes: BTreeMap<String, EchoRun>,
+        paced: Option<Paced>,
+        targets: &RowTargets,
+    ) -> RowResult {
         RowResult {
-            name: row.name().to_owned(),
+            name: name.to_owned(),
             connections,
             message_bytes,
-            ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
+            ratios: Ratios::of(&runtimes, targets.req_per_s, targets.p99),
+            targets: check_all(targets.cost, &runtimes),
+            paced,
             runtimes,
         }
+    }
+
+    /// An echo row's result, with the echo lane's targets.
+    pub fn new(row: Row, runtimes: BTreeMap<String, EchoRun>, paced: Option<Paced>) -> RowResult {
+        let (connections, message_bytes) = row.shape();
+        let targets = RowTargets {
+            req_per_s: REQ_PER_S_TARGET,
+            p99: P99_TARGET,
+            cost: if row == COST_ROW { &COST_TARGETS } else { &[] },
+        };
+        RowResult::of(
+            (row.name(), connections, message_bytes),
+            runtimes,
+            paced,
+            &targets,
+        )
     }
 }
 
@@ -259,10 +441,7 @@ mod tests {
     use std::time::Duration;
 
     fn outcome(finished: u64, latency_us: u64) -> Outcome {
-        let mut latency = Recorder::new();
-        for _ in 0..100 {
-            latency.record(Duration::from_micros(latency_us));
-        }
+        let latency = Recorder::hundred(Duration::from_micros(latency_us));
         Outcome {
             latency,
             finished,
@@ -294,7 +473,7 @@ mod tests {
         .into_iter()
         .map(|(name, o)| (name.to_owned(), EchoRun::from_outcome(&o)))
         .collect();
-        let row = RowResult::new(Row::Conn64Bytes64, runs);
+        let row = RowResult::new(Row::Conn64Bytes64, runs, None);
         assert_eq!((row.connections, row.message_bytes), (64, 64));
         let ratios = row.ratios.unwrap();
         let req = ratios.req_per_s_vs_best.unwrap();
@@ -316,7 +495,11 @@ mod tests {
         .into_iter()
         .map(|(name, run)| (name.to_owned(), run))
         .collect();
-        assert!(RowResult::new(Row::Conn1Bytes64, runs).ratios.is_none());
+        assert!(
+            RowResult::new(Row::Conn1Bytes64, runs, None)
+                .ratios
+                .is_none()
+        );
     }
 
     #[test]

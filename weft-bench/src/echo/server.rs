@@ -28,7 +28,9 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
+
+use async_io::Async;
 
 use futures_lite::future;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
@@ -42,23 +44,36 @@ pub const BUFFER_BYTES: usize = 8 * 1024;
 pub(crate) const LOOPBACK: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
+/// A listener the servers accept on (weft's, tokio's, async-io's).
+pub trait Accept: Send + Sync + 'static {
+    /// An accepted connection.
+    type Stream: Send + 'static;
+
+    /// The next connection, with `TCP_NODELAY` set.
+    fn next(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send;
+}
+
+/// The connection a runtime's listener accepts.
+pub type StreamOf<R> = <<R as EchoRuntime>::Listener as Accept>::Stream;
+
 /// A runtime that can serve echo.
 pub trait EchoRuntime: BenchRuntime + 'static {
+    /// The names of the runtime's threads that serve every server of the
+    /// process rather than one (async-io's reactor thread for smol): a
+    /// server's counters count them too.
+    const SHARED_THREADS: &'static [&'static str] = &[];
+
+    /// Its listener.
+    type Listener: Accept;
+
     /// Starts the runtime with `workers` worker threads and its I/O driver.
     fn build_with_io(workers: usize) -> io::Result<Self>;
 
-    /// Binds a listener on loopback and returns its address and the accept
-    /// loop to spawn: it accepts connections, spawns an echo task for each
-    /// through `spawner`, and returns when `stop` is closed (an accept
-    /// error ends it early, with that error).
-    fn listen(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<Self>,
-    )>;
+    /// Binds a listener on loopback ([`LOOPBACK`]).
+    fn bind(&self) -> io::Result<(SocketAddr, Self::Listener)>;
+
+    /// Echoes one connection until EOF (a reset by the peer ends it too).
+    fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static;
 }
 
 /// A runtime serving echo on a listener until [`Server::stop`].
@@ -71,23 +86,29 @@ pub struct Server<R: EchoRuntime> {
 }
 
 impl<R: EchoRuntime> Server<R> {
-    /// Builds the runtime, binds the listener and spawns the accept loop.
+    /// Builds the runtime, binds the listener and spawns the accept loop,
+    /// which spawns an echo task for each connection.
     pub fn start(workers: usize) -> io::Result<Server<R>> {
-        Server::start_with(workers, R::listen)
+        Server::start_with(workers, |spawner: R::Spawner| {
+            move |stream| spawner.spawn_detached(R::echo(stream))
+        })
     }
 
-    /// The same with another accept loop than echo's (the HTTP lane's):
-    /// `listen` is called as [`EchoRuntime::listen`] is.
-    pub fn start_with<L, F>(workers: usize, listen: L) -> io::Result<Server<R>>
+    /// The same with another way to serve a connection than echo's (the
+    /// HTTP lane's): `serve` is given the runtime's spawner and returns
+    /// what the accept loop calls with each connection.
+    pub fn start_with<S>(
+        workers: usize,
+        serve: impl FnOnce(R::Spawner) -> S,
+    ) -> io::Result<Server<R>>
     where
-        L: FnOnce(&R, R::Spawner, async_channel::Receiver<()>) -> io::Result<(SocketAddr, F)>,
-        F: Future<Output = io::Result<()>> + Send + 'static,
+        S: FnMut(StreamOf<R>) + Send + 'static,
     {
         let runtime = R::build_with_io(workers)?;
         let (stop, stopped) = async_channel::bounded(1);
         let spawner = runtime.spawner();
-        let (address, accept_loop) = listen(&runtime, spawner.clone(), stopped)?;
-        let accept_loop = spawner.spawn(accept_loop);
+        let (address, listener) = runtime.bind()?;
+        let accept_loop = spawner.spawn(accept_loop(listener, stopped, serve(spawner.clone())));
         Ok(Server {
             runtime,
             address,
@@ -113,84 +134,109 @@ impl<R: EchoRuntime> Server<R> {
     }
 }
 
-/// The accept loop's next step: a connection, or the stop signal.
-pub(crate) async fn accept_or_stop<T>(
-    accept: impl Future<Output = io::Result<T>>,
-    stop: &async_channel::Receiver<()>,
-) -> Option<io::Result<T>> {
+/// Accepts connections and hands each to `serve` until `stop` closes (an
+/// accept error ends it early, with that error).
+async fn accept_loop<L: Accept>(
+    listener: L,
+    stop: async_channel::Receiver<()>,
+    mut serve: impl FnMut(L::Stream) + Send,
+) -> io::Result<()> {
     // `recv` fails once every sender is gone: that is the signal.
-    future::or(async { Some(accept.await) }, async {
+    let stopped = async {
         let _ = stop.recv().await;
         None
-    })
-    .await
+    };
+    let mut stopped = std::pin::pin!(stopped);
+    loop {
+        let accepted = future::or(async { Some(listener.next().await) }, stopped.as_mut()).await;
+        match accepted {
+            Some(stream) => serve(stream?),
+            None => return Ok(()),
+        }
+    }
 }
 
-/// Echoes a `futures_io` stream (weft's, async-io's) until EOF; a reset by
-/// the peer ends it too.
+/// Echoes `$stream` until EOF or an error: reads up to [`BUFFER_BYTES`]
+/// and writes them all back, through whichever `read`/`write_all`
+/// extension traits are in scope (futures-lite's or tokio's).
+macro_rules! echo_until_eof {
+    ($stream:ident) => {{
+        let mut buffer = vec![0u8; BUFFER_BYTES];
+        while let Ok(read @ 1..) = $stream.read(&mut buffer).await {
+            if $stream.write_all(&buffer[..read]).await.is_err() {
+                return;
+            }
+        }
+    }};
+}
+
+/// Echoes a `futures_io` stream (weft's, async-io's).
 async fn echo<S>(mut stream: S)
 where
     S: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin,
 {
-    let mut buffer = vec![0u8; BUFFER_BYTES];
-    loop {
-        match stream.read(&mut buffer).await {
-            Ok(0) | Err(_) => return,
-            Ok(read) => {
-                if stream.write_all(&buffer[..read]).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
+    echo_until_eof!(stream)
 }
 
-/// The same for a tokio stream.
+/// Echoes a tokio stream.
 async fn echo_tokio(mut stream: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut buffer = vec![0u8; BUFFER_BYTES];
-    loop {
-        match stream.read(&mut buffer).await {
-            Ok(0) | Err(_) => return,
-            Ok(read) => {
-                if stream.write_all(&buffer[..read]).await.is_err() {
-                    return;
-                }
+    echo_until_eof!(stream)
+}
+
+/// [`Accept`] for a listener whose `accept` gives `(stream, address)`
+/// and whose stream has `set_nodelay` (weft's and tokio's).
+macro_rules! accept_nodelay {
+    ($($listener:ty => $stream:ty),*) => {$(
+        impl Accept for $listener {
+            type Stream = $stream;
+
+            async fn next(&self) -> io::Result<Self::Stream> {
+                let (stream, _) = self.accept().await?;
+                stream.set_nodelay(true)?;
+                Ok(stream)
             }
         }
+    )*};
+}
+
+accept_nodelay!(
+    weft::net::TcpListener => weft::net::TcpStream,
+    tokio::net::TcpListener => tokio::net::TcpStream
+);
+
+impl Accept for Async<StdTcpListener> {
+    type Stream = Async<StdTcpStream>;
+
+    async fn next(&self) -> io::Result<Self::Stream> {
+        let (stream, _) = self.accept().await?;
+        stream.get_ref().set_nodelay(true)?;
+        Ok(stream)
     }
 }
 
 impl EchoRuntime for Weft {
+    type Listener = weft::net::TcpListener;
+
     fn build_with_io(workers: usize) -> io::Result<Self> {
         Weft::build(workers, Tuning::default())
     }
 
-    fn listen(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
+    fn bind(&self) -> io::Result<(SocketAddr, Self::Listener)> {
         // `bind` looks for the runtime when it is called, not when its
         // future is first polled (tokio's is an `async fn`): call it inside.
         let listener = self.block_on(async { weft::net::TcpListener::bind(LOOPBACK).await })?;
-        let address = listener.local_addr()?;
-        let accept_loop = async move {
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.set_nodelay(true)?;
-                spawner.spawn_detached(echo(stream));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+        Ok((listener.local_addr()?, listener))
+    }
+
+    fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static {
+        echo(stream)
     }
 }
 
 impl EchoRuntime for Tokio {
+    type Listener = tokio::net::TcpListener;
+
     fn build_with_io(workers: usize) -> io::Result<Self> {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
@@ -199,51 +245,31 @@ impl EchoRuntime for Tokio {
             .map(Tokio::from)
     }
 
-    fn listen(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
+    fn bind(&self) -> io::Result<(SocketAddr, Self::Listener)> {
         let listener = self.block_on(tokio::net::TcpListener::bind(LOOPBACK))?;
-        let address = listener.local_addr()?;
-        let accept_loop = async move {
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.set_nodelay(true)?;
-                spawner.spawn_detached(echo_tokio(stream));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+        Ok((listener.local_addr()?, listener))
+    }
+
+    fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static {
+        echo_tokio(stream)
     }
 }
 
 impl EchoRuntime for Smol {
+    const SHARED_THREADS: &'static [&'static str] = &["async-io"];
+
+    type Listener = Async<StdTcpListener>;
+
     fn build_with_io(workers: usize) -> io::Result<Self> {
         Smol::build(workers, Tuning::default())
     }
 
-    fn listen(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
-        let listener = async_io::Async::<StdTcpListener>::bind(LOOPBACK)?;
-        let address = listener.get_ref().local_addr()?;
-        let accept_loop = async move {
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.get_ref().set_nodelay(true)?;
-                spawner.spawn_detached(echo(stream));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+    fn bind(&self) -> io::Result<(SocketAddr, Self::Listener)> {
+        let listener = Async::<StdTcpListener>::bind(LOOPBACK)?;
+        Ok((listener.get_ref().local_addr()?, listener))
+    }
+
+    fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static {
+        echo(stream)
     }
 }

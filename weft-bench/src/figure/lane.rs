@@ -58,6 +58,39 @@ impl<F> Lane<F> {
     }
 }
 
+/// Declares a lane's rows: an enum whose variants each have a doc, a
+/// name (in JSON and on the command line) and a label (in tables), with
+/// [`RowKind`] and `ALL` (every row, in the order the lane runs them).
+macro_rules! rows {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $kind:ident {
+            $($(#[doc = $doc:literal])* $variant:ident = ($name:literal, $label:literal),)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+        $vis enum $kind {
+            $($(#[doc = $doc])* #[value(name = $name)] $variant,)*
+        }
+
+        impl $crate::figure::lane::RowKind for $kind {
+            fn names(self) -> (&'static str, &'static str) {
+                match self {
+                    $($kind::$variant => ($name, $label),)*
+                }
+            }
+        }
+
+        impl $kind {
+            /// Every one, in the order the lane runs them.
+            pub const ALL: &'static [$kind] = &[$($kind::$variant),*];
+        }
+    };
+}
+
+pub(crate) use rows;
+
 /// A lane's kind of row (the echo lane's connection shapes, the mixed
 /// lane's loads): its name in JSON, its label in tables.
 pub trait RowKind: clap::ValueEnum + Copy + PartialEq + 'static {

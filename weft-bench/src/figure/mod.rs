@@ -45,6 +45,7 @@ pub mod lane;
 mod run;
 pub mod skew;
 pub mod table;
+pub mod target;
 
 pub use run::{Attempt, FiguresOf, Row, Run, Status};
 pub(crate) use run::{impl_attempt, impl_row};

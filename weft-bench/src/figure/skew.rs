@@ -94,6 +94,20 @@ pub trait Windowed {
     fn window(&self) -> &Window;
 }
 
+/// Implements [`Windowed`] for figures that keep their window in a
+/// `window` field.
+macro_rules! impl_windowed {
+    ($($figures:ty),*) => {$(
+        impl $crate::figure::skew::Windowed for $figures {
+            fn window(&self) -> &$crate::figure::skew::Window {
+                &self.window
+            }
+        }
+    )*};
+}
+
+pub(crate) use impl_windowed;
+
 /// A lane watching itself run: the machine's CPU at its start, and the
 /// warnings gathered since.
 pub struct Watch {

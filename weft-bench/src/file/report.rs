@@ -10,8 +10,9 @@ use super::result::{Figures, FileResult, FileRow};
 use super::workload::Pass;
 use crate::figure::WEFT;
 use crate::figure::table::{Runs, lane_text};
+use crate::figure::target;
 use crate::mixed::latency::Percentiles;
-use crate::table::{self, Table, ms};
+use crate::table::{self, ms};
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &FileResult) -> String {
@@ -64,7 +65,11 @@ pub fn render(result: &FileResult) -> String {
     );
     let mut out = lane_text(&title, &runs, &legend);
     out.push_str(&monitor_lines(result));
-    let _ = writeln!(out, "targets\n{}", targets_table(result).render());
+    let _ = writeln!(
+        out,
+        "targets\n{}",
+        target::table(result.rows.iter().flat_map(|row| &row.targets)).render()
+    );
     out + &result.skew.footer()
 }
 
@@ -126,16 +131,6 @@ fn figure_cells(f: &Figures, tick_ms: f64) -> Vec<String> {
     cells.extend(Percentiles::cells(f.ticker.as_ref(), ms));
     cells.push(format!("{:.0}", f.cpu_ms));
     cells
-}
-
-/// weft's targets: each with weft's value and `met` or `missed`.
-fn targets_table(result: &FileResult) -> Table {
-    let mut table = Table::new(["target", WEFT]);
-    for check in result.rows.iter().flat_map(|row| &row.targets) {
-        let cell = format!("{} {}", check.value_text(), check.verdict());
-        table.row(vec![check.target.clone(), cell]);
-    }
-    table
 }
 
 /// One round's figures on one line, for the progress output.

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings};
-use crate::figure::skew::{Window, Windowed};
-use crate::figure::{self, Figure, PeerRatio, Run, WEFT};
+use crate::figure::skew::{self, Window};
+use crate::figure::target::{Check, Target, check_all};
+use crate::figure::{self, Figure, PeerRatio, Run};
 use crate::mixed::latency::{Percentiles, Recorder};
-use crate::mixed::targets::Check;
 use crate::runtimes::RuntimeKind;
 use crate::stats::median;
 
@@ -53,19 +53,9 @@ pub const LANE: Lane<Figures> = Lane::new("file", "row", &FIGURES);
 
 /// weft's targets (issue #36): total time ≤ the best peer's, ticker p99
 /// ≤ 2 ms. Reported, never gating.
-pub const TARGETS: [Target; 2] = [
-    Target {
-        label: "total ≤ the best peer's",
-        figure: TOTAL,
-        limit: 1.0,
-        vs_best: true,
-    },
-    Target {
-        label: "ticker p99 ≤ 2 ms",
-        figure: TICK_P99,
-        limit: 2.0,
-        vs_best: false,
-    },
+pub const TARGETS: [Target<Figures>; 2] = [
+    Target::ratio("total ≤ the best peer's", TOTAL, 1.0),
+    Target::value("ticker p99 ≤ 2 ms", TICK_P99, 2.0),
 ];
 
 /// One run of the file lane. In JSON:
@@ -159,7 +149,7 @@ impl FileRow {
             .iter()
             .filter_map(|f| Some((f.name.to_owned(), f.weft_ratio(&runtimes)?)))
             .collect();
-        let targets = TARGETS.iter().map(|t| t.check(&runtimes)).collect();
+        let targets = check_all(&TARGETS, &runtimes);
         FileRow {
             name: ROW.to_owned(),
             runtimes,
@@ -199,11 +189,7 @@ pub struct Figures {
     pub monitor: Option<BTreeMap<String, u64>>,
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl FileRun {
     /// The figures of a runtime's rounds (at least one).
@@ -262,53 +248,13 @@ fn others_pct(passes: &[Pass]) -> Option<f64> {
     (seconds > 0.0).then(|| weighted / seconds)
 }
 
-/// A target on one of weft's figures: at most `limit` of its value, or of
-/// its ratio to the best peer (`vs_best`).
-pub struct Target {
-    /// As the table reads it.
-    pub label: &'static str,
-    /// The figure.
-    pub figure: Figure<Figures>,
-    /// The bound, in the figure's unit or as a ratio.
-    pub limit: f64,
-    /// Whether the bound is on weft's ratio to the best peer.
-    pub vs_best: bool,
-}
-
-impl Target {
-    /// The target checked on `runs`: no value when weft (or, for a ratio,
-    /// every peer) failed.
-    pub fn check(&self, runs: &BTreeMap<String, FileRun>) -> Check {
-        let value = if self.vs_best {
-            self.figure.weft_ratio(runs).map(|r| r.value)
-        } else {
-            runs.get(WEFT).and_then(|run| self.figure.of(run))
-        };
-        let figure = if self.vs_best {
-            format!("{}_vs_best", self.figure.name)
-        } else {
-            self.figure.name.to_owned()
-        };
-        Check {
-            runtime: WEFT.to_owned(),
-            target: self.label.to_owned(),
-            figure,
-            limit: self.limit,
-            value,
-            met: value.map(|v| self.figure.better.meets(v, self.limit)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::WEFT;
 
     fn pass(wall_ms: u64, tick_us: u64) -> Pass {
-        let mut ticks = Recorder::new();
-        for _ in 0..100 {
-            ticks.record(Duration::from_micros(tick_us));
-        }
+        let ticks = Recorder::hundred(Duration::from_micros(tick_us));
         Pass {
             wall: Duration::from_millis(wall_ms),
             cpu: Duration::from_millis(wall_ms * 2),

@@ -22,8 +22,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use futures_lite::{AsyncReadExt, AsyncWriteExt};
-
 use super::Sizes;
 use crate::measure::process_cpu_time;
 use crate::metrics::others::{self, CpuTimes};
@@ -52,104 +50,65 @@ pub trait FileRuntime: TimerRuntime {
     ) -> impl Future<Output = io::Result<usize>> + Send + 'static;
 }
 
-impl FileRuntime for Weft {
-    async fn write(
-        path: PathBuf,
-        bytes: usize,
-        chunk: usize,
-        pattern: Arc<[u8]>,
-    ) -> io::Result<usize> {
-        let mut file = weft::fs::File::create(path).await?;
-        write_chunks(&mut file, bytes, &pattern[..chunk]).await
-    }
-
-    async fn read(path: PathBuf, limit: usize, chunk: usize) -> io::Result<usize> {
-        read_chunks(&mut weft::fs::File::open(path).await?, limit, chunk).await
-    }
-}
-
-impl FileRuntime for Smol {
-    async fn write(
-        path: PathBuf,
-        bytes: usize,
-        chunk: usize,
-        pattern: Arc<[u8]>,
-    ) -> io::Result<usize> {
-        let mut file = async_fs::File::create(path).await?;
-        write_chunks(&mut file, bytes, &pattern[..chunk]).await
-    }
-
-    async fn read(path: PathBuf, limit: usize, chunk: usize) -> io::Result<usize> {
-        read_chunks(&mut async_fs::File::open(path).await?, limit, chunk).await
-    }
-}
-
-/// `bytes` of `chunk`, one `write_all` per chunk, then a flush
-/// (`futures-io`'s traits: weft's and async-fs's files).
-async fn write_chunks<W>(file: &mut W, bytes: usize, chunk: &[u8]) -> io::Result<usize>
-where
-    W: futures_lite::AsyncWrite + Unpin,
-{
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(chunk.len());
-        file.write_all(&chunk[..n]).await?;
-        left -= n;
-    }
-    file.flush().await?;
-    Ok(bytes)
-}
-
-/// Reads `chunk` bytes at a time until `limit` or the end.
-async fn read_chunks<R>(file: &mut R, limit: usize, chunk: usize) -> io::Result<usize>
-where
-    R: futures_lite::AsyncRead + Unpin,
-{
-    let mut buffer = vec![0; chunk];
-    let mut total = 0;
-    while total < limit {
-        let want = chunk.min(limit - total);
-        match file.read(&mut buffer[..want]).await? {
-            0 => break,
-            n => total += n,
-        }
-    }
-    Ok(total)
-}
-
-impl FileRuntime for Tokio {
-    async fn write(
-        path: PathBuf,
-        bytes: usize,
-        chunk: usize,
-        pattern: Arc<[u8]>,
-    ) -> io::Result<usize> {
-        use tokio::io::AsyncWriteExt;
-        let mut file = tokio::fs::File::create(path).await?;
-        let mut left = bytes;
+/// Writes `$bytes` of `$chunk` to `$file`, one `write_all` per chunk,
+/// then flushes; reads `$file` `$chunk` bytes at a time until `$limit` or
+/// the end: through whichever extension traits are in scope
+/// (futures-lite's for weft's and async-fs's files, tokio's for its own).
+macro_rules! chunks {
+    (write $file:ident, $bytes:expr, $chunk:expr) => {{
+        let (chunk, mut left): (&[u8], usize) = ($chunk, $bytes);
         while left > 0 {
-            let n = left.min(chunk);
-            file.write_all(&pattern[..n]).await?;
+            let n = left.min(chunk.len());
+            $file.write_all(&chunk[..n]).await?;
             left -= n;
         }
-        file.flush().await?;
-        Ok(bytes)
-    }
-
-    async fn read(path: PathBuf, limit: usize, chunk: usize) -> io::Result<usize> {
-        use tokio::io::AsyncReadExt;
-        let mut file = tokio::fs::File::open(path).await?;
+        $file.flush().await?;
+        Ok($bytes)
+    }};
+    (read $file:ident, $limit:expr, $chunk:expr) => {{
+        let (limit, chunk) = ($limit, $chunk);
         let mut buffer = vec![0; chunk];
         let mut total = 0;
         while total < limit {
             let want = chunk.min(limit - total);
-            match file.read(&mut buffer[..want]).await? {
+            match $file.read(&mut buffer[..want]).await? {
                 0 => break,
                 n => total += n,
             }
         }
         Ok(total)
-    }
+    }};
+}
+
+/// [`FileRuntime`] for a runtime whose files are `$file`, read and
+/// written through the extension traits `$read` and `$write`.
+macro_rules! file_runtime {
+    ($($runtime:ty => $file:ty, $read:path, $write:path;)*) => {$(
+        impl FileRuntime for $runtime {
+            async fn write(
+                path: PathBuf,
+                bytes: usize,
+                chunk: usize,
+                pattern: Arc<[u8]>,
+            ) -> io::Result<usize> {
+                use $write;
+                let mut file = <$file>::create(path).await?;
+                chunks!(write file, bytes, &pattern[..chunk])
+            }
+
+            async fn read(path: PathBuf, limit: usize, chunk: usize) -> io::Result<usize> {
+                use $read;
+                let mut file = <$file>::open(path).await?;
+                chunks!(read file, limit, chunk)
+            }
+        }
+    )*};
+}
+
+file_runtime! {
+    Weft => weft::fs::File, futures_lite::AsyncReadExt, futures_lite::AsyncWriteExt;
+    Smol => async_fs::File, futures_lite::AsyncReadExt, futures_lite::AsyncWriteExt;
+    Tokio => tokio::fs::File, tokio::io::AsyncReadExt, tokio::io::AsyncWriteExt;
 }
 
 /// What every pass works on: the lane's directory, its sizes, the bytes

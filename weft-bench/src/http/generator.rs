@@ -36,7 +36,7 @@
 use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
@@ -46,23 +46,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::Notify;
 
 use super::server::BODY;
-use crate::echo::generator::{Outcome, WindowStart};
-
-/// How one run generates load.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// Keep-alive connections, each with one request out at a time.
-    pub connections: usize,
-    /// Excluded from every figure.
-    pub warmup: Duration,
-    /// The measured window.
-    pub measure: Duration,
-    /// Longest wait after the window for the requests still out.
-    pub drain_timeout: Duration,
-    /// Longest time without any request finishing before the server is
-    /// taken for hung.
-    pub stall_timeout: Duration,
-}
+use crate::echo::generator::{Outcome, Pacer, Phases, Plan};
 
 /// Runs the plan against the server at `address` from the calling thread.
 pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
@@ -85,6 +69,8 @@ struct State {
     /// The first error of any connection.
     failure: Option<io::Error>,
     outcome: Outcome,
+    /// The send slots at a fixed rate, if the plan has one.
+    pacer: Option<Pacer>,
 }
 
 struct Shared {
@@ -133,6 +119,7 @@ async fn generate(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
                 window: plan.measure,
                 ..Outcome::default()
             },
+            pacer: Pacer::new(plan.options.rate_per_s, start),
         }),
         ended: Notify::new(),
         warm_end,
@@ -170,31 +157,16 @@ async fn control(
     loops: &[tokio::task::JoinHandle<()>],
     plan: &Plan,
 ) -> io::Result<()> {
-    let mut window_start: Option<WindowStart> = None;
-    let mut drain_deadline: Option<Instant> = None;
+    let mut phases = Phases::new(shared.warm_end, shared.end);
     loop {
         let now = Instant::now();
-        if window_start.is_none() && now >= shared.warm_end {
-            window_start = Some(WindowStart::now(now)?);
-        }
-        if drain_deadline.is_none() && now >= shared.end {
-            let mut state = shared.lock();
-            match &window_start {
-                Some(start) => start.close(now, &mut state.outcome)?,
-                // A window with no reading at its start: its figures say
-                // nothing.
-                None => state.outcome.cpu_window = Duration::ZERO,
-            }
-            drain_deadline = Some(now + plan.drain_timeout);
-        }
+        phases.step(now, plan, &mut shared.lock().outcome)?;
+        let drain_deadline = phases.drain_deadline;
         let done = drain_deadline.is_some() && loops.iter().all(|task| task.is_finished());
         let Some(stalled_at) = check(shared, now, done, drain_deadline, plan)? else {
             return Ok(());
         };
-        let mut deadline = stalled_at.min(drain_deadline.unwrap_or(shared.end));
-        if window_start.is_none() {
-            deadline = deadline.min(shared.warm_end);
-        }
+        let deadline = phases.next(stalled_at);
         let sleep = tokio::time::sleep_until(deadline.into());
         futures_lite::future::or(sleep, shared.ended.notified()).await;
     }
@@ -262,6 +234,10 @@ async fn request_loop(
     host: &str,
 ) -> io::Result<()> {
     loop {
+        let slot = shared.lock().pacer.as_mut().map(|p| p.slot(Instant::now()));
+        if let Some(at) = slot {
+            tokio::time::sleep_until(at.into()).await;
+        }
         sender.ready().await.map_err(hyper_error)?;
         let request = Request::get("/")
             .header(header::HOST, host)
@@ -305,64 +281,32 @@ async fn request_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-    use std::net::TcpListener;
-    use std::thread;
+    use crate::echo::generator::tests as echo_tests;
 
     fn plan(connections: usize) -> Plan {
-        Plan {
-            connections,
-            warmup: Duration::from_millis(20),
-            measure: Duration::from_millis(200),
-            drain_timeout: Duration::from_secs(2),
-            stall_timeout: Duration::from_secs(2),
-        }
+        echo_tests::plan(connections, 0)
     }
 
     /// A blocking HTTP/1.1 server, a thread per connection, answering
     /// each request (a GET without a body) with `body`.
     fn thread_server(body: &'static [u8]) -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                thread::spawn(move || {
-                    let mut buffer = vec![0u8; 8192];
-                    let mut pending = Vec::new();
-                    while let Ok(read) = stream.read(&mut buffer) {
-                        if read == 0 {
-                            return;
-                        }
-                        pending.extend_from_slice(&buffer[..read]);
-                        while let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                            pending.drain(..at + 4);
-                            let head = format!(
-                                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
-                                body.len()
-                            );
-                            if stream.write_all(head.as_bytes()).is_err()
-                                || stream.write_all(body).is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        address
+        echo_tests::thread_server(
+            move |pending: &mut Vec<u8>, read: &[u8], out: &mut Vec<u8>| {
+                pending.extend_from_slice(read);
+                while let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                    pending.drain(..at + 4);
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                    out.extend_from_slice(head.as_bytes());
+                    out.extend_from_slice(body);
+                }
+            },
+        )
     }
 
     #[test]
     fn a_closed_loop_against_a_thread_server_counts_and_records() {
         let outcome = run(thread_server(BODY), &plan(4)).unwrap();
-        assert!(outcome.finished > 0);
-        assert!(outcome.latency.count() > 0);
-        assert_eq!(outcome.unfinished, 0);
-        assert!(outcome.cpu_window >= Duration::from_millis(150));
-        assert!(outcome.generator_cpu > Duration::ZERO);
-        assert!(outcome.generator_cpu <= outcome.cpu);
+        echo_tests::closed_loop_measured(&outcome);
     }
 
     #[test]
@@ -373,13 +317,6 @@ mod tests {
 
     #[test]
     fn a_silent_server_times_out() {
-        // Accepts (the backlog does) and never answers.
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let plan = Plan {
-            stall_timeout: Duration::from_millis(300),
-            ..plan(2)
-        };
-        let err = run(listener.local_addr().unwrap(), &plan).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+        echo_tests::times_out_on_a_silent_server(run);
     }
 }

@@ -26,14 +26,13 @@ pub mod server;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::echo::generator::Outcome;
-use crate::echo::{Report, Served, Timing, measure_pair, run_row, serve_and_load};
+use crate::echo::generator::{Outcome, Plan};
+use crate::echo::{Lane, Report, Served, Timing, measure_pair, run_row, serve_and_load};
 use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
-use generator::Plan;
 use result::{HttpResult, HttpSettings};
 
 /// The lane's one row in JSON and `compare`: the hello server, 64
@@ -71,15 +70,17 @@ impl HttpConfig {
         }
     }
 
-    fn plan(&self) -> Plan {
-        let t = &self.timing;
-        Plan {
-            connections: self.connections,
-            warmup: t.warmup,
-            measure: t.measure,
-            drain_timeout: t.drain_timeout,
-            stall_timeout: t.stall_timeout,
-        }
+    fn plan(&self, rate_per_s: Option<f64>) -> Plan {
+        self.timing.plan(self.connections, 0, rate_per_s)
+    }
+}
+
+impl Lane for HttpConfig {
+    fn setup(&self) -> &Setup {
+        &self.setup
+    }
+    fn timing(&self) -> &Timing {
+        &self.timing
     }
 }
 
@@ -93,19 +94,27 @@ pub fn run(config: &HttpConfig) -> HttpResult {
         units: "requests",
         line: report::one_line,
     };
-    let measure = |kind, watch: &mut Watch| measure(kind, config, watch);
-    let runs = run_row(&served, &config.setup, &config.timing, &mut watch, measure);
+    let measure = |kind, rate, watch: &mut Watch| measure(kind, rate, config, watch);
+    let (runs, paced) = run_row(&served, config, &mut watch, &result::COST_TARGETS, measure);
     HttpResult {
         settings: HttpSettings::new(config),
-        rows: vec![result::row(config.connections, runs)],
+        rows: vec![result::row(config.connections, runs, paced)],
         skew: watch.finish(),
     }
 }
 
 /// The hello server on `kind` under the generator, on a thread of its own.
-fn measure(kind: RuntimeKind, config: &HttpConfig, watch: &mut Watch) -> Result<Outcome, String> {
-    let (plan, workers) = (config.plan(), config.setup.workers);
-    let load = move |address| generator::run(address, &plan);
+fn measure(
+    kind: RuntimeKind,
+    rate: Option<f64>,
+    config: &HttpConfig,
+    watch: &mut Watch,
+) -> Result<Outcome, String> {
+    let (mut plan, workers) = (config.plan(rate), config.setup.workers);
+    let load = move |address, probe| {
+        plan.options.probe = probe;
+        generator::run(address, &plan)
+    };
     let pair = move |sender: &mpsc::Sender<Report>| match kind {
         RuntimeKind::Weft => serve_and_load(|| server::start::<Weft>(workers), load, sender),
         RuntimeKind::Tokio => serve_and_load(|| server::start::<Tokio>(workers), load, sender),

@@ -4,7 +4,7 @@
 //! targets; the settings above, a legend and warnings below.
 
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
-use crate::echo::report::runs_table;
+use crate::echo::report::{cost_text, runs_table};
 use crate::echo::result::EchoRun;
 use crate::figure::table::lane_text;
 use crate::mixed::latency::Percentiles;
@@ -30,7 +30,8 @@ pub fn render(result: &HttpResult) -> String {
          (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target \
          ≤ {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
     );
-    lane_text(&title, &table, &legend) + &result.skew.footer()
+    let cost = cost_text(&result.rows, &s.lane.runtimes);
+    lane_text(&title, &table, &legend) + &cost + &result.skew.footer()
 }
 
 /// The columns of the lane's table: the runtime, a run's figures, weft's

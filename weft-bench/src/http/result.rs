@@ -10,9 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::server::BODY;
 use super::{HttpConfig, ROW};
-use crate::echo::result::{EchoRun, Figures, P99, REQ_PER_S, Ratios, RowResult};
+use crate::echo::result::{
+    EchoRun, Figures, P99, Paced, REQ_PER_S, RowResult, RowTargets, SERVER_CPU, SWITCHES, SYSCALLS,
+    WAKES,
+};
 use crate::figure::Figure;
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::figure::target::Target;
 use crate::runtimes::RuntimeKind;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
@@ -34,21 +38,16 @@ pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.w
 /// The HTTP lane in `compare`.
 pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
 
-/// One run of the HTTP lane. In JSON:
+/// One run of the HTTP lane. In JSON, the echo lane's document
+/// ([`crate::echo::result::EchoResult`]) with other settings and one row,
+/// `hello_conn64`, whose requests are the echo's round trips,
+/// `message_bytes` the response body (13), the targets of `ratios` ≥ 1.1
+/// and ≤ 1.0, `targets` and `paced` [`COST_TARGETS`]:
 ///
 /// ```jsonc
-/// "http": {                                      // absent when the lane did not run
-///   "settings": { "profile": "quick", "workers": 2, "connections": 64,
-///                 "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0,
-///                 "measure_ms": 3000.0, "drain_timeout_ms": 5000.0, "body_bytes": 13 },
-///   "rows": [{                                   // one row, as in echo: requests for round trips
-///     "name": "hello_conn64", "connections": 64,
-///     "message_bytes": 13,                       // the response body
-///     "runtimes": { "weft": { "status": "ok", "figures": { … } }, … },   // as in echo
-///     "ratios": { …, "req_per_s_met": true, "p99_met": true }         // targets: ≥ 1.1 and ≤ 1.0
-///   }],
-///   "others_cpu_pct": 3.1, "warnings": ["…"]
-/// }
+/// "http": { "settings": { "profile": "quick", "workers": 2, "connections": 64,
+///   "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0, "measure_ms": 3000.0,
+///   "drain_timeout_ms": 5000.0, "body_bytes": 13 }, "rows": [ … ], "others_cpu_pct": 3.1, "warnings": [] }
 /// ```
 pub type HttpResult = LaneResult<HttpSettings, RowResult>;
 
@@ -79,16 +78,32 @@ impl HttpSettings {
     }
 }
 
-/// The row's result from every runtime's run, with weft's ratios to the
-/// best peer against this lane's targets.
-pub fn row(connections: usize, runtimes: BTreeMap<String, EchoRun>) -> RowResult {
-    RowResult {
-        name: ROW.to_owned(),
-        connections,
-        message_bytes: BODY.len(),
-        ratios: Ratios::of(&runtimes, REQ_PER_S_TARGET, P99_TARGET),
-        runtimes,
-    }
+/// Issue #38's targets on the hello server's cost at 64 connections:
+/// weft's server CPU per request ≤ 0.91× tokio's, system calls per
+/// request ≤ 2.1, futex + eventfd + sched_yield ≤ 0.05 per request,
+/// context switches ≤ 0.05 per request. Reported, never gating.
+pub const COST_TARGETS: [Target<Figures>; 4] = [
+    Target::ratio("server CPU/req ≤ 0.91× tokio's", SERVER_CPU, 0.91),
+    Target::value("syscalls/req ≤ 2.1", SYSCALLS, 2.1),
+    Target::value("futex+eventfd+yield/req ≤ 0.05", WAKES, 0.05),
+    Target::value("context switches/req ≤ 0.05", SWITCHES, 0.05),
+];
+
+/// What the lane holds its row to.
+pub const TARGETS: RowTargets = RowTargets {
+    req_per_s: REQ_PER_S_TARGET,
+    p99: P99_TARGET,
+    cost: &COST_TARGETS,
+};
+
+/// The row's result from every runtime's run (and the paced runs), with
+/// weft's ratios to the best peer against this lane's targets.
+pub fn row(
+    connections: usize,
+    runtimes: BTreeMap<String, EchoRun>,
+    paced: Option<Paced>,
+) -> RowResult {
+    RowResult::of((ROW, connections, BODY.len()), runtimes, paced, &TARGETS)
 }
 
 #[cfg(test)]
@@ -99,10 +114,7 @@ mod tests {
     use std::time::Duration;
 
     fn run(finished: u64, latency_us: u64) -> EchoRun {
-        let mut latency = Recorder::new();
-        for _ in 0..100 {
-            latency.record(Duration::from_micros(latency_us));
-        }
+        let latency = Recorder::hundred(Duration::from_micros(latency_us));
         EchoRun::from_outcome(&Outcome {
             latency,
             finished,
@@ -124,7 +136,7 @@ mod tests {
         .into_iter()
         .map(|(name, run)| (name.to_owned(), run))
         .collect();
-        let row = row(64, runs);
+        let row = row(64, runs, None);
         assert_eq!((row.name.as_str(), row.message_bytes), (ROW, BODY.len()));
         let ratios = row.ratios.unwrap();
         assert_eq!(ratios.req_per_s_met, Some(false));

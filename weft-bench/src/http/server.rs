@@ -24,7 +24,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::mem::MaybeUninit;
-use std::net::{SocketAddr, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
+use std::net::TcpStream as StdTcpStream;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -40,8 +40,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 
-use crate::echo::server::{EchoRuntime, LOOPBACK, Server, accept_or_stop};
-use crate::runtimes::{BenchRuntime, Smol, Tokio, Weft};
+use crate::echo::server::{EchoRuntime, Server, StreamOf};
+use crate::runtimes::{Smol, Tokio, Weft};
 
 /// The body of every response.
 pub const BODY: &[u8] = b"Hello, World!";
@@ -64,95 +64,35 @@ where
 
 /// A runtime that can serve the hello server.
 pub trait HttpRuntime: EchoRuntime {
-    /// Binds a listener on loopback and returns its address and the accept
-    /// loop to spawn: it accepts connections, hands each to the runtime's
-    /// hyper executor, and returns when `stop` is closed (an accept error
-    /// ends it early, with that error).
-    fn listen_http(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<Self>,
-    )>;
+    /// What the accept loop calls with each connection: hands it, as
+    /// hyper's connection future, to the runtime's hyper executor.
+    fn serve_http(spawner: Self::Spawner) -> impl FnMut(StreamOf<Self>) + Send + 'static;
 }
 
 /// Starts the hello server on `R` with `workers` worker threads.
 pub fn start<R: HttpRuntime>(workers: usize) -> io::Result<Server<R>> {
-    Server::start_with(workers, R::listen_http)
+    Server::start_with(workers, R::serve_http)
 }
 
 impl HttpRuntime for Weft {
-    fn listen_http(
-        &self,
-        _spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
-        let listener = self.block_on(weft::net::TcpListener::bind(LOOPBACK))?;
-        let address = listener.local_addr()?;
-        let accept_loop = async move {
-            let executor = weft::hyper::Executor::new();
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.set_nodelay(true)?;
-                executor.execute(serve(weft::hyper::Io::new(stream)));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+    fn serve_http(_: Self::Spawner) -> impl FnMut(StreamOf<Self>) + Send + 'static {
+        let executor = weft::hyper::Executor::new();
+        move |stream| executor.execute(serve(weft::hyper::Io::new(stream)))
     }
 }
 
 impl HttpRuntime for Tokio {
-    fn listen_http(
-        &self,
-        _spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
+    fn serve_http(_: Self::Spawner) -> impl FnMut(StreamOf<Self>) + Send + 'static {
         use hyper_util::rt::{TokioExecutor, TokioIo};
-        let listener = self.block_on(tokio::net::TcpListener::bind(LOOPBACK))?;
-        let address = listener.local_addr()?;
-        let accept_loop = async move {
-            let executor = TokioExecutor::new();
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.set_nodelay(true)?;
-                executor.execute(serve(TokioIo::new(stream)));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+        let executor = TokioExecutor::new();
+        move |stream| executor.execute(serve(TokioIo::new(stream)))
     }
 }
 
 impl HttpRuntime for Smol {
-    fn listen_http(
-        &self,
-        spawner: Self::Spawner,
-        stop: async_channel::Receiver<()>,
-    ) -> io::Result<(
-        SocketAddr,
-        impl Future<Output = io::Result<()>> + Send + 'static + use<>,
-    )> {
-        let listener = Async::<StdTcpListener>::bind(LOOPBACK)?;
-        let address = listener.get_ref().local_addr()?;
-        let accept_loop = async move {
-            let executor = SmolExecutor(spawner);
-            while let Some(accepted) = accept_or_stop(listener.accept(), &stop).await {
-                let (stream, _) = accepted?;
-                stream.get_ref().set_nodelay(true)?;
-                executor.execute(serve(SmolIo(stream)));
-            }
-            Ok(())
-        };
-        Ok((address, accept_loop))
+    fn serve_http(spawner: Self::Spawner) -> impl FnMut(StreamOf<Self>) + Send + 'static {
+        let executor = SmolExecutor(spawner);
+        move |stream| executor.execute(serve(SmolIo(stream)))
     }
 }
 

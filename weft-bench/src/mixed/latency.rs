@@ -28,6 +28,16 @@ impl Default for Recorder {
 }
 
 impl Recorder {
+    /// A recorder holding `latency` 100 times (for tests).
+    #[cfg(test)]
+    pub fn hundred(latency: Duration) -> Recorder {
+        let mut recorder = Recorder::new();
+        for _ in 0..100 {
+            recorder.record(latency);
+        }
+        recorder
+    }
+
     /// An empty recorder.
     pub fn new() -> Recorder {
         Recorder {

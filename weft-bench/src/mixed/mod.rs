@@ -56,34 +56,19 @@ use generator::{Outcome, Plan};
 use oracle::Oracle;
 use result::{LoadResult, MixedResult, MixedRun, MixedSettings};
 
-/// One load of the lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Load {
-    /// 32 short and 2 long closed-loop clients.
-    #[value(name = "closed_32_2")]
-    Closed32x2,
-    /// 128 short and 8 long closed-loop clients.
-    #[value(name = "closed_128_8")]
-    Closed128x8,
-    /// Short arrivals at 2,000/s (Poisson), 2 long closed-loop clients.
-    #[value(name = "open_2000")]
-    Open2000,
-}
-
-impl RowKind for Load {
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            Load::Closed32x2 => ("closed_32_2", "closed 32+2"),
-            Load::Closed128x8 => ("closed_128_8", "closed 128+8"),
-            Load::Open2000 => ("open_2000", "open 2000/s+2"),
-        }
+crate::figure::lane::rows! {
+    /// One load of the lane.
+    pub enum Load {
+        /// 32 short and 2 long closed-loop clients.
+        Closed32x2 = ("closed_32_2", "closed 32+2"),
+        /// 128 short and 8 long closed-loop clients.
+        Closed128x8 = ("closed_128_8", "closed 128+8"),
+        /// Short arrivals at 2,000/s (Poisson), 2 long closed-loop clients.
+        Open2000 = ("open_2000", "open 2000/s+2"),
     }
 }
 
 impl Load {
-    /// Every load, in the order the lane runs them.
-    pub const ALL: [Load; 3] = [Load::Closed32x2, Load::Closed128x8, Load::Open2000];
-
     /// (closed-loop short clients, open-loop short rate, long clients).
     fn shape(self) -> (u32, Option<f64>, u32) {
         match self {

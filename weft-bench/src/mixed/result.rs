@@ -17,8 +17,7 @@ use super::latency::Percentiles;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
 use crate::figure::lane::{Lane, LaneSettings, RowKind, WindowSettings};
-use crate::figure::skew::Skew;
-use crate::figure::skew::{Window, Windowed};
+use crate::figure::skew::{self, Skew, Window};
 use crate::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::runtimes::RuntimeKind;
 
@@ -211,11 +210,7 @@ pub struct Figures {
     pub threads_started_per_s: Option<f64>,
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl MixedRun {
     /// The figures of a completed run.
@@ -325,10 +320,7 @@ mod tests {
     use crate::mixed::latency::Recorder;
 
     fn outcome(short_ms: u64, longs: u64, cpu_ms: u64) -> Outcome {
-        let mut short = Recorder::new();
-        for _ in 0..100 {
-            short.record(Duration::from_millis(short_ms));
-        }
+        let short = Recorder::hundred(Duration::from_millis(short_ms));
         Outcome {
             short,
             short_finished: 300,

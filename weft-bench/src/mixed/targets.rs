@@ -13,7 +13,7 @@
 //! same run, so they hold on any machine; the latency targets are absolute
 //! (a short request is 150 µs of CPU wherever it runs).
 
-use serde::{Deserialize, Serialize};
+pub use crate::figure::target::Check;
 
 use super::Load;
 use super::result::Figures;
@@ -106,44 +106,6 @@ impl Rule {
             limit: self.limit(),
             value,
             met: value.map(|v| self.met(v)),
-        }
-    }
-}
-
-/// One target checked for one runtime.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    /// The weft variant checked.
-    pub runtime: String,
-    /// The target as the table reads it (`short p99 ≤ 10 ms`).
-    pub target: String,
-    /// The constrained figure: `short_p99_ms`, `short_p999_ms` (ms), or
-    /// `long_per_s_vs_tokio`, `cpu_vs_tokio` (ratios to tokio).
-    pub figure: String,
-    /// The target's bound, in the figure's unit.
-    pub limit: f64,
-    /// The figure; `None` when the runtime (or tokio) has no result.
-    pub value: Option<f64>,
-    /// Whether the target was met; `None` when there is no value.
-    pub met: Option<bool>,
-}
-
-impl Check {
-    /// `met` / `missed` / `-`.
-    pub fn verdict(&self) -> &'static str {
-        match self.met {
-            Some(true) => "met",
-            Some(false) => "missed",
-            None => "-",
-        }
-    }
-
-    /// The value as the table prints it: ms, or a ratio as a percentage.
-    pub fn value_text(&self) -> String {
-        match self.value {
-            None => "-".to_owned(),
-            Some(v) if self.figure.ends_with("_ms") => crate::table::ms(v),
-            Some(v) => format!("{:.0}%", v * 100.0),
         }
     }
 }

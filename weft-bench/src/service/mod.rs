@@ -36,8 +36,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::ValueEnum;
-
 use crate::driver::on_thread;
 use crate::figure::lane::{RowKind, Setup};
 use crate::figure::skew::{BUSY_OTHERS_PCT, Skew, Watch};
@@ -52,23 +50,13 @@ use soak::SoakConfig;
 /// The runtimes the service runs on (it has no smol build).
 pub const RUNTIMES: [RuntimeKind; 2] = [RuntimeKind::Weft, RuntimeKind::Tokio];
 
-/// One load of the lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Load {
-    /// `/fortunes`, 64 connections, closed loop.
-    #[value(name = "fortunes_conn64")]
-    Fortunes,
-    /// `/users` in open loop beside closed-loop `/report`s.
-    #[value(name = "seed004")]
-    Seed004,
-}
-
-impl RowKind for Load {
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            Load::Fortunes => ("fortunes_conn64", "/fortunes, 64 conn"),
-            Load::Seed004 => ("seed004", "seed 004: /users + /report"),
-        }
+crate::figure::lane::rows! {
+    /// One load of the lane.
+    pub enum Load {
+        /// `/fortunes`, 64 connections, closed loop.
+        Fortunes = ("fortunes_conn64", "/fortunes, 64 conn"),
+        /// `/users` in open loop beside closed-loop `/report`s.
+        Seed004 = ("seed004", "seed 004: /users + /report"),
     }
 }
 

@@ -11,8 +11,9 @@ use super::result::{Figures, ServiceResult, ServiceRow, ServiceRun};
 use crate::figure::WEFT;
 use crate::figure::lane::RowKind;
 use crate::figure::table::{Runs, lane_text};
+use crate::figure::target;
 use crate::mixed::latency::Percentiles;
-use crate::table::{Table, ms};
+use crate::table::ms;
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &ServiceResult) -> String {
@@ -68,7 +69,11 @@ pub fn render(result: &ServiceResult) -> String {
          warm-up included; req÷tokio, p99÷tokio: weft's over tokio's; others: the machine's \
          CPU other processes used meanwhile";
     let mut out = lane_text(&title, &runs, legend);
-    let _ = writeln!(out, "targets\n{}", targets_table(result).render());
+    let _ = writeln!(
+        out,
+        "targets\n{}",
+        target::table(result.rows.iter().flat_map(|row| &row.targets)).render()
+    );
     out += &soak_tables(result);
     out + &result.skew.footer()
 }
@@ -105,16 +110,6 @@ fn soak_tables(result: &ServiceResult) -> String {
         }
     }
     out
-}
-
-/// weft's targets: each with weft's value and `met` or `missed`.
-fn targets_table(result: &ServiceResult) -> Table {
-    let mut table = Table::new(["target", WEFT]);
-    for check in result.rows.iter().flat_map(|row| &row.targets) {
-        let cell = format!("{} {}", check.value_text(), check.verdict());
-        table.row(vec![check.target.clone(), cell]);
-    }
-    table
 }
 
 /// A run's figures on one line, for the progress output.

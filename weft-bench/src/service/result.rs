@@ -11,10 +11,10 @@ use super::load::Outcome;
 use super::soak::Soak;
 use super::{Load, ServiceConfig};
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
-use crate::figure::skew::{Window, Windowed};
-use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run, WEFT};
+use crate::figure::skew::{self, Window};
+use crate::figure::target::{Check, Target, check_all};
+use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
-use crate::mixed::targets::Check;
 use crate::runtimes::RuntimeKind;
 
 /// Measured requests answered per second (`/fortunes`; `/users`), over tokio's.
@@ -51,72 +51,23 @@ pub fn figures(row: &str) -> &'static [Figure<Figures>] {
 /// The service lane in `compare`.
 pub const LANE: Lane<Figures> = Lane::by_row("service", "load", figures);
 
-/// A target on weft's figure, or on its ratio to tokio's.
-pub struct Target {
-    /// As the table reads it.
-    pub label: &'static str,
-    pub figure: Figure<Figures>,
-    /// The bound, in the figure's unit or as a ratio.
-    pub limit: f64,
-    /// Whether the bound is on weft's ratio to tokio.
-    pub vs_tokio: bool,
-}
-
 /// Issue 37's targets, by row: (a) `/fortunes` req/s ≥ 1.0× tokio's;
 /// (b) `/users` p99 ≤ 5 ms and ≤ 0.1× tokio's, `/report` per second ≥
 /// 0.5× tokio's. Reported, never gating.
-pub fn targets(load: Load) -> &'static [Target] {
-    const FORTUNES: [Target; 1] = [Target {
-        label: "/fortunes req/s ≥ 1.0× tokio's",
-        figure: REQ_PER_S,
-        limit: 1.0,
-        vs_tokio: true,
-    }];
-    const SEED004: [Target; 3] = [
-        Target {
-            label: "/users p99 ≤ 5 ms",
-            figure: P99,
-            limit: 5.0,
-            vs_tokio: false,
-        },
-        Target {
-            label: "/users p99 ≤ 0.1× tokio's",
-            figure: P99,
-            limit: 0.1,
-            vs_tokio: true,
-        },
-        Target {
-            label: "/report per s ≥ 0.5× tokio's",
-            figure: REPORTS_PER_S,
-            limit: 0.5,
-            vs_tokio: true,
-        },
+pub fn targets(load: Load) -> &'static [Target<Figures>] {
+    const FORTUNES: [Target<Figures>; 1] = [Target::ratio(
+        "/fortunes req/s ≥ 1.0× tokio's",
+        REQ_PER_S,
+        1.0,
+    )];
+    const SEED004: [Target<Figures>; 3] = [
+        Target::value("/users p99 ≤ 5 ms", P99, 5.0),
+        Target::ratio("/users p99 ≤ 0.1× tokio's", P99, 0.1),
+        Target::ratio("/report per s ≥ 0.5× tokio's", REPORTS_PER_S, 0.5),
     ];
     match load {
         Load::Fortunes => &FORTUNES,
         Load::Seed004 => &SEED004,
-    }
-}
-
-impl Target {
-    /// The target checked on `runs`: no value when weft (or, for a
-    /// ratio, tokio) has none.
-    pub fn check(&self, runs: &BTreeMap<String, ServiceRun>) -> Check {
-        let (value, figure) = if self.vs_tokio {
-            let value = self.figure.weft_ratio(runs).map(|r| r.value);
-            (value, format!("{}_vs_tokio", self.figure.name))
-        } else {
-            let value = runs.get(WEFT).and_then(|run| self.figure.of(run));
-            (value, self.figure.name.to_owned())
-        };
-        Check {
-            runtime: WEFT.to_owned(),
-            target: self.label.to_owned(),
-            figure,
-            limit: self.limit,
-            value,
-            met: value.map(|v| self.figure.better.meets(v, self.limit)),
-        }
     }
 }
 
@@ -228,7 +179,7 @@ impl ServiceRow {
             .iter()
             .filter_map(|f| Some((f.name.to_owned(), f.weft_ratio(&runtimes)?)))
             .collect();
-        let targets = targets(load).iter().map(|t| t.check(&runtimes)).collect();
+        let targets = check_all(targets(load), &runtimes);
         ServiceRow {
             name: load.name().to_owned(),
             runtimes,
@@ -266,11 +217,7 @@ pub struct Figures {
     pub soak: Option<Soak>,
 }
 
-impl Windowed for Figures {
-    fn window(&self) -> &Window {
-        &self.window
-    }
-}
+skew::impl_windowed!(Figures);
 
 impl ServiceRun {
     /// The figures of a generator's outcome on `load`.
@@ -308,22 +255,20 @@ impl ServiceRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mixed::latency::Recorder;
     use std::time::Duration;
 
     fn outcome(finished: u64, reports: u64, latency_ms: u64) -> Outcome {
-        let mut outcome = Outcome {
+        Outcome {
             finished,
             reports,
+            latency: Recorder::hundred(Duration::from_millis(latency_ms)),
             window: Duration::from_secs(5),
             cpu_window: Duration::from_secs(5),
             server_cpu: Duration::from_secs(8),
             generator_cpu: Duration::from_secs(1),
             ..Outcome::default()
-        };
-        for _ in 0..100 {
-            outcome.latency.record(Duration::from_millis(latency_ms));
         }
-        outcome
     }
 
     fn runs(load: Load, values: &[(&str, u64, u64, u64)]) -> BTreeMap<String, ServiceRun> {
