@@ -1,5 +1,7 @@
 //! The seven scheduler workloads of tokio's `benches/rt_multi_threaded.rs`,
-//! written once over [`BenchRuntime`] and run unchanged on every runtime.
+//! plus `lifo_stuck` (a task stuck behind a long poll in its worker's LIFO
+//! slot), written once over [`BenchRuntime`] and run unchanged on every
+//! runtime.
 //!
 //! Sizes and shapes are tokio's, quirks included:
 //!
@@ -45,6 +47,8 @@ const YIELD_TASKS: usize = 200;
 const CHAIN_LEN: usize = 1_000;
 /// Duration of one [`stall`].
 const STALL: Duration = Duration::from_micros(10);
+/// Length of `lifo_stuck`'s long poll.
+const LONG_POLL: Duration = Duration::from_millis(10);
 
 /// One of the scheduler workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
@@ -64,11 +68,15 @@ pub enum Workload {
     YieldMany,
     /// A chain of 1,000 tasks each spawning the next.
     ChainedSpawn,
+    /// A task spawns a second one (into its worker's LIFO slot where there
+    /// is one), then spins 10 ms in one poll; the iteration ends when both
+    /// are done. Counts what a runtime does while a poll is long.
+    LifoStuck,
 }
 
 impl Workload {
     /// Every workload, in the order the lane runs them.
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 8] = [
         Workload::SpawnManyLocal,
         Workload::SpawnManyRemoteIdle,
         Workload::SpawnManyRemoteBusy1,
@@ -76,6 +84,7 @@ impl Workload {
         Workload::PingPong,
         Workload::YieldMany,
         Workload::ChainedSpawn,
+        Workload::LifoStuck,
     ];
 
     /// The name used in tables and JSON (tokio's benchmark name).
@@ -88,6 +97,7 @@ impl Workload {
             Workload::PingPong => "ping_pong",
             Workload::YieldMany => "yield_many",
             Workload::ChainedSpawn => "chained_spawn",
+            Workload::LifoStuck => "lifo_stuck",
         }
     }
 
@@ -99,6 +109,8 @@ impl Workload {
             Workload::PingPong | Workload::ChainedSpawn => 60,
             Workload::SpawnManyRemoteBusy2 => 16,
             Workload::YieldMany => 12,
+            // 10 ms each: about 2 s of the lane for three runtimes.
+            Workload::LifoStuck => 10,
             _ => 20,
         }
     }
@@ -114,6 +126,7 @@ impl Workload {
             Workload::PingPong => ping_pong(rt),
             Workload::YieldMany => yield_many(rt),
             Workload::ChainedSpawn => chained_spawn(rt),
+            Workload::LifoStuck => lifo_stuck(rt),
         }
     }
 }
@@ -309,6 +322,43 @@ fn chain<S: Spawner>(spawner: S, done_tx: mpsc::SyncSender<()>, n: usize) {
     } else {
         let next = spawner.clone();
         spawner.spawn_detached(async move { chain(next, done_tx, n - 1) });
+    }
+}
+
+/// Inside `block_on`, task A spawns task B (from a worker, so B lands in
+/// that worker's LIFO slot where the runtime has one) and then spins for
+/// [`LONG_POLL`] in the same poll; B signals when it runs, A when its poll
+/// returns.
+///
+/// The long poll spins rather than sleeps: it models CPU-bound work in a
+/// poll (what stall monitors exist for), keeps its core busy as such work
+/// would, and makes no context switch of its own, so the switches counted
+/// are the runtime's (the monitor's samples, a hand-off of B).
+fn lifo_stuck<R: BenchRuntime>(rt: &R) -> Instance<'_> {
+    let spawner = rt.spawner();
+    let (done_tx, done_rx) = mpsc::sync_channel(2);
+    let iteration = move || {
+        let done_tx = done_tx.clone();
+        let inner = spawner.clone();
+        rt.block_on(async {
+            spawner.spawn_detached(async move {
+                let b_done = done_tx.clone();
+                inner.spawn_detached(async move { b_done.send(()).unwrap() });
+                spin(LONG_POLL);
+                done_tx.send(()).unwrap();
+            });
+            done_rx.recv().unwrap();
+            done_rx.recv().unwrap();
+        });
+    };
+    instance(iteration, None)
+}
+
+/// Keeps the calling thread busy for `length` without yielding it.
+fn spin(length: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < length {
+        std::hint::spin_loop();
     }
 }
 

@@ -7,7 +7,7 @@
 //!    from 1 s down to 1 ms, and each way of turning counts into a rate
 //!    ([`estimate`]) is compared with the exact mean rate. The tasks wait
 //!    through [`wait`], on the stand-in [`timer`] or spinning.
-//! 2. [`overhead`]: the lane's seven scheduler workloads with and without
+//! 2. [`overhead`]: the lane's scheduler workloads with and without
 //!    a `Handle::metrics()` sampler every millisecond.
 //!
 //! [`others`] measures how much of the machine other processes used

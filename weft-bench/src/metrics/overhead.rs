@@ -1,4 +1,4 @@
-//! What a `Handle::metrics()` sampler costs the workloads: the lane's seven
+//! What a `Handle::metrics()` sampler costs the workloads: the lane's
 //! scheduler workloads on one weft runtime, in blocks that rotate between
 //! three modes:
 //!
