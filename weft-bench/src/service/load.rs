@@ -483,13 +483,7 @@ fn check(
 
 /// One connection's closed loop on `path` until the window's end;
 /// `measured`: its requests are the run's figures (else `/report`s).
-async fn closed_loop(
-    mut conn: Conn,
-    shared: &Shared,
-    path: &str,
-    marker: &str,
-    measured: bool,
-) {
+async fn closed_loop(mut conn: Conn, shared: &Shared, path: &str, marker: &str, measured: bool) {
     loop {
         let started = Instant::now();
         if started >= shared.end {

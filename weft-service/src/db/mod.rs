@@ -65,9 +65,9 @@ impl Db {
     /// answers 503 and seeds when it first connects.
     pub async fn open(database: &Database, rt: Rt, connections: usize) -> Result<Db, String> {
         match database {
-            Database::Sqlite(dir) => Ok(Db::Sqlite(
-                sqlite::Pool::open(rt, dir, connections).await?,
-            )),
+            Database::Sqlite(dir) => {
+                Ok(Db::Sqlite(sqlite::Pool::open(rt, dir, connections).await?))
+            }
             Database::Postgres(url) => Ok(Db::Postgres(
                 postgres::Pool::open(rt, url, connections).await?,
             )),
