@@ -81,6 +81,11 @@ fn a_short_soak_samples_the_server_on_both_runtimes() {
         for s in &soak.samples {
             let r = &s.resources;
             assert!(r.rss_kib > 0 && r.threads >= 2 && r.fds >= 3, "{s:?}");
+            // The 2 reporters' connections at least (the first sample is
+            // taken after they opened), within the open loop's bound.
+            let most = (2 + service::load::OPEN_LOOP_CONNECTIONS) as u64;
+            assert!((2..=most).contains(&s.client_connections), "{s:?}");
+            assert!(s.own_fds() < r.fds, "{s:?}");
         }
         let answered: u64 = soak.samples.iter().map(|s| s.users).sum();
         assert!(answered > 0, "{:?}", soak.samples);

@@ -31,7 +31,9 @@ pub struct Args {
     #[arg(long, default_value = "weft-service-data")]
     pub data_dir: PathBuf,
 
-    /// PostgreSQL connections in the pool [default: 2 per worker, at least 4].
+    /// Database connections in the pool, and (SQLite) the most queries on
+    /// the blocking pool at once; further requests wait for one, as tasks
+    /// [default: 2 per worker, at least 4].
     #[arg(long)]
     pub db_connections: Option<NonZeroUsize>,
 }
@@ -56,6 +58,13 @@ impl Args {
             .map_or(1, NonZeroUsize::get)
     }
 
+    /// SQLite's point reads are CPU work on the page cache, so more calls
+    /// than cores in parallel buy nothing; twice as many keeps the cores
+    /// busy while some calls block (a writer waiting for the WAL lock, a
+    /// page read, a checkpoint's fsync), and the floor of 4 keeps a
+    /// one-worker service's reads from queueing behind one such writer.
+    /// PostgreSQL pipelines each connection's queries: a few per core
+    /// keep its backends busy.
     pub fn db_connections(&self) -> usize {
         self.db_connections
             .map_or((2 * self.workers()).max(4), NonZeroUsize::get)

@@ -224,6 +224,24 @@ async fn get_metrics(State(app): State<App>) -> impl IntoResponse {
             info,
         ),
         (
+            "weft_service_db_connections",
+            "gauge",
+            "The database pool's size: the most database calls at once.",
+            format!(" {}", app.db.connections()),
+        ),
+        (
+            "weft_service_db_calls_in_flight",
+            "gauge",
+            "Database calls under way (SQLite: on the blocking pool).",
+            format!(" {}", app.db.calls().now()),
+        ),
+        (
+            "weft_service_db_calls_max",
+            "gauge",
+            "The most database calls there have been under way at once.",
+            format!(" {}", app.db.calls().max()),
+        ),
+        (
             "weft_service_reports_in_flight",
             "gauge",
             "/report requests being served.",

@@ -48,6 +48,14 @@ async fn metrics() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_db_connections_database_calls_at_once() {
+    for runtime in common::RUNTIMES {
+        let service = Service::start(runtime, &["--db-connections", "3"]);
+        checks::db_calls_bounded(&service, 3).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_requests_in_flight_then_exits_0() {
     for runtime in common::RUNTIMES {
         checks::shutdown_in_flight(runtime, &[], 2).await;

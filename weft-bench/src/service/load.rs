@@ -12,6 +12,11 @@
 //!   its *arrival* (so a late answer cannot slow the arrivals and hide
 //!   itself); beside them R closed-loop `GET /report?ms=N` clients. A
 //!   pacer thread sleeps until each arrival and hands it to the runtime.
+//!   The point reads' connections are a bounded pool, as an HTTP client's:
+//!   at most [`OPEN_LOOP_CONNECTIONS`] requests are out at once (an
+//!   arrival beyond them waits for a turn, its latency running), and a
+//!   connection idle for [`IDLE_TIMEOUT`] is closed, so the extra
+//!   connections a latency spike opened close once it has passed.
 //!
 //! Invariants:
 //! * A request counts (latency, and `finished` if it ended inside the
@@ -31,9 +36,10 @@
 //!   request timeout is a timeout error (its connection dropped), and the
 //!   controller samples the server every interval ([`super::soak`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -48,6 +54,13 @@ use super::soak::{ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConf
 use crate::metrics::others;
 use crate::mixed::latency::Recorder;
 use crate::mixed::schedule::Poisson;
+
+/// The most point reads out at once, so the most open-loop connections:
+/// 1,000 a second answered in 100 ms each.
+pub const OPEN_LOOP_CONNECTIONS: usize = 100;
+/// An open-loop connection idle this long is closed (under weft's
+/// `serve`'s 30 s header-read timeout, so the client closes first).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the generator sends.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +143,10 @@ struct Shared {
     end: Instant,
     /// A soak's request timeout.
     request_timeout: Option<Duration>,
+    /// Turns for the point reads: [`OPEN_LOOP_CONNECTIONS`].
+    turns: Arc<tokio::sync::Semaphore>,
+    /// Connections open now, all loops together.
+    connections: Arc<AtomicUsize>,
 }
 
 /// A failed request: what it ran into, and the message.
@@ -157,14 +174,34 @@ struct State {
     out: HashMap<u64, Instant>,
     next_id: u64,
     last_progress: Option<Instant>,
-    /// Idle keep-alive connections of the open loop.
-    idle: Vec<SendRequest<Empty<Bytes>>>,
+    /// Idle keep-alive connections of the open loop, the longest idle
+    /// first.
+    idle: VecDeque<Idle>,
     /// Point reads and `/report`s answered since the load started (a
     /// soak's samples take their differences).
     users_answered: u64,
     reports_answered: u64,
     /// The point reads' latencies since the last sample (soak only).
     since_sample: Recorder,
+}
+
+/// An open connection, counted in [`Shared::connections`] until dropped
+/// (which closes it).
+struct Conn {
+    sender: SendRequest<Empty<Bytes>>,
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A connection in the open loop's pool, and since when it is idle.
+struct Idle {
+    conn: Conn,
+    since: Instant,
 }
 
 impl Shared {
@@ -238,9 +275,10 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
             ..
         } => (0, format!("/report?ms={report_ms}"), "\"ms\":", reporters),
     };
+    let connections = Arc::new(AtomicUsize::new(0));
     let mut senders = Vec::new();
     for _ in 0..loops + reporters {
-        senders.push(connect(address).await?);
+        senders.push(connect(address, &connections).await?);
     }
     let start = Instant::now();
     let warm_end = start + plan.warmup;
@@ -253,6 +291,8 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
         warm_end,
         end: warm_end + plan.measure,
         request_timeout: plan.soak.as_ref().map(|soak| soak.request_timeout),
+        turns: Arc::new(tokio::sync::Semaphore::new(OPEN_LOOP_CONNECTIONS)),
+        connections,
     });
     shared.lock().outcome.window = plan.measure;
     let mut tasks = Vec::new();
@@ -382,6 +422,7 @@ impl Sampler {
             let errors = state.outcome.errors_by_kind;
             (state.users_answered, state.reports_answered, p99, errors)
         };
+        let client_connections = shared.connections.load(Ordering::Relaxed) as u64;
         let (at, cpu0, users0, reports0) = self.last;
         let elapsed = (now - at).as_secs_f64();
         let cpu_ms_per_s = match (cpu0, cpu) {
@@ -393,6 +434,7 @@ impl Sampler {
         self.samples.push(Sample {
             t_s: (now - self.start).as_secs_f64(),
             resources,
+            client_connections,
             users: users - users0,
             reports: reports - reports0,
             users_p99_ms: p99,
@@ -441,13 +483,7 @@ fn check(
 
 /// One connection's closed loop on `path` until the window's end;
 /// `measured`: its requests are the run's figures (else `/report`s).
-async fn closed_loop(
-    mut sender: SendRequest<Empty<Bytes>>,
-    shared: &Shared,
-    path: &str,
-    marker: &str,
-    measured: bool,
-) {
+async fn closed_loop(mut conn: Conn, shared: &Shared, path: &str, marker: &str, measured: bool) {
     loop {
         let started = Instant::now();
         if started >= shared.end {
@@ -458,15 +494,15 @@ async fn closed_loop(
         } else {
             None
         };
-        let result = within(shared, get(&mut sender, shared.address, path, marker)).await;
+        let result = within(shared, get(&mut conn.sender, shared.address, path, marker)).await;
         let failed = result.is_err();
         shared.finish(id, started, result);
         if failed {
             // A fresh connection, after a pause (a server that refuses
             // is not hammered).
             tokio::time::sleep(Duration::from_millis(10)).await;
-            match connect(shared.address).await {
-                Ok(fresh) => sender = fresh,
+            match connect(shared.address, &shared.connections).await {
+                Ok(fresh) => conn = fresh,
                 Err(_) => continue,
             }
         }
@@ -532,38 +568,61 @@ async fn within(
     }
 }
 
-/// One point read on an idle connection (or a new one), put back after.
+/// One point read, once it has a turn, on an idle connection (or a new
+/// one), put back after.
 ///
 /// A server may close a keep-alive connection that stayed idle (weft's
-/// `serve` after its 30 s header-read timeout; an idle connection waits
-/// long when a latency spike grew the pool): closed ones are dropped, and
-/// a request found unsent on a reused connection (closed as it was taken)
-/// goes again once on a new one, as an HTTP client's pool does. Neither
-/// is an error of the server's.
+/// `serve` after its 30 s header-read timeout): closed ones are dropped,
+/// and a request found unsent on a reused connection (closed as it was
+/// taken) goes again once on a new one, as an HTTP client's pool does.
+/// Neither is an error of the server's. Connections idle for
+/// [`IDLE_TIMEOUT`] are closed here too, the longest idle first.
 async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
-    let idle = loop {
-        match shared.lock().idle.pop() {
-            Some(sender) if sender.is_closed() => continue,
-            other => break other,
+    let _turn = Arc::clone(&shared.turns)
+        .acquire_owned()
+        .await
+        .map_err(Failure::io)?;
+    let idle = {
+        let now = Instant::now();
+        let mut state = shared.lock();
+        while state
+            .idle
+            .front()
+            .is_some_and(|idle| now - idle.since >= IDLE_TIMEOUT)
+        {
+            state.idle.pop_front();
+        }
+        loop {
+            match state.idle.pop_back() {
+                Some(idle) if idle.conn.sender.is_closed() => continue,
+                other => break other.map(|idle| idle.conn),
+            }
         }
     };
     let reused = idle.is_some();
-    let mut sender = match idle {
-        Some(sender) => sender,
-        None => connect(shared.address).await.map_err(Failure::io)?,
+    let mut conn = match idle {
+        Some(conn) => conn,
+        None => connect(shared.address, &shared.connections)
+            .await
+            .map_err(Failure::io)?,
     };
-    let mut result = get(&mut sender, shared.address, path, "\"email\":").await;
+    let mut result = get(&mut conn.sender, shared.address, path, "\"email\":").await;
     if reused && result.as_ref().is_err_and(|failure| failure.unsent) {
-        sender = connect(shared.address).await.map_err(Failure::io)?;
-        result = get(&mut sender, shared.address, path, "\"email\":").await;
+        conn = connect(shared.address, &shared.connections)
+            .await
+            .map_err(Failure::io)?;
+        result = get(&mut conn.sender, shared.address, path, "\"email\":").await;
     }
     if result.is_ok() {
-        shared.lock().idle.push(sender);
+        shared.lock().idle.push_back(Idle {
+            conn,
+            since: Instant::now(),
+        });
     }
     result
 }
 
-async fn connect(address: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
+async fn connect(address: SocketAddr, open: &Arc<AtomicUsize>) -> io::Result<Conn> {
     let stream = tokio::net::TcpStream::connect(address).await?;
     stream.set_nodelay(true)?;
     let (sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))
@@ -571,7 +630,11 @@ async fn connect(address: SocketAddr) -> io::Result<SendRequest<Empty<Bytes>>> {
         .map_err(io::Error::other)?;
     // Ends when the sender is dropped or the server closes.
     drop(tokio::spawn(connection));
-    Ok(sender)
+    open.fetch_add(1, Ordering::Relaxed);
+    Ok(Conn {
+        sender,
+        open: Arc::clone(open),
+    })
 }
 
 /// `GET path`: `Ok` iff the answer is `200` and its body contains `marker`.

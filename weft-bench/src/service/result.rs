@@ -95,10 +95,11 @@ pub fn targets(load: Load) -> &'static [Target<Figures>] {
 ///           "soak": {                            // --soak only (seed004 alone)
 ///             "reference_after_s": 60.0,
 ///             "samples": [ { "t_s": 0.0, "rss_kib": 9000, "threads": 5, "fds": 12,
+///                            "client_connections": 2,           // the generator's, to the server
 ///                            "users": 0, "reports": 0, "users_p99_ms": null, "cpu_ms_per_s": 0.0,
 ///                            "errors": { "status": 0, "io": 0, "timeout": 0 } }, … ],  // every 10 s and at the end
 ///             "verdict": { "reference_t_s": 60.0, "rss_ratio": 1.01, "threads_ratio": 1.0,
-///                          "fds_ratio": 1.0, "errors": 0, "passed": true } } } },
+///                          "fds_ratio": 1.0, "errors": 0,     // fds: less client_connections "passed": true } } } },
 ///       "tokio": { … }
 ///     },
 ///     "ratios": { "req_per_s": { "peer": "tokio", "value": 1.02 }, … },   // weft's over tokio's

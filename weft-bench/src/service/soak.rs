@@ -2,11 +2,19 @@
 //! the default run; issue 37, item 6): the seed-004 load for that long on
 //! each runtime's server, with the server process sampled every 10 s —
 //! its resident memory (`/proc/PID/status`), threads (`/proc/PID/task`),
-//! open descriptors (`/proc/PID/fd`), the point reads and reports it
-//! answered since the last sample and their p99, its CPU, and the
-//! generator's errors so far by kind — and a verdict: at the end, RSS,
-//! threads and descriptors each ≤ 1.1× their value at the first sample at
-//! or after the first minute, and no error.
+//! open descriptors (`/proc/PID/fd`), the connections the generator has
+//! open to it, the point reads and reports it answered since the last
+//! sample and their p99, its CPU, and the generator's errors so far by
+//! kind — and a verdict: at the end, RSS, threads and the server's own
+//! descriptors each ≤ 1.1× their value at the first sample at or after
+//! the first minute, and no error.
+//!
+//! The server's own descriptors are its open ones less the generator's
+//! connections (each holds one socket on the server): the listener, the
+//! database's files and the runtime's (epoll, eventfd, timers), plus any
+//! connection the server kept after its client closed it. The
+//! connections themselves are the client's choice (its pool, bounded:
+//! [`super::load::OPEN_LOOP_CONNECTIONS`]) and are shown beside.
 //!
 //! Samples are timed from the start of the load (warm-up included): the
 //! first at 0 s (before any request), then every `interval`, and the last
@@ -126,6 +134,9 @@ pub struct Sample {
     pub t_s: f64,
     #[serde(flatten)]
     pub resources: Resources,
+    /// The connections the generator had open to the server.
+    #[serde(default)]
+    pub client_connections: u64,
     /// Point reads (`/users`) and `/report`s answered since the last sample.
     pub users: u64,
     pub reports: u64,
@@ -135,6 +146,13 @@ pub struct Sample {
     pub cpu_ms_per_s: f64,
     /// The generator's errors since the load started.
     pub errors: Errors,
+}
+
+impl Sample {
+    /// The server's descriptors less the generator's connections.
+    pub fn own_fds(&self) -> u64 {
+        self.resources.fds.saturating_sub(self.client_connections)
+    }
 }
 
 /// A soak's samples and verdict (in a seed-004 run's figures).
@@ -156,6 +174,7 @@ pub struct Verdict {
     /// The last sample's over the reference's.
     pub rss_ratio: Option<f64>,
     pub threads_ratio: Option<f64>,
+    /// Of the server's own descriptors (less the generator's connections).
     pub fds_ratio: Option<f64>,
     /// Errors over the whole soak.
     pub errors: u64,
@@ -172,12 +191,15 @@ impl Soak {
         let reference = samples.iter().find(|s| s.t_s >= after);
         let last = samples.last();
         let errors = last.map_or(0, |s| s.errors.total());
-        let ratio = |of: fn(&Resources) -> u64| {
-            let (first, last) = (of(&reference?.resources), of(&last?.resources));
+        let ratio = |of: fn(&Sample) -> u64| {
+            let (first, last) = (of(reference?), of(last?));
             (first > 0).then(|| last as f64 / first as f64)
         };
-        let (rss_ratio, threads_ratio, fds_ratio) =
-            (ratio(|r| r.rss_kib), ratio(|r| r.threads), ratio(|r| r.fds));
+        let (rss_ratio, threads_ratio, fds_ratio) = (
+            ratio(|s| s.resources.rss_kib),
+            ratio(|s| s.resources.threads),
+            ratio(Sample::own_fds),
+        );
         let passed = reference.map(|_| {
             let grew = [rss_ratio, threads_ratio, fds_ratio]
                 .iter()
@@ -206,6 +228,8 @@ impl Soak {
             "RSS MiB",
             "threads",
             "fds",
+            "client conns",
+            "own fds",
             "/users",
             "p99 ms",
             "/report",
@@ -220,6 +244,8 @@ impl Soak {
                 format!("{:.1}", r.rss_kib as f64 / 1024.0),
                 r.threads.to_string(),
                 r.fds.to_string(),
+                s.client_connections.to_string(),
+                s.own_fds().to_string(),
                 s.users.to_string(),
                 s.users_p99_ms.map_or("-".to_owned(), crate::table::ms),
                 s.reports.to_string(),
@@ -241,8 +267,8 @@ impl Soak {
         };
         let ratio = |r: Option<f64>| r.map_or("?".to_owned(), |r| format!("{r:.2}×"));
         format!(
-            "{}: at the end over at {at:.0} s: RSS {}, threads {}, descriptors {} (each ≤ \
-             {MAX_GROWTH}×); {} errors",
+            "{}: at the end over at {at:.0} s: RSS {}, threads {}, own descriptors {} (each \
+             ≤ {MAX_GROWTH}×); {} errors",
             if v.passed == Some(true) {
                 "PASSED"
             } else {
@@ -273,8 +299,9 @@ mod tests {
             resources: Resources {
                 rss_kib,
                 threads,
-                fds,
+                fds: fds + 3,
             },
+            client_connections: 3,
             users: 10_000,
             reports: 200,
             users_p99_ms: Some(2.0),
@@ -330,6 +357,25 @@ mod tests {
         }
         let erred = with_end(sample(600.0, 20_000, 10, 40, 1));
         assert_eq!((erred.passed, erred.errors), (Some(false), 1));
+    }
+
+    #[test]
+    fn the_generators_connections_are_not_the_servers_growth() {
+        let mut reference = sample(60.0, 20_000, 10, 40, 0);
+        reference.resources.fds += 5;
+        reference.client_connections += 5;
+        // 95 more descriptors, each a connection the generator holds.
+        let mut end = sample(600.0, 20_000, 10, 40, 0);
+        end.resources.fds += 100;
+        end.client_connections += 100;
+        let passed = Soak::judge(vec![reference.clone(), end.clone()], &soak(60));
+        assert_eq!(passed.verdict.fds_ratio, Some(1.0));
+        assert!(passed.table().render().contains("client conns"));
+        // The same descriptors with the generator's connections closed:
+        // the server kept them.
+        end.client_connections = 3;
+        let failed = Soak::judge(vec![reference, end], &soak(60));
+        assert_eq!(failed.verdict.passed, Some(false));
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod sqlite;
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -64,7 +65,9 @@ impl Db {
     /// answers 503 and seeds when it first connects.
     pub async fn open(database: &Database, rt: Rt, connections: usize) -> Result<Db, String> {
         match database {
-            Database::Sqlite(dir) => Ok(Db::Sqlite(sqlite::Pool::open(rt, dir).await?)),
+            Database::Sqlite(dir) => {
+                Ok(Db::Sqlite(sqlite::Pool::open(rt, dir, connections).await?))
+            }
             Database::Postgres(url) => Ok(Db::Postgres(
                 postgres::Pool::open(rt, url, connections).await?,
             )),
@@ -75,6 +78,23 @@ impl Db {
         match self {
             Db::Sqlite(_) => "sqlite",
             Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The pool's size (`--db-connections`).
+    pub fn connections(&self) -> usize {
+        match self {
+            Db::Sqlite(pool) => pool.connections(),
+            Db::Postgres(pool) => pool.connections(),
+        }
+    }
+
+    /// The database calls under way (SQLite: on the blocking pool;
+    /// PostgreSQL: queries sent and not answered).
+    pub fn calls(&self) -> &Calls {
+        match self {
+            Db::Sqlite(pool) => pool.calls(),
+            Db::Postgres(pool) => pool.calls(),
         }
     }
 
@@ -105,5 +125,39 @@ impl Db {
             Db::Sqlite(pool) => pool.users_from(first, count).await,
             Db::Postgres(pool) => pool.users_from(first, count).await,
         }
+    }
+}
+
+/// Database calls under way, and the most there have been at once (what
+/// `/metrics` shows, and what the tests check the pool bounds).
+#[derive(Debug, Default)]
+pub struct Calls {
+    now: AtomicUsize,
+    max: AtomicUsize,
+}
+
+impl Calls {
+    /// Counts a call until the guard drops.
+    pub fn enter(calls: &Arc<Calls>) -> CallGuard {
+        let now = calls.now.fetch_add(1, Ordering::Relaxed) + 1;
+        calls.max.fetch_max(now, Ordering::Relaxed);
+        CallGuard(Arc::clone(calls))
+    }
+
+    pub fn now(&self) -> usize {
+        self.now.load(Ordering::Relaxed)
+    }
+
+    pub fn max(&self) -> usize {
+        self.max.load(Ordering::Relaxed)
+    }
+}
+
+/// One call of [`Calls`].
+pub struct CallGuard(Arc<Calls>);
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::Relaxed);
     }
 }

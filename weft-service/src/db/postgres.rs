@@ -15,6 +15,11 @@
 //! each request costs one refused connect and gets 503, and the first
 //! request after it is back reconnects.
 //!
+//! Bounded as SQLite is, without its permits: at most `connections`
+//! connections are open, and a request waiting for its answer is a task
+//! parked on the connection's socket, never a thread; tokio-postgres
+//! queues the queries of one connection in order.
+//!
 //! The first connection that succeeds creates and seeds the tables (under
 //! an advisory lock: several services may start on one database at once).
 
@@ -28,7 +33,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use super::seed::{self, FORTUNES, USERS};
-use super::{DbError, Fortune, User};
+use super::{Calls, DbError, Fortune, User};
 use crate::rt::Rt;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -44,6 +49,8 @@ pub struct Pool {
     slots: Box<[Mutex<Option<Arc<Conn>>>]>,
     next: AtomicUsize,
     seeded: AtomicBool,
+    /// Queries sent and not answered.
+    calls: Arc<Calls>,
 }
 
 /// One connection and its prepared statements.
@@ -74,6 +81,7 @@ impl Pool {
             slots: (0..connections.max(1)).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
             seeded: AtomicBool::new(false),
+            calls: Arc::default(),
         });
         if let Err(e) = pool.conn().await {
             eprintln!(
@@ -143,6 +151,14 @@ impl Pool {
             .collect())
     }
 
+    pub fn calls(&self) -> &Calls {
+        &self.calls
+    }
+
+    pub fn connections(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The next slot's connection, connecting if it has none or its
     /// connection has closed.
     async fn conn(&self) -> Result<(usize, Arc<Conn>), DbError> {
@@ -164,12 +180,14 @@ impl Pool {
         (slot, conn): (usize, &Arc<Conn>),
         query: impl Future<Output = Result<T, tokio_postgres::Error>>,
     ) -> Result<T, DbError> {
+        let call = Calls::enter(&self.calls);
         let result = match self.rt.timeout(QUERY_TIMEOUT, query).await {
             Some(result) => result.map_err(classify),
             None => Err(DbError::Unavailable(format!(
                 "PostgreSQL: no answer within {QUERY_TIMEOUT:?}"
             ))),
         };
+        drop(call);
         if let Err(DbError::Unavailable(_)) = &result {
             let mut slot = self.slots[slot].lock().await;
             // Not a newer connection another request made meanwhile.

@@ -1,10 +1,15 @@
 //! The embedded database: SQLite in a file, every call on the runtime's
-//! blocking pool.
+//! blocking pool, at most `connections` calls at once.
 //!
-//! A call takes an open connection from `idle` (or opens one), runs, and
-//! puts it back; at most `MAX_IDLE` stay open. A connection is used by one
-//! blocking thread at a time, so its prepared-statement cache needs no
-//! lock. WAL mode lets readers run beside the one writer; a writer that
+//! A call first takes one of `connections` permits, waiting for it
+//! asynchronously (a task, not a thread, waits), and holds it until its
+//! blocking task has finished, even if the request is dropped meanwhile:
+//! so at most `connections` blocking tasks run or wait in the runtime's
+//! pool, and a latency spike queues requests instead of growing the pool
+//! by a thread per waiting request. The blocking task takes an open
+//! connection from `idle` (or opens one), runs, and puts it back; at most
+//! `connections` are ever open. A connection is used by one blocking
+//! thread at a time, so its prepared-statement cache needs no lock. WAL mode lets readers run beside the one writer; a writer that
 //! finds the database locked waits up to `BUSY_TIMEOUT`, then the request
 //! gets 503.
 //!
@@ -18,30 +23,43 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::Semaphore;
 
 use super::seed::{self, FORTUNES, USERS};
-use super::{DbError, Fortune, User};
+use super::{Calls, DbError, Fortune, User};
 use crate::rt::Rt;
 
 const FILE_NAME: &str = "weft-service.sqlite3";
-const MAX_IDLE: usize = 16;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct Pool {
     rt: Rt,
     path: PathBuf,
+    /// How many calls may be on the blocking pool at once, and the most
+    /// connections open.
+    connections: usize,
+    /// `connections` permits (`tokio::sync::Semaphore` needs no tokio
+    /// runtime: the same on weft).
+    permits: Arc<Semaphore>,
     idle: Mutex<Vec<Connection>>,
+    /// The calls on the blocking pool (spawned and not finished).
+    calls: Arc<Calls>,
 }
 
 impl Pool {
-    /// Opens (creating the directory and file if needed) and seeds.
-    pub async fn open(rt: Rt, data_dir: &Path) -> Result<Arc<Pool>, String> {
+    /// Opens (creating the directory and file if needed) and seeds; at
+    /// most `connections` calls run at once.
+    pub async fn open(rt: Rt, data_dir: &Path, connections: usize) -> Result<Arc<Pool>, String> {
         std::fs::create_dir_all(data_dir)
             .map_err(|e| format!("--data-dir {}: {e}", data_dir.display()))?;
+        let connections = connections.max(1);
         let pool = Arc::new(Pool {
             rt,
             path: data_dir.join(FILE_NAME),
-            idle: Mutex::new(Vec::new()),
+            connections,
+            permits: Arc::new(Semaphore::new(connections)),
+            idle: Mutex::new(Vec::with_capacity(connections)),
+            calls: Arc::default(),
         });
         pool.call(create_and_seed)
             .await
@@ -100,15 +118,38 @@ impl Pool {
         .await
     }
 
-    /// Runs `f` with a connection on the blocking pool.
+    pub fn calls(&self) -> &Calls {
+        &self.calls
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections
+    }
+
+    /// Runs `f` with a connection on the blocking pool, once a permit is
+    /// free.
     async fn call<R, F>(self: &Arc<Self>, f: F) -> Result<R, DbError>
     where
         F: FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
         R: Send + 'static,
     {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| DbError::Failed("SQLite pool closed".to_owned()))?;
+        // Counted from before the spawn: a call waiting for a pool thread
+        // holds one as much as a running one.
+        let call = Calls::enter(&self.calls);
         let pool = Arc::clone(self);
         self.rt
-            .spawn_blocking(move || pool.with_connection(f))
+            .spawn_blocking(move || {
+                // Released when the call is over, whether or not the
+                // request still waits for it: the count first, then the
+                // permit (so the count never exceeds the permits).
+                let _permit = permit;
+                let _call = call;
+                pool.with_connection(f)
+            })
             .await
             .map_err(|panic| DbError::Failed(format!("SQLite call panicked: {panic}")))?
     }
@@ -125,7 +166,7 @@ impl Pool {
         };
         let result = f(&conn).map_err(classify);
         let mut idle = self.idle.lock().unwrap();
-        if idle.len() < MAX_IDLE {
+        if idle.len() < self.connections {
             idle.push(conn);
         }
         result

@@ -213,6 +213,50 @@ pub async fn unknown_route(service: &Service) {
 }
 
 /// 200 requests at once (200 connections): users and fortunes.
+/// The value of the gauge `name` in `/metrics`.
+pub async fn gauge(service: &Service, name: &str) -> u64 {
+    let metrics = service.get("/metrics").await;
+    assert_eq!(metrics.status, 200, "{metrics:?}");
+    let prefix = format!("{name} ");
+    metrics
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix)?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{}", metrics.body))
+}
+
+/// 200 concurrent point reads on a service started with
+/// `--db-connections connections`: all answered, and never more than
+/// `connections` database calls under way at once (the service counts
+/// them from before the blocking task's spawn to its end).
+pub async fn db_calls_bounded(service: &Service, connections: u64) {
+    assert_eq!(
+        gauge(service, "weft_service_db_connections").await,
+        connections
+    );
+    let requests: Vec<_> = (1..=200u32)
+        .map(|i| {
+            let client = service.client.clone();
+            let url = format!("{}/users/{i}", service.base);
+            tokio::spawn(async move {
+                let response = client.get(&url).send().await.expect(&url);
+                (url, response.status().as_u16())
+            })
+        })
+        .collect();
+    for request in requests {
+        let (url, status) = request.await.unwrap();
+        assert_eq!(status, 200, "{url}");
+    }
+    let max = gauge(service, "weft_service_db_calls_max").await;
+    assert!(
+        (1..=connections).contains(&max),
+        "{} database calls at once, over --db-connections {connections}",
+        max
+    );
+    assert_eq!(gauge(service, "weft_service_db_calls_in_flight").await, 0);
+}
+
 pub async fn concurrent(service: &Service) {
     let requests: Vec<_> = (1..=200u32)
         .map(|i| {
