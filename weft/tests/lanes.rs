@@ -1070,6 +1070,22 @@ fn a_stalled_poll_on_one_worker() -> (ThreadNice, ThreadNice, ThreadNice, Runtim
     (before, after, next, rt.handle().metrics())
 }
 
+/// [`a_stalled_poll_on_one_worker`], checked to have lowered its thread
+/// (which began at this thread's nice value) during the poll: the thread
+/// at the poll's start and in the task's next poll, and the metrics.
+#[cfg(target_os = "linux")]
+fn a_stalled_polls_thread_lowered() -> (ThreadNice, ThreadNice, RuntimeMetrics) {
+    let (_, normal_nice) = this_thread();
+    let (before, after, next, metrics) = a_stalled_poll_on_one_worker();
+    assert_eq!(before.1, normal_nice);
+    assert!(
+        after.1 > before.1,
+        "the stalled poll's thread was not lowered"
+    );
+    assert_eq!(after.0, before.0);
+    (before, next, metrics)
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
@@ -1078,13 +1094,7 @@ fn a_slow_polls_thread_is_lowered_and_a_normal_thread_takes_over_its_worker() {
     std::thread::spawn(|| {
         assert!(drop_cap_sys_nice(), "raising a priority still works");
         let (_, normal_nice) = this_thread();
-        let (before, after, next, metrics) = a_stalled_poll_on_one_worker();
-        assert_eq!(before.1, normal_nice);
-        assert!(
-            after.1 > before.1,
-            "the stalled poll's thread was not lowered"
-        );
-        assert_eq!(after.0, before.0);
+        let (before, next, metrics) = a_stalled_polls_thread_lowered();
         assert_ne!(next.0, before.0, "the worker stayed on the lowered thread");
         assert_eq!(
             next.1, normal_nice,
@@ -1139,12 +1149,7 @@ fn a_demoted_thread_that_may_be_raised_again_keeps_its_worker() {
         return;
     }
     let (_, normal_nice) = this_thread();
-    let (before, after, next, metrics) = a_stalled_poll_on_one_worker();
-    assert_eq!(before.1, normal_nice);
-    assert!(
-        after.1 > before.1,
-        "the stalled poll's thread was not lowered"
-    );
+    let (before, next, metrics) = a_stalled_polls_thread_lowered();
     assert_eq!(next.0, before.0, "the worker moved to another thread");
     assert_eq!(next.1, normal_nice, "the thread kept its lowered priority");
     assert_eq!(metrics.threads_demoted, 1, "{metrics:?}");

@@ -1156,16 +1156,16 @@ fn an_idle_runtime_with_listening_sockets_does_not_wake() {
     recv.abort();
 }
 
-/// While the worker stays busy (a task that yields: it never runs dry and
-/// parks, so it never waits in the poller), readiness still reaches a
-/// waiting task: a busy worker looks at the reactor at its periodic check
-/// (`poll_io_now`). One worker: with two, one ran dry now and then and
-/// took the readiness while it slept. The busy task stops once the read is
-/// done, or after 3 s.
-#[test]
-fn readiness_reaches_a_task_while_the_worker_stays_busy() {
-    let rt = runtime(1);
-    let (reader, mut writer) = std::os::unix::net::UnixStream::pair().unwrap();
+/// A task on `rt` reading one byte from a socket pair: the other end, the
+/// task, and its flag raised once the byte is read.
+fn a_one_byte_reader(
+    rt: &Runtime,
+) -> (
+    std::os::unix::net::UnixStream,
+    weft::JoinHandle<()>,
+    Arc<AtomicBool>,
+) {
+    let (reader, writer) = std::os::unix::net::UnixStream::pair().unwrap();
     reader.set_nonblocking(true).unwrap();
     let read_done = Arc::new(AtomicBool::new(false));
     let reader = rt.spawn({
@@ -1177,6 +1177,19 @@ fn readiness_reaches_a_task_while_the_worker_stays_busy() {
             read_done.store(true, Ordering::SeqCst);
         }
     });
+    (writer, reader, read_done)
+}
+
+/// While the worker stays busy (a task that yields: it never runs dry and
+/// parks, so it never waits in the poller), readiness still reaches a
+/// waiting task: a busy worker looks at the reactor at its periodic check
+/// (`poll_io_now`). One worker: with two, one ran dry now and then and
+/// took the readiness while it slept. The busy task stops once the read is
+/// done, or after 3 s.
+#[test]
+fn readiness_reaches_a_task_while_the_worker_stays_busy() {
+    let rt = runtime(1);
+    let (mut writer, reader, read_done) = a_one_byte_reader(&rt);
     let busy = rt.spawn({
         let read_done = read_done.clone();
         async move {
@@ -1207,18 +1220,7 @@ fn readiness_reaches_a_task_while_the_worker_stays_busy() {
 #[test]
 fn readiness_reaches_a_task_while_every_worker_is_stuck_in_a_long_poll() {
     let rt = runtime(2);
-    let (reader, mut writer) = std::os::unix::net::UnixStream::pair().unwrap();
-    reader.set_nonblocking(true).unwrap();
-    let read_done = Arc::new(AtomicBool::new(false));
-    let reader = rt.spawn({
-        let read_done = read_done.clone();
-        async move {
-            let mut reader = UnixStream::from_std(reader).unwrap();
-            let mut byte = [0u8];
-            reader.read_exact(&mut byte).await.unwrap();
-            read_done.store(true, Ordering::SeqCst);
-        }
-    });
+    let (mut writer, reader, read_done) = a_one_byte_reader(&rt);
     // The reader waits in the reactor before the workers get stuck.
     std::thread::sleep(Duration::from_millis(50));
     let (stuck_tx, stuck_rx) = std::sync::mpsc::channel();

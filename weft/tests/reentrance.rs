@@ -408,10 +408,14 @@ fn hooks_reenter() {
         for _ in 0..4 {
             drop(rt.spawn_blocking(|| thread::sleep(Duration::from_millis(5))));
         }
-        rt.block_on(rt.spawn(async { thread::sleep(Duration::from_millis(30)) }))
-            .unwrap();
         let count = |which: usize| counts[which].load(Ordering::SeqCst);
+        // A 30 ms poll, again until the monitor has seen one stall (on a
+        // loaded machine it may not run during the first).
         eventually("thread_name, on_thread_start, on_stall", || {
+            if count(3) == 0 {
+                rt.block_on(rt.spawn(async { thread::sleep(Duration::from_millis(30)) }))
+                    .unwrap();
+            }
             count(0) > 0 && count(1) > 0 && count(3) > 0
         });
         end(rt, stage);

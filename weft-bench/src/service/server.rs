@@ -35,8 +35,13 @@ impl Server {
         workers: usize,
         database: Option<&str>,
     ) -> io::Result<Server> {
+        // A directory per server, even for two started at once by one
+        // process (the tests run the lane and a soak side by side): two
+        // servers on one SQLite file find it locked.
+        static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let serial = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let data_dir = std::env::temp_dir().join(format!(
-            "weft-bench-service-{}-{}",
+            "weft-bench-service-{}-{serial}-{}",
             std::process::id(),
             kind.name()
         ));
