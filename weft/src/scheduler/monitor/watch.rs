@@ -226,6 +226,7 @@ impl PollWatch {
         // store races the read, which loom checks: only
         // `a_thread_demoted_as_it_attaches_to_a_slot_learns_it` writes the
         // flag, and it reads it after joining the writer.
+        // SAFETY: no store races this read (loom checks it; see above).
         return unsafe { self.thread_demoted.unsync_load() };
     }
 
