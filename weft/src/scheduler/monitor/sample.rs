@@ -84,7 +84,7 @@ impl Sample {
     /// poller (a parked keeper would; the others are parked). Readiness
     /// would wait for a stalled poll to end, and the tasks it wakes would
     /// be in no queue for [`Sampler::act`] to see.
-    fn reactor_unwatched(&self) -> bool {
+    fn every_awake_thread_stalled(&self) -> bool {
         self.stalled_slots > 0 && self.free_threads == 0
     }
 }
@@ -146,7 +146,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             return;
         }
         let sample = sampler.sample(&state);
-        let unwatched = sample.reactor_unwatched();
+        let unwatched = sample.every_awake_thread_stalled();
         if !sampler.new_stalls.is_empty() || unwatched {
             // The hook and the wakers readiness calls are user code: never
             // under the monitor's lock.
@@ -364,8 +364,7 @@ impl<'a> Sampler<'a> {
     fn may_rest(&self, sample: &Sample, waiting: bool, state: &State) -> Option<usize> {
         let shared = self.shared;
         let unparked = shared.idle.counts().unparked;
-        let rest = sample.stalled_slots > 0
-            && sample.free_threads == 0
+        let rest = sample.every_awake_thread_stalled()
             && !waiting
             && state.orphans.is_empty()
             && unparked < shared.config.num_workers
@@ -376,7 +375,7 @@ impl<'a> Sampler<'a> {
     }
 
     /// Whether any I/O source is registered (the monitor may be the only
-    /// thread to look at the reactor: `Sample::reactor_unwatched`).
+    /// thread to look at the reactor: `Sample::every_awake_thread_stalled`).
     fn reactor_has_sources(&self) -> bool {
         #[cfg(not(loom))]
         {
