@@ -82,7 +82,7 @@ fn build_shared(
         io_shards: 1,
         time_slices: false,
         fine_timer_slack: false,
-        unhandled_panic: crate::runtime::UnhandledPanic::Ignore,
+        unhandled_panic: crate::scheduler::panic_policy::UnhandledPanic::Ignore,
     };
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {

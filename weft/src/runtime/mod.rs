@@ -29,7 +29,6 @@ mod block_on;
 mod builder;
 mod dump;
 mod handle;
-mod unhandled_panic;
 
 use std::fmt;
 use std::future::Future;
@@ -57,8 +56,8 @@ pub use builder::{
 };
 pub use dump::{Dump, TaskInfo, TaskState};
 pub use handle::{EnterGuard, Handle, TryCurrentError};
-pub(crate) use unhandled_panic::PanicPolicy;
-pub use unhandled_panic::UnhandledPanic;
+
+pub use crate::scheduler::panic_policy::UnhandledPanic;
 
 /// A multi-thread, work-stealing async runtime.
 ///

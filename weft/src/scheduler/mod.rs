@@ -98,6 +98,7 @@ pub(crate) mod context;
 pub(crate) mod idle;
 pub(crate) mod inject;
 pub(crate) mod monitor;
+pub(crate) mod panic_policy;
 pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod worker;
@@ -151,8 +152,8 @@ pub(crate) struct Config {
     /// Whether runtime threads ask for a 1 µs timer slack
     /// (`Builder::fine_timer_slack`).
     pub(crate) fine_timer_slack: bool,
-    /// What a task's panic does to the runtime (`runtime/unhandled_panic.rs`).
-    pub(crate) unhandled_panic: crate::runtime::UnhandledPanic,
+    /// What a task's panic does to the runtime (`scheduler/panic_policy.rs`).
+    pub(crate) unhandled_panic: panic_policy::UnhandledPanic,
 }
 
 impl Config {
@@ -256,7 +257,7 @@ pub(crate) struct Shared {
     /// The `spawn_blocking` threads (`blocking/`).
     pub(crate) blocking: BlockingPool,
     /// The panic policy and the `block_on` calls it must reach.
-    pub(crate) panic_policy: crate::runtime::PanicPolicy,
+    pub(crate) panic_policy: panic_policy::PanicPolicy,
     /// The timer wheels and the timekeeping handshake (`time/driver.rs`).
     pub(crate) time: Driver,
     /// The reactor (`io/driver.rs`); the keeper sleeps in its poller.
@@ -311,7 +312,7 @@ impl Shared {
             idle: Idle::new(n),
             registry: Registry::new(n),
             blocking,
-            panic_policy: crate::runtime::PanicPolicy::new(config.unhandled_panic),
+            panic_policy: panic_policy::PanicPolicy::new(config.unhandled_panic),
             time: Driver::new(n),
             #[cfg(not(loom))]
             io: crate::io::driver::Driver::new(config.io_shards)?,
@@ -505,7 +506,7 @@ impl Shared {
 
     /// A task's poll panicked: under `UnhandledPanic::ShutdownRuntime`, the
     /// first such panic shuts the runtime down and wakes its `block_on`
-    /// calls, which panic (`runtime/unhandled_panic.rs`).
+    /// calls, which panic (`scheduler/panic_policy.rs`).
     #[cold]
     pub(crate) fn task_panicked(&self, panic: &(dyn std::any::Any + Send)) {
         if self.panic_policy.task_panicked(panic) {

@@ -331,7 +331,7 @@ impl<F: Future> Future for TaskFuture<F> {
             }
             Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
             Err(panic) => {
-                // The panic policy (`runtime/unhandled_panic.rs`); the
+                // The panic policy (`scheduler/panic_policy.rs`); the
                 // output is the panic either way.
                 this.shared().task_panicked(&*panic);
                 Poll::Ready(Contained::new(Err(panic)))

@@ -553,3 +553,66 @@ fn a_thread_demoted_as_it_attaches_to_a_slot_learns_it() {
         drop(shared);
     });
 }
+
+/// The flag's second pair of writers: a demoted thread, after its poll,
+/// raises its own priority back and clears the flag
+/// (`PollWatch::restore_thread_priority`) while the monitor, seeing the
+/// slot stall again, demotes whatever thread runs it. Both act on the
+/// thread's nice value and the flag under the thread id's lock, so once
+/// both are done the flag says whether the thread is lowered: a flag up
+/// over a raised thread keeps the monitor from ever demoting it again (it
+/// lowers only a thread whose flag is down), a flag down over a lowered
+/// thread leaves it lowered for good (it restores only when the flag is
+/// up).
+///
+/// Fails with the restore's clear of the flag moved before it takes the
+/// lock: the monitor swaps the flag up and lowers the thread in between,
+/// and the restore then raises the thread under a flag left up.
+#[test]
+fn a_thread_restoring_its_priority_as_the_monitor_demotes_it_ends_consistent() {
+    loom::model(|| {
+        let (shared, _locals) = shared_with_monitor(1);
+        const THREAD: i32 = 2;
+        // The thread's nice value as the kernel holds it: lowered or not.
+        let lowered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watch = &shared.remotes[0].watch;
+        let on_slot = watch.attach(THREAD);
+        // A first stall: the monitor demoted the thread during its poll.
+        assert!(watch.demote(|tid| {
+            assert_eq!(tid, THREAD);
+            lowered.store(true, Ordering::Relaxed);
+            true
+        }));
+        let monitor = {
+            let (shared, lowered) = (shared.clone(), lowered.clone());
+            thread::spawn(move || {
+                shared.remotes[0].watch.demote(|_| {
+                    lowered.store(true, Ordering::Relaxed);
+                    true
+                })
+            })
+        };
+        // The poll ended: the thread raises itself back.
+        let restored = watch.restore_with(|tid, _| {
+            assert_eq!(tid, THREAD);
+            lowered.store(false, Ordering::Relaxed);
+            true
+        });
+        let demoted_again = monitor.join().unwrap();
+        assert!(
+            restored,
+            "a thread demoted during its poll is restored after it"
+        );
+        assert_eq!(
+            watch.is_thread_demoted(),
+            lowered.load(Ordering::Relaxed),
+            "the flag and the thread's nice value disagree"
+        );
+        // Either the monitor's second demotion came after the restore (the
+        // thread is lowered again and knows it) or it found the flag still
+        // up and left the lowered thread alone (then restored).
+        assert_eq!(demoted_again, watch.is_thread_demoted());
+        drop(on_slot);
+        drop(shared);
+    });
+}

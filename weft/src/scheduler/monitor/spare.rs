@@ -23,7 +23,9 @@ use crate::sync::MutexGuard;
 
 use super::{HandBack, Monitor, State};
 use crate::scheduler::Shared;
+use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
+use crate::task::Task;
 
 impl Monitor {
     /// Finds threads for what waits for one (lent slots, orphaned worker
@@ -181,45 +183,19 @@ fn run_spare(shared: &Arc<Shared>) {
         }
         if let Some(core) = state.orphans.pop() {
             drop(state);
-            // This thread is now that worker, until shutdown or its own
-            // demotion.
-            let exit = {
-                let _on_slot = core.remote_watch().attach_thread();
-                let _core = crate::scheduler::context::set_core(&core);
-                core.run()
-            };
-            match exit {
-                RunExit::Shutdown => core.close(),
-                RunExit::Demoted => {
-                    monitor.hand_back(HandBack::Worker(core));
-                    monitor.spare_thread_gone();
-                    return;
-                }
+            if run_orphan(monitor, core) == RunExit::Demoted {
+                monitor.spare_thread_gone();
+                return;
             }
             state = monitor.lock();
             continue;
         }
         if let Some((index, local)) = state.lent.pop() {
             drop(state);
-            let core = Core::new(index, shared.clone(), local);
-            {
-                let _on_slot = core.remote_watch().attach_thread();
-                let _core = crate::scheduler::context::set_core(&core);
-                core.run_spare();
-            }
-            let demoted = core.remote_watch().is_thread_demoted();
-            let local = core.into_local();
-            if !demoted && shared.config.time_slices {
-                // Its last poll may have been a long one, its slice
-                // lengthened, and the slot taken by another thread before
-                // the monitor's next sample (which then leaves it alone).
-                crate::sys::request_short_slice();
-            }
-            if demoted {
-                monitor.hand_back(HandBack::Slot(index, local));
+            let Some(local) = run_lent(shared, index, local) else {
                 monitor.spare_thread_gone();
                 return;
-            }
+            };
             state = monitor.lock();
             state.held[index - shared.config.num_workers] = false;
             if !state.shutdown {
@@ -245,4 +221,45 @@ fn run_spare(shared: &Arc<Shared>) {
     if retired {
         monitor.spares_retired.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Runs an orphaned worker core on this thread: this thread is that worker
+/// until shutdown (then it closes the core) or its own demotion (then it
+/// hands the core back to the monitor). How the run ended.
+fn run_orphan(monitor: &Monitor, core: Core) -> RunExit {
+    let exit = {
+        let _on_slot = core.remote_watch().attach_thread();
+        let _core = crate::scheduler::context::set_core(&core);
+        core.run()
+    };
+    match exit {
+        RunExit::Shutdown => core.close(),
+        RunExit::Demoted => monitor.hand_back(HandBack::Worker(core)),
+    }
+    exit
+}
+
+/// Runs lent spare slot `index` until it finds no work; its ring back, or
+/// `None` when the monitor demoted this thread meanwhile (the slot is then
+/// handed back to the monitor).
+fn run_lent(shared: &Arc<Shared>, index: usize, local: Local<Task>) -> Option<Local<Task>> {
+    let core = Core::new(index, shared.clone(), local);
+    {
+        let _on_slot = core.remote_watch().attach_thread();
+        let _core = crate::scheduler::context::set_core(&core);
+        core.run_spare();
+    }
+    let demoted = core.remote_watch().is_thread_demoted();
+    let local = core.into_local();
+    if demoted {
+        shared.monitor.hand_back(HandBack::Slot(index, local));
+        return None;
+    }
+    if shared.config.time_slices {
+        // Its last poll may have been a long one, its slice lengthened, and
+        // the slot taken by another thread before the monitor's next sample
+        // (which then leaves it alone).
+        crate::sys::request_short_slice();
+    }
+    Some(local)
 }

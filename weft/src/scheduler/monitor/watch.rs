@@ -200,12 +200,18 @@ impl PollWatch {
     /// thread lock, as the monitor's demotion is, so the two never
     /// interleave: the flag and the thread's nice value always agree.
     pub(crate) fn restore_thread_priority(&self) -> bool {
+        self.restore_with(|tid, nice| crate::sys::restore_nice(tid, nice).is_ok())
+    }
+
+    /// `restore_thread_priority` with `raise` (given the thread's id and
+    /// the nice value it had before; whether it succeeded) in place of the
+    /// system call, so a model can stand in for the kernel.
+    pub(super) fn restore_with(&self, raise: impl FnOnce(i32, i32) -> bool) -> bool {
         let tid = self.lock_thread_id();
         if *tid == 0 || !self.thread_demoted.load(Ordering::Relaxed) {
             return false;
         }
-        let nice = self.demoted_from.load(Ordering::Relaxed);
-        if crate::sys::restore_nice(*tid, nice).is_err() {
+        if !raise(*tid, self.demoted_from.load(Ordering::Relaxed)) {
             return false;
         }
         self.thread_demoted.store(false, Ordering::Relaxed);
@@ -223,9 +229,10 @@ impl PollWatch {
         // load would multiply the interleavings for a flag nobody writes.
         #[cfg(loom)]
         // SAFETY: loom's `unsync_load` is memory-safe; it requires that no
-        // store races the read, which loom checks: only
-        // `a_thread_demoted_as_it_attaches_to_a_slot_learns_it` writes the
-        // flag, and it reads it after joining the writer.
+        // store races the read, which loom checks: only the two models of
+        // the flag (`a_thread_demoted_as_it_attaches_to_a_slot_learns_it`,
+        // `a_thread_restoring_its_priority_as_the_monitor_demotes_it_ends_consistent`)
+        // write it, and they read it after joining the other writer.
         // SAFETY: no store races this read (loom checks it; see above).
         return unsafe { self.thread_demoted.unsync_load() };
     }

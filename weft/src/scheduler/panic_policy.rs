@@ -1,5 +1,5 @@
 //! The panic policy: what a spawned task's panic does to its runtime
-//! ([`Builder::unhandled_panic`](super::Builder::unhandled_panic)).
+//! ([`Builder::unhandled_panic`](crate::runtime::Builder::unhandled_panic)).
 //!
 //! # Protocol
 //!
@@ -47,7 +47,7 @@ pub enum UnhandledPanic {
     /// not the task's `JoinHandle` is still held: its workers stop at once,
     /// new spawns are refused, and every `block_on` on it panics with a
     /// message naming this policy and the task's panic message. Dropping
-    /// the [`Runtime`](super::Runtime) (as unwinding from that panic does)
+    /// the [`Runtime`](crate::runtime::Runtime) (as unwinding from that panic does)
     /// then cancels every remaining task, as any shutdown does.
     ///
     /// It applies to async tasks (`spawn`, `task::Builder`, `JoinSet`); a
