@@ -294,6 +294,20 @@ impl<S: Submit> Generator<'_, S> {
                 let cpu = process_cpu_time()?;
                 window_start = Some((now, cpu, others::CpuTimes::now(), threads_started()));
             }
+            // Arrivals due by now are submitted before the window can close:
+            // a generator thread kept off its core past the end still
+            // submits every arrival of the window (late, as its lag shows).
+            while let Some(arrivals) = schedule.as_mut() {
+                let due = start + arrivals.peek();
+                if due > now || due >= self.end {
+                    break;
+                }
+                arrivals.pop();
+                self.submit(Kind::Short, None, due);
+                if let (true, Some(lag)) = (self.in_window(due), &mut self.outcome.submit_lag) {
+                    lag.record(Instant::now().saturating_duration_since(due));
+                }
+            }
             if now >= self.end {
                 let (at, cpu, others_start, threads) =
                     window_start.unwrap_or((now, Duration::ZERO, None, None));
@@ -306,17 +320,6 @@ impl<S: Submit> Generator<'_, S> {
                 self.outcome.others_cpu_pct = others::since(others_start);
                 self.resubmit = false;
                 return Ok(());
-            }
-            while let Some(arrivals) = schedule.as_mut() {
-                let due = start + arrivals.peek();
-                if due > now || due >= self.end {
-                    break;
-                }
-                arrivals.pop();
-                self.submit(Kind::Short, None, due);
-                if let (true, Some(lag)) = (self.in_window(due), &mut self.outcome.submit_lag) {
-                    lag.record(Instant::now().saturating_duration_since(due));
-                }
             }
             let mut deadline = self.end;
             if window_start.is_none() {
