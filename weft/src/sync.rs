@@ -50,7 +50,7 @@
 //! every kind of site.
 
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[cfg(any(debug_assertions, loom))]
 use std::cell::Cell;
@@ -329,6 +329,34 @@ counted_locks! {
     /// The condvar of a [`StdMutex`].
     condvar StdCondvar,
     backend plain, new: const
+}
+
+/// Waits on `condvar` until `done` holds for the guarded state or
+/// `deadline` passes (`None`: no deadline); returns whether `done` held.
+/// Shared by the workers' exit latch, the blocking pool's shutdown and
+/// the tokio-compat thread's.
+pub(crate) fn wait_until<T>(
+    condvar: &StdCondvar,
+    mut guard: StdMutexGuard<'_, T>,
+    deadline: Option<Instant>,
+    mut done: impl FnMut(&mut T) -> bool,
+) -> bool {
+    while !done(&mut guard) {
+        guard = match deadline {
+            None => condvar.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return false;
+                }
+                condvar
+                    .wait_timeout(guard, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+    }
+    true
 }
 
 #[cfg(all(test, not(loom)))]

@@ -238,7 +238,7 @@ impl BlockingPool {
     /// Waits until every pool thread has exited or `deadline` passes;
     /// returns whether they all exited.
     pub(crate) fn wait_for_threads(&self, deadline: Option<Instant>) -> bool {
-        crate::runtime::wait_until(&self.all_exited, self.lock(), deadline, |state| {
+        crate::sync::wait_until(&self.all_exited, self.lock(), deadline, |state| {
             state.threads == 0
         })
     }

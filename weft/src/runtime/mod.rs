@@ -43,7 +43,7 @@ use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
 use crate::scheduler::queue::Local;
 use crate::scheduler::worker::{Core, RunExit};
 use crate::scheduler::{Config, Shared, context};
-use crate::sync::{StdCondvar, StdMutex, StdMutexGuard};
+use crate::sync::{StdCondvar, StdMutex, wait_until};
 use crate::task::{JoinHandle, Task};
 use crate::tokio_compat::TokioThread;
 
@@ -130,33 +130,6 @@ impl ExitLatch {
             let _ = helper.join();
         }
     }
-}
-
-/// Waits on `condvar` until `done` holds for the guarded state or
-/// `deadline` passes (`None`: no deadline); returns whether `done` held.
-/// Shared by the workers' exit latch and the blocking pool's shutdown.
-pub(crate) fn wait_until<T>(
-    condvar: &StdCondvar,
-    mut guard: StdMutexGuard<'_, T>,
-    deadline: Option<Instant>,
-    mut done: impl FnMut(&mut T) -> bool,
-) -> bool {
-    while !done(&mut guard) {
-        guard = match deadline {
-            None => condvar.wait(guard).unwrap_or_else(|e| e.into_inner()),
-            Some(deadline) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    return false;
-                }
-                condvar
-                    .wait_timeout(guard, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
-            }
-        };
-    }
-    true
 }
 
 impl Runtime {

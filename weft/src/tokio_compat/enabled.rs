@@ -75,7 +75,7 @@ impl Ended {
     /// Waits until the thread ended or `deadline` passes.
     fn wait(&self, deadline: Option<Instant>) -> bool {
         let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
-        crate::runtime::wait_until(&self.changed, ended, deadline, |ended| *ended)
+        crate::sync::wait_until(&self.changed, ended, deadline, |ended| *ended)
     }
 }
 
