@@ -777,9 +777,9 @@ fn run(lanes: Lanes) -> ExitCode {
             print!("{}", header(lane, &document.machine, &document.versions));
         }
     }
-    document.timers = lane(lanes.timers, timers::run, timers::report::render);
-    document.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
-    if let Some(result) = &document.mixed {
+    document.lanes.timers = lane(lanes.timers, timers::run, timers::report::render);
+    document.lanes.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
+    if let Some(result) = &document.lanes.mixed {
         let chart = lanes
             .chart
             .unwrap_or_else(|| mixed::chart::path_for(lanes.json.as_deref()));
@@ -790,11 +790,11 @@ fn run(lanes: Lanes) -> ExitCode {
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
     }
-    document.echo = lane(lanes.echo, echo::run, echo::report::render);
-    document.http = lane(lanes.http, http::run, http::report::render);
-    document.file = lane(lanes.file, file::run, file::report::render);
-    document.service = lane(lanes.service, service::run, service::report::render);
-    if let Some(result) = &document.service {
+    document.lanes.echo = lane(lanes.echo, echo::run, echo::report::render);
+    document.lanes.http = lane(lanes.http, http::run, http::report::render);
+    document.lanes.file = lane(lanes.file, file::run, file::report::render);
+    document.lanes.service = lane(lanes.service, service::run, service::report::render);
+    if let Some(result) = &document.lanes.service {
         let chart = service::chart::path_for(lanes.json.as_deref());
         match service::chart::write(&chart, result) {
             Ok(()) => println!("service lane chart: {}", chart.display()),
@@ -829,10 +829,10 @@ fn any_failed(document: &Document) -> bool {
     }
     use compare::{loads, rows};
     failed(&document.workloads)
-        || rows(&document.timers).is_some_and(failed)
+        || rows(&document.lanes.timers).is_some_and(failed)
         || loads(document).is_some_and(failed)
-        || rows(&document.echo).is_some_and(failed)
-        || rows(&document.http).is_some_and(failed)
-        || rows(&document.file).is_some_and(failed)
-        || rows(&document.service).is_some_and(failed)
+        || rows(&document.lanes.echo).is_some_and(failed)
+        || rows(&document.lanes.http).is_some_and(failed)
+        || rows(&document.lanes.file).is_some_and(failed)
+        || rows(&document.lanes.service).is_some_and(failed)
 }
