@@ -136,8 +136,8 @@ struct LaneArgs {
     runtimes: Runtimes,
 }
 
-// `--runtimes` of `run` and of a lane run alone (no doc comment: on a
-// flattened struct it would become the command's).
+// `--runtimes` of `run` and of a lane run alone. (A plain comment: clap
+// reads a doc comment on an `Args` struct as its command's `about`.)
 #[derive(Debug, Args)]
 struct Runtimes {
     /// The runtimes to run, in the order each row runs them.
