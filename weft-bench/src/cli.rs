@@ -132,6 +132,14 @@ struct LaneArgs {
     workers: u16,
     #[command(flatten)]
     profiled: Profiled,
+    #[command(flatten)]
+    runtimes: Runtimes,
+}
+
+// `--runtimes` of `run` and of a lane run alone. (A plain comment: clap
+// reads a doc comment on an `Args` struct as its command's `about`.)
+#[derive(Debug, Args)]
+struct Runtimes {
     /// The runtimes to run, in the order each row runs them.
     #[arg(
         long,
@@ -142,7 +150,15 @@ struct LaneArgs {
     runtimes: Vec<RuntimeKind>,
 }
 
+impl Runtimes {
+    /// The runtimes asked for (each once), `profile` on `workers` workers.
+    fn setup(&self, profile: Profile, workers: u16) -> Setup {
+        Setup::new(profile, usize::from(workers), &dedup(&self.runtimes))
+    }
+}
+
 #[derive(Debug, Args)]
+#[command(mut_arg("runtimes", |arg| arg.help("The runtimes to run, in the order their blocks alternate")))]
 struct RunArgs {
     /// Worker threads of every runtime.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
@@ -152,14 +168,8 @@ struct RunArgs {
     /// Run only these workloads (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "WORKLOAD")]
     only: Vec<Workload>,
-    /// The runtimes to run, in the order their blocks alternate.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "weft,tokio,smol"
-    )]
-    runtimes: Vec<RuntimeKind>,
+    #[command(flatten)]
+    runtimes: Runtimes,
     /// Seconds to wait for one iteration before marking the runtime failed.
     #[arg(long, default_value = "10", value_name = "SECS", value_parser = positive_seconds)]
     iteration_timeout: Duration,
@@ -399,8 +409,7 @@ impl Profiled {
 
 impl LaneArgs {
     fn setup(&self) -> Setup {
-        let profile = self.profiled.profile();
-        Setup::new(profile, usize::from(self.workers), &dedup(&self.runtimes))
+        self.runtimes.setup(self.profiled.profile(), self.workers)
     }
 
     /// The scheduler lane's configuration with no workload: it only
@@ -426,8 +435,7 @@ impl MetricsArgs {
 impl RunArgs {
     /// Every runtime asked for on `workers` workers.
     fn setup(&self, workers: u16) -> Setup {
-        let profile = self.profiled.profile();
-        Setup::new(profile, usize::from(workers), &dedup(&self.runtimes))
+        self.runtimes.setup(self.profiled.profile(), workers)
     }
 
     fn config(&self) -> RunConfig {
@@ -508,10 +516,9 @@ impl HttpArgs {
 
 impl EchoArgs {
     fn echo_config(&self) -> EchoConfig {
-        let config = EchoConfig::new(self.lane.setup());
         EchoConfig {
-            rows: only(&config.rows, &self.only),
-            ..config
+            rows: only(Row::ALL, &self.only),
+            ..EchoConfig::new(self.lane.setup())
         }
     }
 }
@@ -529,21 +536,19 @@ impl MixedArgs {
     }
 
     fn mixed_config(&self) -> MixedConfig {
-        let config = MixedConfig::new(self.setup());
         MixedConfig {
             oracle: !self.no_oracle,
-            loads: only(&config.loads, &self.only),
-            ..config
+            loads: only(Load::ALL, &self.only),
+            ..MixedConfig::new(self.setup())
         }
     }
 }
 
 impl TimersArgs {
     fn timers_config(&self) -> TimersConfig {
-        let config = TimersConfig::new(self.lane.setup());
         TimersConfig {
-            experiments: only(&config.experiments, &self.only),
-            ..config
+            experiments: only(&Experiment::ALL, &self.only),
+            ..TimersConfig::new(self.lane.setup())
         }
     }
 }
@@ -777,9 +782,9 @@ fn run(lanes: Lanes) -> ExitCode {
             print!("{}", header(lane, &document.machine, &document.versions));
         }
     }
-    document.timers = lane(lanes.timers, timers::run, timers::report::render);
-    document.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
-    if let Some(result) = &document.mixed {
+    document.lanes.timers = lane(lanes.timers, timers::run, timers::report::render);
+    document.lanes.mixed = lane(lanes.mixed, mixed::run, mixed::report::render);
+    if let Some(result) = &document.lanes.mixed {
         let chart = lanes
             .chart
             .unwrap_or_else(|| mixed::chart::path_for(lanes.json.as_deref()));
@@ -790,11 +795,11 @@ fn run(lanes: Lanes) -> ExitCode {
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
     }
-    document.echo = lane(lanes.echo, echo::run, echo::report::render);
-    document.http = lane(lanes.http, http::run, http::report::render);
-    document.file = lane(lanes.file, file::run, file::report::render);
-    document.service = lane(lanes.service, service::run, service::report::render);
-    if let Some(result) = &document.service {
+    document.lanes.echo = lane(lanes.echo, echo::run, echo::report::render);
+    document.lanes.http = lane(lanes.http, http::run, http::report::render);
+    document.lanes.file = lane(lanes.file, file::run, file::report::render);
+    document.lanes.service = lane(lanes.service, service::run, service::report::render);
+    if let Some(result) = &document.lanes.service {
         let chart = service::chart::path_for(lanes.json.as_deref());
         match service::chart::write(&chart, result) {
             Ok(()) => println!("service lane chart: {}", chart.display()),
@@ -829,10 +834,10 @@ fn any_failed(document: &Document) -> bool {
     }
     use compare::{loads, rows};
     failed(&document.workloads)
-        || rows(&document.timers).is_some_and(failed)
+        || rows(&document.lanes.timers).is_some_and(failed)
         || loads(document).is_some_and(failed)
-        || rows(&document.echo).is_some_and(failed)
-        || rows(&document.http).is_some_and(failed)
-        || rows(&document.file).is_some_and(failed)
-        || rows(&document.service).is_some_and(failed)
+        || rows(&document.lanes.echo).is_some_and(failed)
+        || rows(&document.lanes.http).is_some_and(failed)
+        || rows(&document.lanes.file).is_some_and(failed)
+        || rows(&document.lanes.service).is_some_and(failed)
 }

@@ -56,18 +56,16 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
         same_machine: base.machine.cores == new.machine.cores
             && base.machine.cpu_model == new.machine.cpu_model,
     };
+    // The other lanes' results in the base and the new document.
+    let (b, n) = (&base.lanes, &new.lanes);
     let lanes = [
         gate.check(&json::LANE, Some(&base.workloads), Some(&new.workloads)),
-        gate.check(&timers::LANE, rows(&base.timers), rows(&new.timers)),
+        gate.check(&timers::LANE, rows(&b.timers), rows(&n.timers)),
         gate.check(&mixed::result::LANE, loads(base), loads(new)),
-        gate.check(&echo::result::LANE, rows(&base.echo), rows(&new.echo)),
-        gate.check(&http::result::LANE, rows(&base.http), rows(&new.http)),
-        gate.check(&file::result::LANE, rows(&base.file), rows(&new.file)),
-        gate.check(
-            &service::result::LANE,
-            rows(&base.service),
-            rows(&new.service),
-        ),
+        gate.check(&echo::result::LANE, rows(&b.echo), rows(&n.echo)),
+        gate.check(&http::result::LANE, rows(&b.http), rows(&n.http)),
+        gate.check(&file::result::LANE, rows(&b.file), rows(&n.file)),
+        gate.check(&service::result::LANE, rows(&b.service), rows(&n.service)),
     ];
     let mut text = header(base, new, &gate);
     let mut passed = true;
@@ -85,7 +83,7 @@ pub fn rows<S, R>(lane: &Option<LaneResult<S, R>>) -> Option<&[R]> {
 
 /// The mixed lane's loads, if the document has the lane.
 pub fn loads(document: &Document) -> Option<&[LoadResult]> {
-    document.mixed.as_ref().map(|mixed| &mixed.loads[..])
+    document.lanes.mixed.as_ref().map(|mixed| &mixed.loads[..])
 }
 
 /// The documents compared, what is gated, and the tolerances.
@@ -95,14 +93,14 @@ fn header(base: &Document, new: &Document, gate: &Gate) -> String {
         let label = doc.versions.weft_label();
         format!(
             "{label}; {}, {} workers; {} cores, {}",
-            s.profile, s.workers, m.cores, m.cpu_model
+            s.lane.profile, s.lane.workers, m.cores, m.cpu_model
         )
     };
     let mut out = format!("base: {}\nnew:  {}\n", describe(base), describe(new));
     if !gate.same_machine {
         out.push_str("different machines: weft's own values are shown, not gated\n");
     }
-    if base.settings.workers != new.settings.workers {
+    if base.settings.lane.workers != new.settings.lane.workers {
         out.push_str("warning: different worker counts; the ratios may not be comparable\n");
     }
     out.push_str(&format!(

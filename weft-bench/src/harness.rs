@@ -18,9 +18,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::driver::{Block, Driver};
 use crate::figure::lane::Setup;
-use crate::json::{Document, Machine, SCHEMA, Settings, Versions, WorkloadResult};
+use crate::json::{Document, LaneResults, Machine, SCHEMA, Settings, Versions, WorkloadResult};
 use crate::report;
-use crate::runtimes::Tuning;
+use crate::runtimes::{RuntimeKind, Tuning};
 use crate::stats;
 use crate::workloads::Workload;
 
@@ -93,15 +93,8 @@ impl RunConfig {
 
     fn settings(&self) -> Settings {
         Settings {
-            profile: self.setup.profile.name().to_owned(),
-            workers: self.setup.workers,
+            lane: self.setup.settings(RuntimeKind::name),
             rounds: self.setup.profile.rounds(),
-            runtimes: self
-                .setup
-                .runtimes
-                .iter()
-                .map(|k| k.name().to_owned())
-                .collect(),
             iteration_timeout_s: self.iteration_timeout.as_secs_f64(),
             weft_inject_batch_cap: self.tuning.inject_batch_cap,
             weft_lifo_slot: self.tuning.lifo_slot,
@@ -157,12 +150,7 @@ pub fn document(
         settings: config.settings(),
         workloads,
         warnings,
-        timers: None,
-        mixed: None,
-        echo: None,
-        http: None,
-        file: None,
-        service: None,
+        lanes: LaneResults::default(),
     }
 }
 
@@ -209,7 +197,7 @@ fn run_workload(
         comparison: stats::compare(&runtimes, |_| true),
         runtimes,
     };
-    progress.note(&report::one_line(&result, &config.settings().runtimes));
+    progress.note(&report::one_line(&result, &config.settings().lane.runtimes));
     result
 }
 

@@ -27,7 +27,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::echo::result::EchoResult;
-use crate::figure::lane::Lane;
+use crate::figure::lane::{Lane, LaneSettings};
 use crate::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
 use crate::file::result::FileResult;
 use crate::http::result::HttpResult;
@@ -119,26 +119,35 @@ pub struct Document {
     /// Anything that may have disturbed the run (an abandoned runtime).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    // Each lane's field is absent when the lane did not run, and from
-    // documents written before it existed: they still parse, and
-    // `compare` lists its rows as new.
+    /// The other lanes' results, beside these fields.
+    #[serde(flatten)]
+    pub lanes: LaneResults,
+}
+
+/// The results of the lanes after the scheduler lane, in the document
+/// beside its fields. Each lane's field is absent when the lane did not
+/// run, and from documents written before it existed: they still parse,
+/// and `compare` lists its rows as new.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LaneResults {
     /// The timers lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timers: Option<TimersResult>,
     /// The mixed lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedResult>,
     /// The echo lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
     /// The HTTP lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpResult>,
     /// The file lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<FileResult>,
     /// The service lane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceResult>,
 }
 
@@ -177,14 +186,12 @@ pub struct Versions {
 /// How a run was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
-    /// `quick` or `full`.
-    pub profile: String,
-    /// Worker threads of every runtime.
-    pub workers: usize,
+    /// Profile, workers, the runtimes in the order their blocks alternate
+    /// (as every lane's).
+    #[serde(flatten)]
+    pub lane: LaneSettings,
     /// Rounds: blocks of iterations per runtime, alternating runtimes.
     pub rounds: usize,
-    /// The runtimes run, in the order their blocks alternate.
-    pub runtimes: Vec<String>,
     /// Longest wait for one iteration before a runtime is marked failed.
     pub iteration_timeout_s: f64,
     /// weft's `inject_batch_cap`, if overridden.

@@ -33,6 +33,7 @@ pub fn render(doc: &Document) -> String {
     let _ = writeln!(out, "\n{}", detail_table(doc).render());
     if doc
         .settings
+        .lane
         .runtimes
         .iter()
         .any(|r| r == RuntimeKind::Weft.name())
@@ -66,8 +67,8 @@ fn header(doc: &Document) -> String {
     format!(
         "weft-bench: {} profile, {} workers, {} rounds; {} cores, {}\n\
          {}, tokio {}, async-executor {}, {}\n",
-        s.profile,
-        s.workers,
+        s.lane.profile,
+        s.lane.workers,
         s.rounds,
         m.cores,
         m.cpu_model,
@@ -79,7 +80,7 @@ fn header(doc: &Document) -> String {
 }
 
 fn summary_table(doc: &Document) -> Table {
-    let runtimes = &doc.settings.runtimes;
+    let runtimes = &doc.settings.lane.runtimes;
     let header = std::iter::once("workload".to_owned())
         .chain(runtimes.iter().map(|r| format!("{r} ms")))
         .chain(["best peer", "÷best", "÷tokio"].map(String::from))
@@ -152,7 +153,7 @@ fn detail_table(doc: &Document) -> Table {
     ];
     let mut table = Table::new(header.into_iter().chain(["csw vol", "csw invol"]));
     for workload in &doc.workloads {
-        for name in &doc.settings.runtimes {
+        for name in &doc.settings.lane.runtimes {
             let Some(summary) = workload
                 .runtimes
                 .get(name)

@@ -134,10 +134,15 @@ pub trait Spawner: Clone + Send + Sync + 'static {
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static;
-    /// Spawns `future` and lets it run on its own.
+    /// Spawns `future` and lets it run on its own: by default, drops its
+    /// handle, which detaches a weft or tokio task (a smol `Task` is
+    /// cancelled when dropped, so smol detaches it instead).
     fn spawn_detached<F>(&self, future: F)
     where
-        F: Future<Output = ()> + Send + 'static;
+        F: Future<Output = ()> + Send + 'static,
+    {
+        drop(self.spawn(future));
+    }
     /// Yields to the scheduler once, the runtime's own way.
     fn yield_now() -> impl Future<Output = ()> + Send;
 }
@@ -232,13 +237,6 @@ impl Spawner for weft::runtime::Handle {
         Joined(weft::runtime::Handle::spawn(self, future))
     }
 
-    fn spawn_detached<F>(&self, future: F)
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        drop(weft::runtime::Handle::spawn(self, future));
-    }
-
     fn yield_now() -> impl Future<Output = ()> + Send {
         weft::task::yield_now()
     }
@@ -251,10 +249,17 @@ pub struct Tokio(
     pub(crate) Option<Arc<AtomicU64>>,
 );
 
-impl From<tokio::runtime::Runtime> for Tokio {
-    /// A runtime built elsewhere, its threads not counted.
-    fn from(runtime: tokio::runtime::Runtime) -> Tokio {
-        Tokio(runtime, None)
+impl Tokio {
+    /// A runtime with `workers` worker threads and the driver `enable`
+    /// turns on (`Builder::enable_io` for the echo lane, `enable_time` for
+    /// the timers lane), its threads not counted.
+    pub fn with_driver(
+        workers: usize,
+        enable: fn(&mut tokio::runtime::Builder) -> &mut tokio::runtime::Builder,
+    ) -> io::Result<Tokio> {
+        enable(tokio::runtime::Builder::new_multi_thread().worker_threads(workers))
+            .build()
+            .map(|runtime| Tokio(runtime, None))
     }
 }
 
@@ -303,13 +308,6 @@ impl Spawner for tokio::runtime::Handle {
         F::Output: Send + 'static,
     {
         Joined(tokio::runtime::Handle::spawn(self, future))
-    }
-
-    fn spawn_detached<F>(&self, future: F)
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        drop(tokio::runtime::Handle::spawn(self, future));
     }
 
     fn yield_now() -> impl Future<Output = ()> + Send {

@@ -76,17 +76,17 @@ fn lines(document: &Document) -> Vec<Line> {
         let name = workload.name.clone();
         lines.push(Line::new("scheduler", name, &MEDIAN_MS, workload));
     }
-    for row in document.timers.iter().flat_map(|t| &t.rows) {
+    for row in document.lanes.timers.iter().flat_map(|t| &t.rows) {
         if let Some(figure) = timers::row_spec(&row.name) {
             lines.push(Line::new("timers", row.name.clone(), figure, row));
         }
     }
-    for load in document.mixed.iter().flat_map(|m| &m.loads) {
+    for load in document.lanes.mixed.iter().flat_map(|m| &m.loads) {
         let name = format!("{} short p99", load.name);
         lines.push(Line::new("mixed", name, &mixed::result::SHORT_P99, load));
     }
-    let echo = document.echo.iter().flat_map(|e| &e.rows);
-    let http = document.http.iter().flat_map(|h| &h.rows);
+    let echo = document.lanes.echo.iter().flat_map(|e| &e.rows);
+    let http = document.lanes.http.iter().flat_map(|h| &h.rows);
     for (lane, row) in echo.map(|r| ("echo", r)).chain(http.map(|r| ("http", r))) {
         let name = row.name.clone();
         lines.push(Line::new(lane, name, &echo::result::REQ_PER_S, row));
@@ -97,7 +97,7 @@ fn lines(document: &Document) -> Vec<Line> {
             cost_lines(&mut lines, lane, paced);
         }
     }
-    for row in document.file.iter().flat_map(|f| &f.rows) {
+    for row in document.lanes.file.iter().flat_map(|f| &f.rows) {
         for (figure, what) in [
             (&file::result::TOTAL, "total"),
             (&file::result::TICK_P99, "tick p99"),
@@ -110,7 +110,7 @@ fn lines(document: &Document) -> Vec<Line> {
             ));
         }
     }
-    for row in document.service.iter().flat_map(|s| &s.rows) {
+    for row in document.lanes.service.iter().flat_map(|s| &s.rows) {
         let figures = service::result::figures(&row.name);
         for figure in figures {
             let name = format!("{} {}", row.name, figure.name);

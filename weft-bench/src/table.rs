@@ -4,6 +4,10 @@
 
 use std::fmt::Write;
 
+/// A column of a table whose rows are `R`s: its header, and its cell in
+/// a row.
+pub type Column<R> = (&'static str, fn(&R) -> String);
+
 /// A table being filled row by row.
 pub struct Table {
     header: Vec<String>,
@@ -29,6 +33,15 @@ impl Table {
             self.header.len()
         );
         self.rows.push(cells);
+    }
+
+    /// One row per item of `rows` under `columns`.
+    pub fn of<'a, R: 'a>(columns: &[Column<R>], rows: impl IntoIterator<Item = &'a R>) -> Table {
+        let mut table = Table::new(columns.iter().map(|&(header, _)| header));
+        for row in rows {
+            table.row(columns.iter().map(|(_, cell)| cell(row)).collect());
+        }
+        table
     }
 
     /// The table as text, one line per row, under an underlined header.

@@ -12,9 +12,6 @@ use std::time::Duration;
 
 use weft_bench::echo::result::Figures;
 use weft_bench::echo::{self, EchoConfig, Row, Timing};
-use weft_bench::figure::lane::Setup;
-use weft_bench::figure::skew::Window;
-use weft_bench::harness::Profile;
 use weft_bench::mixed::latency::Percentiles;
 use weft_bench::runtimes::RuntimeKind;
 
@@ -22,28 +19,23 @@ use weft_bench::runtimes::RuntimeKind;
 fn every_row_gives_figures_on_every_runtime() {
     let config = EchoConfig {
         timing: Timing::tiny(),
-        ..EchoConfig::new(Setup::new(Profile::Quick, 2, &RuntimeKind::ALL))
+        ..EchoConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // About 3 s on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(60), || echo::run(&config));
     assert_eq!(result.rows.len(), Row::ALL.len());
+    let runtimes = RuntimeKind::ALL.map(RuntimeKind::name);
+    for (_, _, f) in common::every_run(&result.rows, runtimes, latency) {
+        assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
+    }
     for row in &result.rows {
-        for kind in RuntimeKind::ALL {
-            let f = common::completed(&row.runtimes, kind.name(), latency, window);
-            assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
-        }
         let ratios = row.ratios.as_ref().expect("weft's ratios");
         assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
     }
-    let text = serde_json::to_string(&result).unwrap();
-    let back: echo::result::EchoResult = serde_json::from_str(&text).unwrap();
+    let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
 }
 
 fn latency(f: &Figures) -> Option<&Percentiles> {
     f.latency.as_ref()
-}
-
-fn window(f: &Figures) -> &Window {
-    &f.window
 }

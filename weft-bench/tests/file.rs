@@ -11,9 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::figure::lane::Setup;
 use weft_bench::file::{self, FileConfig, Sizes};
-use weft_bench::harness::Profile;
 use weft_bench::runtimes::RuntimeKind;
 
 #[test]
@@ -26,7 +24,7 @@ fn every_runtime_reads_and_writes_beside_the_ticker() {
             ..Sizes::tiny()
         },
         parent: parent.clone(),
-        ..FileConfig::new(Setup::new(Profile::Quick, 2, &RuntimeKind::ALL))
+        ..FileConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // Well under a second on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(60), || file::run(&config));
@@ -53,8 +51,7 @@ fn every_runtime_reads_and_writes_beside_the_ticker() {
     // The lane's directory is gone; only the test's own parent is left.
     assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
     std::fs::remove_dir(&parent).unwrap();
-    let text = serde_json::to_string(&result).unwrap();
-    let back: file::result::FileResult = serde_json::from_str(&text).unwrap();
+    let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, row.runtimes);
     let table = file::report::render(&result);
     assert!(table.contains("ticker p99 ≤ 2 ms"), "{table}");

@@ -13,9 +13,6 @@ use std::time::Duration;
 
 use weft_bench::echo::Timing;
 use weft_bench::echo::result::Figures;
-use weft_bench::figure::lane::Setup;
-use weft_bench::figure::skew::Window;
-use weft_bench::harness::Profile;
 use weft_bench::http::{self, HttpConfig};
 use weft_bench::mixed::latency::Percentiles;
 use weft_bench::runtimes::RuntimeKind;
@@ -24,7 +21,7 @@ use weft_bench::runtimes::RuntimeKind;
 fn every_runtime_serves_hello_and_gives_figures() {
     let config = HttpConfig {
         timing: Timing::tiny(),
-        ..HttpConfig::new(Setup::new(Profile::Quick, 2, &RuntimeKind::ALL))
+        ..HttpConfig::new(common::quick(&RuntimeKind::ALL))
     };
     assert_eq!(config.connections, 64);
     // About 1 s on the 2-core dev machine.
@@ -32,8 +29,8 @@ fn every_runtime_serves_hello_and_gives_figures() {
     assert_eq!(result.rows.len(), 1);
     let row = &result.rows[0];
     assert_eq!(row.name, http::ROW);
-    for kind in RuntimeKind::ALL {
-        let f = common::completed(&row.runtimes, kind.name(), latency, window);
+    let runtimes = RuntimeKind::ALL.map(RuntimeKind::name);
+    for (_, _, f) in common::every_run(&result.rows, runtimes, latency) {
         assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
         assert!(f.cpu_us_per_req.is_some_and(|cpu| cpu > 0.0), "{f:?}");
         // The server's cost, or why perf could not count it.
@@ -50,16 +47,11 @@ fn every_runtime_serves_hello_and_gives_figures() {
     let ratios = row.ratios.as_ref().expect("weft's ratios");
     assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
     assert!(ratios.req_per_s_met.is_some() && ratios.p99_met.is_some());
-    let text = serde_json::to_string(&result).unwrap();
-    let back: http::result::HttpResult = serde_json::from_str(&text).unwrap();
+    let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, row.runtimes);
     assert!(http::report::render(&result).contains("weft"));
 }
 
 fn latency(f: &Figures) -> Option<&Percentiles> {
     f.latency.as_ref()
-}
-
-fn window(f: &Figures) -> &Window {
-    &f.window
 }

@@ -9,9 +9,6 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::figure::lane::Setup;
-use weft_bench::figure::skew::Window;
-use weft_bench::harness::Profile;
 use weft_bench::mixed::latency::Percentiles;
 use weft_bench::mixed::result::{Figures, ORACLE};
 use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
@@ -20,24 +17,19 @@ use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
 fn every_load_gives_figures_on_every_runtime() {
     let config = MixedConfig {
         timing: Timing::tiny(),
-        ..MixedConfig::new(Setup::new(Profile::Quick, 2, &Variant::ALL))
+        ..MixedConfig::new(common::quick(&Variant::ALL))
     };
     // About 5 s on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(60), || mixed::run(&config));
     assert_eq!(result.loads.len(), Load::ALL.len());
+    let runtimes = Variant::ALL.map(Variant::name);
+    for (_, runtime, f) in common::every_run(&result.loads, runtimes, short) {
+        assert!(f.short_per_s > 0.0 && f.long_per_s > 0.0, "{f:?}");
+        // Threads started: counted by weft and tokio, not by smol.
+        let counted = f.threads_started_per_s.is_some();
+        assert_eq!(counted, runtime != Variant::Smol.name(), "{runtime}: {f:?}");
+    }
     for load in &result.loads {
-        for variant in Variant::ALL {
-            let f = common::completed(&load.runtimes, variant.name(), short, window);
-            assert!(f.short_per_s > 0.0 && f.long_per_s > 0.0, "{f:?}");
-            // Threads started: counted by weft and tokio, not by smol.
-            let counted = f.threads_started_per_s.is_some();
-            assert_eq!(
-                counted,
-                variant != Variant::Smol,
-                "{}: {f:?}",
-                variant.name()
-            );
-        }
         // The oracle serves every load too; its long requests may get
         // nothing in closed loop (they run only on cores nobody else
         // wants), so only its short figures are asserted.
@@ -58,8 +50,4 @@ fn every_load_gives_figures_on_every_runtime() {
 
 fn short(f: &Figures) -> Option<&Percentiles> {
     f.short.as_ref()
-}
-
-fn window(f: &Figures) -> &Window {
-    &f.window
 }

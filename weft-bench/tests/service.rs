@@ -8,28 +8,26 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::figure::lane::Setup;
-use weft_bench::figure::skew::Window;
-use weft_bench::harness::Profile;
 use weft_bench::mixed::latency::Percentiles;
-use weft_bench::service::result::{Figures, ServiceResult};
+use weft_bench::runtimes::RuntimeKind;
+use weft_bench::service::result::Figures;
 use weft_bench::service::soak::SoakConfig;
 use weft_bench::service::{self, ServiceConfig};
 
 #[test]
 fn weft_and_tokio_serve_both_loads_and_give_figures() {
-    let setup = Setup::new(Profile::Quick, 2, &service::RUNTIMES);
+    let setup = common::quick(&service::RUNTIMES);
     let exe = env!("CARGO_BIN_EXE_weft-bench").into();
     let config = ServiceConfig::tiny(setup, exe);
     // About 10 s on the 2-core dev machine (four servers, each seeding its
     // SQLite file).
     let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
     assert_eq!(result.rows.len(), 2);
+    let runtimes = service::RUNTIMES.map(RuntimeKind::name);
+    for (row, _, f) in common::every_run(&result.rows, runtimes, latency) {
+        assert!(f.req_per_s > 0.0 && f.errors == 0, "{row}: {f:?}");
+    }
     for row in &result.rows {
-        for kind in service::RUNTIMES {
-            let f = common::completed(&row.runtimes, kind.name(), latency, window);
-            assert!(f.req_per_s > 0.0 && f.errors == 0, "{}: {f:?}", row.name);
-        }
         assert!(!row.targets.is_empty() && row.targets.iter().all(|c| c.value.is_some()));
     }
     let seed004 = result.rows[1].runtimes["weft"].ok().unwrap();
@@ -37,18 +35,13 @@ fn weft_and_tokio_serve_both_loads_and_give_figures() {
         seed004.reports_per_s.is_some_and(|r| r > 0.0),
         "{seed004:?}"
     );
-    let text = serde_json::to_string(&result).unwrap();
-    let back: ServiceResult = serde_json::from_str(&text).unwrap();
+    let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
     assert!(service::report::render(&result).contains("seed 004"));
 }
 
 fn latency(f: &Figures) -> Option<&Percentiles> {
     f.latency.as_ref()
-}
-
-fn window(f: &Figures) -> &Window {
-    &f.window
 }
 
 /// The soak, shortened: 15 s of seed 004 on each runtime, a sample every
@@ -58,7 +51,7 @@ fn window(f: &Figures) -> &Window {
 /// the verdict is judged from the reference sample.
 #[test]
 fn a_short_soak_samples_the_server_on_both_runtimes() {
-    let setup = Setup::new(Profile::Quick, 2, &service::RUNTIMES);
+    let setup = common::quick(&service::RUNTIMES);
     let exe = env!("CARGO_BIN_EXE_weft-bench").into();
     let soak = SoakConfig {
         interval: Duration::from_secs(5),
@@ -69,8 +62,8 @@ fn a_short_soak_samples_the_server_on_both_runtimes() {
     // About 35 s on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
     assert_eq!(result.rows.len(), 1, "a soak runs seed 004 alone");
-    for kind in service::RUNTIMES {
-        let f = common::completed(&result.rows[0].runtimes, kind.name(), latency, window);
+    let runtimes = service::RUNTIMES.map(RuntimeKind::name);
+    for (_, _, f) in common::every_run(&result.rows, runtimes, latency) {
         let soak = f.soak.as_ref().unwrap_or_else(|| panic!("{f:?}"));
         let times: Vec<f64> = soak.samples.iter().map(|s| s.t_s).collect();
         // 0, 5, 10, 15 s from the load's start, then the window's end
@@ -95,8 +88,7 @@ fn a_short_soak_samples_the_server_on_both_runtimes() {
         assert_eq!(v.reference_t_s, reference, "{v:?}");
         assert!(v.passed.is_some() && v.rss_ratio.is_some(), "{v:?}");
     }
-    let text = serde_json::to_string(&result).unwrap();
-    let back: ServiceResult = serde_json::from_str(&text).unwrap();
+    let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
     assert_eq!(back.settings.soak_s, Some(15.0));
     let table = service::report::render(&result);

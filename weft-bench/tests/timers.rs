@@ -10,8 +10,6 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use weft_bench::figure::lane::Setup;
-use weft_bench::harness::Profile;
 use weft_bench::runtimes::RuntimeKind;
 use weft_bench::timers::sizes::Sizes;
 use weft_bench::timers::{self, Experiment, TimersConfig};
@@ -22,7 +20,7 @@ fn every_row_gives_a_positive_number_on_every_runtime() {
         sizes: Sizes::tiny(),
         exe: PathBuf::from(env!("CARGO_BIN_EXE_weft-bench")),
         timeout: Duration::from_secs(20),
-        ..TimersConfig::new(Setup::new(Profile::Quick, 2, &RuntimeKind::ALL))
+        ..TimersConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // Under a second on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(30), || timers::run(&config));

@@ -20,7 +20,7 @@
 //!   no connection sends again and the generator waits for every round
 //!   trip still out, so the window's slowest are recorded too; one still
 //!   out at the drain deadline counts with its latency so far (a lower
-//!   bound) in [`Outcome::unfinished`].
+//!   bound) in `unfinished` of [`Outcome::readings`].
 //! * Throughput counts the round trips that *finished* inside the window.
 //! * The CPU figure is the whole process's (server threads, any helper
 //!   thread of the runtime, and this generator) between the generator's
@@ -52,6 +52,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::cost::{Counts, Probe};
+use crate::figure::skew::Readings;
 use crate::measure::process_cpu_time;
 use crate::metrics::others;
 use crate::mixed::burn::thread_cpu_time;
@@ -131,21 +132,12 @@ pub struct Outcome {
     pub latency: Recorder,
     /// Round trips that finished inside the window.
     pub finished: u64,
-    /// The window (`Plan::measure`): throughput is per second of it.
-    pub window: Duration,
-    /// The process's CPU time between the generator's readings at the
+    /// The window, the process's CPU over it, round trips of the window
+    /// still out at the drain deadline, the others' share.
+    pub readings: Readings,
+    /// The generator thread's own CPU time between the readings at the
     /// window's start and end.
-    pub cpu: Duration,
-    /// The wall time between those two readings.
-    pub cpu_window: Duration,
-    /// The generator thread's own CPU time between them.
     pub generator_cpu: Duration,
-    /// Round trips of the window still out at the drain deadline
-    /// (recorded with their latency so far).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window,
-    /// where `/proc` tells.
-    pub others_cpu_pct: Option<f64>,
     /// The server threads' counts over the window, or why there are none;
     /// `None` when nothing was counted.
     pub server: Option<Result<Counts, String>>,
@@ -174,18 +166,13 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
         });
     }
     let start = Instant::now();
-    let warm_end = start + plan.warmup;
     let mut generator = Generator {
         connections,
         message,
         scratch: vec![0u8; 64 * 1024],
-        warm_end,
-        end: warm_end + plan.measure,
+        span: Span::after(start, plan.warmup, plan.measure),
         last_progress: start,
-        outcome: Outcome {
-            window: plan.measure,
-            ..Outcome::default()
-        },
+        outcome: Outcome::over(plan),
         pacer: Pacer::new(plan.options.rate_per_s, start),
         waiting: VecDeque::new(),
     };
@@ -194,6 +181,20 @@ pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
     }
     generator.generate(poll, plan)?;
     Ok(generator.outcome)
+}
+
+impl Outcome {
+    /// Nothing measured yet, over `plan`'s window.
+    pub(crate) fn over(plan: &Plan) -> Outcome {
+        let readings = Readings {
+            window: plan.measure,
+            ..Readings::default()
+        };
+        Outcome {
+            readings,
+            ..Outcome::default()
+        }
+    }
 }
 
 /// The readings at the window's start (the HTTP lane's generator takes
@@ -230,10 +231,10 @@ impl WindowStart {
         outcome: &mut Outcome,
         options: &RunOptions,
     ) -> io::Result<()> {
-        outcome.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
+        outcome.readings.cpu = process_cpu_time()?.saturating_sub(self.process_cpu);
         outcome.generator_cpu = thread_cpu_time().saturating_sub(self.generator_cpu);
-        outcome.cpu_window = now.saturating_duration_since(self.at);
-        outcome.others_cpu_pct = others::since(self.others);
+        outcome.readings.cpu_window = now.saturating_duration_since(self.at);
+        outcome.readings.others_cpu_pct = others::since(self.others);
         if let Some(probe) = &options.probe {
             let disabled = probe.disable().map_err(|e| format!("perf: {e}"));
             if let Err(err) = self.counting.clone().and(disabled) {
@@ -244,22 +245,45 @@ impl WindowStart {
     }
 }
 
+/// A run's measured window (the echo, HTTP and service generators'):
+/// from the warm-up's end to its end. A request counts iff it started
+/// inside it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    /// The warm-up's end, the window's start.
+    pub(crate) warm_end: Instant,
+    /// The window's end.
+    pub(crate) end: Instant,
+}
+
+impl Span {
+    /// The window `measure` long after `warmup` from `start`.
+    pub(crate) fn after(start: Instant, warmup: Duration, measure: Duration) -> Span {
+        let warm_end = start + warmup;
+        let end = warm_end + measure;
+        Span { warm_end, end }
+    }
+
+    /// Whether `at` is inside it.
+    pub(crate) fn contains(&self, at: Instant) -> bool {
+        self.warm_end <= at && at < self.end
+    }
+}
+
 /// Where a run stands (both generators): the readings at its window's
 /// start once taken, and the drain's deadline once the window ended.
 pub(crate) struct Phases {
-    warm_end: Instant,
-    end: Instant,
+    span: Span,
     window_start: Option<WindowStart>,
     /// Set when the window ends: `end` (as the loop saw it) + the drain.
     pub(crate) drain_deadline: Option<Instant>,
 }
 
 impl Phases {
-    /// A run whose window is `warm_end..end`.
-    pub(crate) fn new(warm_end: Instant, end: Instant) -> Phases {
+    /// A run whose window is `span`.
+    pub(crate) fn new(span: Span) -> Phases {
         Phases {
-            warm_end,
-            end,
+            span,
             window_start: None,
             drain_deadline: None,
         }
@@ -274,17 +298,17 @@ impl Phases {
         plan: &Plan,
         outcome: &mut Outcome,
     ) -> io::Result<bool> {
-        if self.window_start.is_none() && now >= self.warm_end {
+        if self.window_start.is_none() && now >= self.span.warm_end {
             self.window_start = Some(WindowStart::now(now, &plan.options)?);
         }
-        if self.drain_deadline.is_some() || now < self.end {
+        if self.drain_deadline.is_some() || now < self.span.end {
             return Ok(false);
         }
         match &self.window_start {
             Some(start) => start.close(now, outcome, &plan.options)?,
             // A window with no reading at its start (the loop woke past
             // `end`): its figures say nothing.
-            None => outcome.cpu_window = Duration::ZERO,
+            None => outcome.readings.cpu_window = Duration::ZERO,
         }
         self.drain_deadline = Some(now + plan.drain_timeout);
         Ok(true)
@@ -292,9 +316,9 @@ impl Phases {
 
     /// `deadline`, or the next phase's start if sooner.
     pub(crate) fn next(&self, deadline: Instant) -> Instant {
-        let mut next = deadline.min(self.drain_deadline.unwrap_or(self.end));
+        let mut next = deadline.min(self.drain_deadline.unwrap_or(self.span.end));
         if self.window_start.is_none() {
-            next = next.min(self.warm_end);
+            next = next.min(self.span.warm_end);
         }
         next
     }
@@ -317,8 +341,7 @@ struct Generator {
     message: Vec<u8>,
     /// Where echoes are read into before they are checked.
     scratch: Vec<u8>,
-    warm_end: Instant,
-    end: Instant,
+    span: Span,
     /// When a round trip last finished (or the run started).
     last_progress: Instant,
     outcome: Outcome,
@@ -329,10 +352,6 @@ struct Generator {
 }
 
 impl Generator {
-    fn in_window(&self, at: Instant) -> bool {
-        self.warm_end <= at && at < self.end
-    }
-
     fn outstanding(&self) -> usize {
         self.connections
             .iter()
@@ -345,7 +364,7 @@ impl Generator {
     /// CPU at `warm_end` and `end`.
     fn generate(&mut self, mut poll: Poll, plan: &Plan) -> io::Result<()> {
         let mut events = Events::with_capacity(self.connections.len().max(16));
-        let mut phases = Phases::new(self.warm_end, self.end);
+        let mut phases = Phases::new(self.span);
         loop {
             let now = Instant::now();
             if phases.step(now, plan, &mut self.outcome)? {
@@ -469,15 +488,15 @@ impl Generator {
         let Some(started) = self.connections[index].started.take() else {
             return Ok(());
         };
-        if self.in_window(started) {
+        if self.span.contains(started) {
             self.outcome
                 .latency
                 .record(now.saturating_duration_since(started));
         }
-        if self.in_window(now) {
+        if self.span.contains(now) {
             self.outcome.finished += 1;
         }
-        if now < self.end {
+        if now < self.span.end {
             match self.pacer.as_mut().map(|p| p.slot(now)) {
                 Some(at) if at > now => self.waiting.push_back((at, index)),
                 _ => self.send(index, now)?,
@@ -489,13 +508,12 @@ impl Generator {
     /// At the drain deadline: the window's round trips still out count
     /// with their latency so far.
     fn censor(&mut self, now: Instant) {
-        let window = (self.warm_end, self.end);
+        let span = self.span;
         for connection in &mut self.connections {
             if let Some(started) = connection.started.take()
-                && window.0 <= started
-                && started < window.1
+                && span.contains(started)
             {
-                self.outcome.unfinished += 1;
+                self.outcome.readings.unfinished += 1;
                 self.outcome
                     .latency
                     .record(now.saturating_duration_since(started));
@@ -570,11 +588,11 @@ pub(crate) mod tests {
     pub(crate) fn closed_loop_measured(outcome: &Outcome) {
         assert!(outcome.finished > 0);
         assert!(outcome.latency.count() > 0);
-        assert_eq!(outcome.unfinished, 0);
-        assert_eq!(outcome.window, Duration::from_millis(200));
-        assert!(outcome.cpu_window >= Duration::from_millis(150));
+        assert_eq!(outcome.readings.unfinished, 0);
+        assert_eq!(outcome.readings.window, Duration::from_millis(200));
+        assert!(outcome.readings.cpu_window >= Duration::from_millis(150));
         assert!(outcome.generator_cpu > Duration::ZERO);
-        assert!(outcome.generator_cpu <= outcome.cpu);
+        assert!(outcome.generator_cpu <= outcome.readings.cpu);
     }
 
     #[test]

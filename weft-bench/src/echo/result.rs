@@ -326,18 +326,13 @@ impl EchoRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> EchoRun {
         let o = outcome;
-        let window = Window::of(
-            o.window,
-            o.cpu,
-            o.cpu_window,
-            o.unfinished,
-            o.others_cpu_pct,
-        );
-        let cpu_window_s = o.cpu_window.as_secs_f64().max(1e-9);
+        let window = o.readings.window();
+        let cpu_window_s = o.readings.cpu_window.as_secs_f64().max(1e-9);
         Run::completed(Figures {
             req_per_s: window.per_s(o.finished),
             latency: o.latency.summary(),
-            cpu_us_per_req: (o.finished > 0).then(|| o.cpu.as_secs_f64() * 1e6 / o.finished as f64),
+            cpu_us_per_req: (o.finished > 0)
+                .then(|| o.readings.cpu.as_secs_f64() * 1e6 / o.finished as f64),
             generator_cpu_ms_per_s: o.generator_cpu.as_secs_f64() * 1e3 / cpu_window_s,
             server: match &o.server {
                 Some(Ok(counts)) => ServerCost::of(counts, o.finished),
@@ -437,6 +432,7 @@ impl RowResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::skew::Readings;
     use crate::mixed::latency::Recorder;
     use std::time::Duration;
 
@@ -445,9 +441,7 @@ mod tests {
         Outcome {
             latency,
             finished,
-            window: Duration::from_millis(1_500),
-            cpu: Duration::from_millis(2_400),
-            cpu_window: Duration::from_millis(1_500),
+            readings: Readings::steady(Duration::from_millis(1_500), Duration::from_millis(2_400)),
             ..Outcome::default()
         }
     }

@@ -238,11 +238,7 @@ impl EchoRuntime for Tokio {
     type Listener = tokio::net::TcpListener;
 
     fn build_with_io(workers: usize) -> io::Result<Self> {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_io()
-            .build()
-            .map(Tokio::from)
+        Tokio::with_driver(workers, tokio::runtime::Builder::enable_io)
     }
 
     fn bind(&self) -> io::Result<(SocketAddr, Self::Listener)> {

@@ -4,14 +4,17 @@
 //! ([`Setup`]: profile, workers, runtimes); its part of the `--json`
 //! document ([`LaneResult`]: settings, rows and what may have skewed
 //! them), with the settings every lane shares ([`LaneSettings`],
-//! [`WindowSettings`]).
+//! [`WindowSettings`]), and the row of a lane whose ratios are its list of
+//! figures ([`FigureRow`]).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Figure;
 use super::skew::Skew;
+use super::target::{Check, Target, check_all};
+use super::{Figure, PeerRatio, Row, Run};
 use crate::harness::Profile;
 use crate::runtimes::RuntimeKind;
 
@@ -139,6 +142,59 @@ pub struct LaneResult<S, R> {
     /// What may have skewed the figures.
     #[serde(flatten)]
     pub skew: Skew,
+}
+
+/// A row whose weft ratios are one per figure of the lane's list, by the
+/// figure's name, and whose targets are checked on its runs (the file and
+/// service lanes). In JSON: `{ "name": "…", "runtimes": { "weft": {…}, … },
+/// "ratios": { "req_per_s": { "peer": "tokio", "value": 1.02 }, … },
+/// "targets": [ … ] }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FigureRow<F> {
+    /// Its name in JSON.
+    pub name: String,
+    /// Keyed by runtime name.
+    pub runtimes: BTreeMap<String, Run<F>>,
+    /// weft's ratio to each figure's peer, by figure name; empty when weft
+    /// or every peer failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ratios: BTreeMap<String, PeerRatio>,
+    /// weft's targets.
+    #[serde(default)]
+    pub targets: Vec<Check>,
+}
+
+impl<F> FigureRow<F> {
+    /// The row called `name` from every runtime's run, with weft's ratio on
+    /// each of `figures` and `targets` checked.
+    pub fn new(
+        name: &str,
+        runtimes: BTreeMap<String, Run<F>>,
+        figures: &[Figure<F>],
+        targets: &[Target<F>],
+    ) -> FigureRow<F> {
+        FigureRow {
+            name: name.to_owned(),
+            ratios: figures
+                .iter()
+                .filter_map(|f| Some((f.name.to_owned(), f.weft_ratio(&runtimes)?)))
+                .collect(),
+            targets: check_all(targets, &runtimes),
+            runtimes,
+        }
+    }
+}
+
+impl<F> Row for FigureRow<F> {
+    type Run = Run<F>;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn runs(&self) -> &BTreeMap<String, Run<F>> {
+        &self.runtimes
+    }
 }
 
 /// How a lane is set up: its profile, the worker threads of every runtime,

@@ -28,7 +28,9 @@
 //! ([`table`]). A lane is then its workload, its JSON and a short list of
 //! figures: `json::SCHEDULER`, `timers::row_spec`,
 //! `mixed::result::FIGURES`, `echo::result::FIGURES`,
-//! `http::result::FIGURES`.
+//! `http::result::FIGURES`, `file::result::FIGURES`,
+//! `service::result::figures`; a lane whose ratios are just those figures'
+//! keeps its rows as [`lane::FigureRow`]s (the file and service lanes).
 //!
 //! Rules (correctness of every ratio; pinned by this module's tests):
 //!

@@ -62,26 +62,51 @@ pub struct Window {
     pub others_cpu_pct: Option<f64>,
 }
 
-impl Window {
-    /// The window of a generator's readings: its length, the process's
-    /// CPU time between its readings at the window's start and end and
-    /// the wall time between them, the requests left unfinished, the
-    /// others' share.
-    pub fn of(
-        window: Duration,
-        cpu: Duration,
-        cpu_window: Duration,
-        unfinished: u64,
-        others_cpu_pct: Option<f64>,
-    ) -> Window {
-        Window {
-            window_s: window.as_secs_f64().max(1e-9),
-            cpu_ms_per_s: cpu.as_secs_f64() * 1e3 / cpu_window.as_secs_f64().max(1e-9),
-            unfinished,
-            others_cpu_pct,
+/// What a load generator read over its window (every lane's generator
+/// keeps one in its outcome); its [`Window`] is computed from them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Readings {
+    /// The window (the plan's `measure`): throughputs are per second of it.
+    pub window: Duration,
+    /// The measured process's CPU time between the generator's readings
+    /// at the window's start and end (the service lane's: the server's).
+    pub cpu: Duration,
+    /// The wall time between those two readings (a little off the window
+    /// when the generator woke late for one of them).
+    pub cpu_window: Duration,
+    /// Requests of the window still out at the drain deadline (recorded
+    /// with their latency so far).
+    pub unfinished: u64,
+    /// Percent of the machine other processes used during the window,
+    /// where `/proc` tells: this machine is shared, and a pair measured
+    /// while something else ran is not comparable with the others.
+    pub others_cpu_pct: Option<f64>,
+}
+
+impl Readings {
+    /// A window `window` long over which the generator read `cpu` (tests,
+    /// and a lane that measures passes rather than a timed window).
+    pub fn steady(window: Duration, cpu: Duration) -> Readings {
+        Readings {
+            window,
+            cpu,
+            cpu_window: window,
+            ..Readings::default()
         }
     }
 
+    /// The window they describe.
+    pub fn window(&self) -> Window {
+        Window {
+            window_s: self.window.as_secs_f64().max(1e-9),
+            cpu_ms_per_s: self.cpu.as_secs_f64() * 1e3 / self.cpu_window.as_secs_f64().max(1e-9),
+            unfinished: self.unfinished,
+            others_cpu_pct: self.others_cpu_pct,
+        }
+    }
+}
+
+impl Window {
     /// `count` per second of the window.
     pub fn per_s(&self, count: u64) -> f64 {
         count as f64 / self.window_s

@@ -179,7 +179,7 @@ pub fn run(config: &FileConfig) -> FileResult {
     }
     FileResult {
         settings: FileSettings::new(config),
-        rows: vec![FileRow::new(runs)],
+        rows: vec![FileRow::of(runs)],
         skew: watch.finish(),
     }
 }

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
-use crate::figure::lane::{Lane, LaneResult, LaneSettings};
-use crate::figure::skew::{self, Window};
-use crate::figure::target::{Check, Target, check_all};
-use crate::figure::{self, Figure, PeerRatio, Run};
+use crate::figure::lane::{FigureRow, Lane, LaneResult, LaneSettings};
+use crate::figure::skew::{self, Readings, Window};
+use crate::figure::target::Target;
+use crate::figure::{Figure, Run};
 use crate::mixed::latency::{Percentiles, Recorder};
 use crate::runtimes::RuntimeKind;
 use crate::stats::median;
@@ -124,38 +124,14 @@ impl FileSettings {
     }
 }
 
-/// The lane's row on every runtime.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FileRow {
-    /// [`ROW`].
-    pub name: String,
-    /// Keyed by runtime name.
-    pub runtimes: BTreeMap<String, FileRun>,
-    /// weft's ratio to the best peer, by figure name; empty when weft or
-    /// every peer failed.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ratios: BTreeMap<String, PeerRatio>,
-    /// weft's targets.
-    #[serde(default)]
-    pub targets: Vec<Check>,
-}
-
-figure::impl_row!(FileRow, FileRun);
+/// The lane's row ([`ROW`]) on every runtime, with weft's ratio on each
+/// of [`FIGURES`] and its [`TARGETS`].
+pub type FileRow = FigureRow<Figures>;
 
 impl FileRow {
-    /// The row from every runtime's run, with weft's ratios and targets.
-    pub fn new(runtimes: BTreeMap<String, FileRun>) -> FileRow {
-        let ratios = FIGURES
-            .iter()
-            .filter_map(|f| Some((f.name.to_owned(), f.weft_ratio(&runtimes)?)))
-            .collect();
-        let targets = check_all(&TARGETS, &runtimes);
-        FileRow {
-            name: ROW.to_owned(),
-            runtimes,
-            ratios,
-            targets,
-        }
+    /// The row from every runtime's run.
+    pub fn of(runtimes: BTreeMap<String, FileRun>) -> FileRow {
+        FigureRow::new(ROW, runtimes, &FIGURES, &TARGETS)
     }
 }
 
@@ -219,7 +195,11 @@ impl FileRun {
             cpu_ms,
             warmup_ms,
             ticker: ticks.summary(),
-            window: Window::of(wall, cpu, wall, 0, others_pct(passes)),
+            window: Readings {
+                others_cpu_pct: others_pct(passes),
+                ..Readings::steady(wall, cpu)
+            }
+            .window(),
             monitor: monitor(passes),
         })
     }
@@ -300,7 +280,7 @@ mod tests {
 
     #[test]
     fn ratios_and_targets_are_weft_against_the_best_peer() {
-        let row = FileRow::new(runs(&[
+        let row = FileRow::of(runs(&[
             ("weft", 900, 1_500),
             ("tokio", 1_000, 1_200),
             ("smol", 1_200, 100),
@@ -321,7 +301,7 @@ mod tests {
                 ("tick_p99_ms", "1.50".to_owned(), "met"),
             ]
         );
-        let slow = FileRow::new(runs(&[("weft", 1_100, 2_500), ("tokio", 1_000, 900)]));
+        let slow = FileRow::of(runs(&[("weft", 1_100, 2_500), ("tokio", 1_000, 900)]));
         assert!(slow.targets.iter().all(|c| c.met == Some(false)));
     }
 
@@ -329,7 +309,7 @@ mod tests {
     fn no_ratios_or_target_values_without_weft() {
         let mut runs = runs(&[("tokio", 1_000, 900)]);
         runs.insert(WEFT.to_owned(), FileRun::failed("no files".to_owned()));
-        let row = FileRow::new(runs);
+        let row = FileRow::of(runs);
         assert!(row.ratios.is_empty());
         assert!(row.targets.iter().all(|c| c.value.is_none()));
     }

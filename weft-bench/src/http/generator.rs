@@ -18,7 +18,7 @@
 //!   *started* inside the window (`warm_end ≤ start < end`). After `end` no
 //!   connection sends again and the generator waits for every request
 //!   still out; one still out at the drain deadline counts with its
-//!   latency so far in [`Outcome::unfinished`].
+//!   latency so far in `unfinished` of [`Outcome::readings`].
 //! * Throughput counts the requests that *finished* inside the window.
 //! * The CPU figures are read by the controller (the `block_on` future) at
 //!   its wake-ups at `warm_end` and `end` (tokio's timer: within about a
@@ -46,7 +46,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::Notify;
 
 use super::server::BODY;
-use crate::echo::generator::{Outcome, Pacer, Phases, Plan};
+use crate::echo::generator::{Outcome, Pacer, Phases, Plan, Span};
 
 /// Runs the plan against the server at `address` from the calling thread.
 pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
@@ -77,17 +77,12 @@ struct Shared {
     state: Mutex<State>,
     /// Wakes the controller: a connection ended (done or failed).
     ended: Notify,
-    warm_end: Instant,
-    end: Instant,
+    span: Span,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn in_window(&self, at: Instant) -> bool {
-        self.warm_end <= at && at < self.end
     }
 }
 
@@ -109,21 +104,16 @@ async fn generate(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
         senders.push(sender);
     }
     let start = Instant::now();
-    let warm_end = start + plan.warmup;
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             started: vec![None; plan.connections],
             last_progress: start,
             failure: None,
-            outcome: Outcome {
-                window: plan.measure,
-                ..Outcome::default()
-            },
+            outcome: Outcome::over(plan),
             pacer: Pacer::new(plan.options.rate_per_s, start),
         }),
         ended: Notify::new(),
-        warm_end,
-        end: warm_end + plan.measure,
+        span: Span::after(start, plan.warmup, plan.measure),
     });
     let host = address.to_string();
     let loops: Vec<_> = senders
@@ -157,7 +147,7 @@ async fn control(
     loops: &[tokio::task::JoinHandle<()>],
     plan: &Plan,
 ) -> io::Result<()> {
-    let mut phases = Phases::new(shared.warm_end, shared.end);
+    let mut phases = Phases::new(shared.span);
     loop {
         let now = Instant::now();
         phases.step(now, plan, &mut shared.lock().outcome)?;
@@ -217,8 +207,8 @@ fn censor(shared: &Shared, state: &mut State, now: Instant) {
         started, outcome, ..
     } = state;
     for started in started.iter_mut().filter_map(Option::take) {
-        if shared.in_window(started) {
-            outcome.unfinished += 1;
+        if shared.span.contains(started) {
+            outcome.readings.unfinished += 1;
             outcome
                 .latency
                 .record(now.saturating_duration_since(started));
@@ -244,7 +234,7 @@ async fn request_loop(
             .body(Empty::new())
             .map_err(io::Error::other)?;
         let started = Instant::now();
-        if started >= shared.end {
+        if started >= shared.span.end {
             return Ok(());
         }
         shared.lock().started[index] = Some(started);
@@ -266,13 +256,13 @@ async fn request_loop(
         let mut state = shared.lock();
         state.last_progress = now;
         state.started[index] = None;
-        if shared.in_window(started) {
+        if shared.span.contains(started) {
             state
                 .outcome
                 .latency
                 .record(now.saturating_duration_since(started));
         }
-        if shared.in_window(now) {
+        if shared.span.contains(now) {
             state.outcome.finished += 1;
         }
     }

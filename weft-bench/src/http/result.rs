@@ -110,6 +110,7 @@ pub fn row(
 mod tests {
     use super::*;
     use crate::echo::generator::Outcome;
+    use crate::figure::skew::Readings;
     use crate::mixed::latency::Recorder;
     use std::time::Duration;
 
@@ -118,9 +119,7 @@ mod tests {
         EchoRun::from_outcome(&Outcome {
             latency,
             finished,
-            window: Duration::from_secs(3),
-            cpu: Duration::from_millis(5_400),
-            cpu_window: Duration::from_secs(3),
+            readings: Readings::steady(Duration::from_secs(3), Duration::from_millis(5_400)),
             ..Outcome::default()
         })
     }

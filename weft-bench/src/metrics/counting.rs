@@ -269,27 +269,23 @@ fn join<T>(handle: thread::ScopedJoinHandle<'_, T>) -> T {
 /// The test sampler; returns its samples and what its first swap (which
 /// starts the window) took out.
 fn sample_test(counts: &Counts, interval: Duration, window: Duration) -> (TestSamples, u64) {
-    let primed = counts.test.0.swap(0, Relaxed);
-    let mut swapped_at = Instant::now();
-    let mut sampled: Sample = counts.counter.sample();
-    let end = swapped_at + window;
     let mut samples = TestSamples::default();
-    while swapped_at < end {
-        thread::sleep(interval);
-        let count = counts.test.0.swap(0, Relaxed);
-        let now = Instant::now();
+    let mut sampled: Option<Sample> = None;
+    let primed = swap_every(&counts.test.0, interval, window, |swap| {
         let sample = counts.counter.sample();
-        samples.swap_counts.push(count);
-        samples.swap_dt_ns.push(nanos(now - swapped_at));
-        samples.counter_counts.push(sample.count - sampled.count);
-        samples.counter_dt_ns.push(nanos(sample.at - sampled.at));
-        // `thread::sleep` sleeps at least `interval`, so Δt > 0.
-        let tps = sample
-            .rate_since(&sampled)
-            .expect("time passed between samples");
-        samples.counter_tps.push(tps);
-        (swapped_at, sampled) = (now, sample);
-    }
+        if let (Some((count, dt)), Some(before)) = (swap, &sampled) {
+            samples.swap_counts.push(count);
+            samples.swap_dt_ns.push(nanos(dt));
+            samples.counter_counts.push(sample.count - before.count);
+            samples.counter_dt_ns.push(nanos(sample.at - before.at));
+            // `thread::sleep` sleeps at least `interval`, so Δt > 0.
+            let tps = sample
+                .rate_since(before)
+                .expect("time passed between samples");
+            samples.counter_tps.push(tps);
+        }
+        sampled = Some(sample);
+    });
     (samples, primed)
 }
 
@@ -299,19 +295,38 @@ fn sample_baseline(
     interval: Duration,
     window: Duration,
 ) -> (BaselineSamples, u64) {
-    let primed = counts.baseline.0.swap(0, Relaxed);
-    let mut swapped_at = Instant::now();
-    let end = swapped_at + window;
     let mut samples = BaselineSamples::default();
+    let primed = swap_every(&counts.baseline.0, interval, window, |swap| {
+        if let Some((count, dt)) = swap {
+            samples.counts.push(count);
+            samples.dt_ns.push(nanos(dt));
+        }
+    });
+    (samples, primed)
+}
+
+/// Swaps `count` out every `interval` for `window` (both samplers): the
+/// first swap starts the window, and `each` is called right after it with
+/// `None`, then after every later swap with what it took out and the time
+/// since the swap before. Returns what the first swap took out.
+fn swap_every(
+    count: &AtomicU64,
+    interval: Duration,
+    window: Duration,
+    mut each: impl FnMut(Option<(u64, Duration)>),
+) -> u64 {
+    let primed = count.swap(0, Relaxed);
+    let mut swapped_at = Instant::now();
+    each(None);
+    let end = swapped_at + window;
     while swapped_at < end {
         thread::sleep(interval);
-        let count = counts.baseline.0.swap(0, Relaxed);
+        let taken = count.swap(0, Relaxed);
         let now = Instant::now();
-        samples.counts.push(count);
-        samples.dt_ns.push(nanos(now - swapped_at));
+        each(Some((taken, now - swapped_at)));
         swapped_at = now;
     }
-    (samples, primed)
+    primed
 }
 
 #[cfg(test)]

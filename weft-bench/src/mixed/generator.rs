@@ -25,7 +25,7 @@
 //!   so the slowest requests of the window are recorded too (stopping at
 //!   `end` would drop exactly the tail). One still unfinished at the drain
 //!   deadline is recorded as censored: its latency so far, a lower bound,
-//!   and counted in [`Outcome::unfinished`].
+//!   and counted in `unfinished` of [`Outcome::readings`].
 //! * Throughput counts the completions that *finished* inside the window
 //!   (their timestamps decide, so the window is exactly `measure` long).
 //! * The CPU figure is the process's CPU (every thread: workers, generator,
@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use super::burn::Burner;
 use super::latency::Recorder;
 use super::schedule::Poisson;
+use crate::figure::skew::Readings;
 use crate::measure::process_cpu_time;
 use crate::metrics::others;
 use crate::runtimes::Spawner;
@@ -112,27 +113,15 @@ pub struct Outcome {
     pub short_finished: u64,
     /// Long requests that finished inside the window.
     pub long_finished: u64,
-    /// The window (`Plan::measure`): throughputs are per second of it.
-    pub window: Duration,
-    /// The process's CPU time between the generator's readings at the
-    /// window's start and end.
-    pub cpu: Duration,
-    /// The wall time between those two readings (a little off the window
-    /// when the generator woke late for one of them).
-    pub cpu_window: Duration,
+    /// The window, the process's CPU over it, requests of the window
+    /// still outstanding at the drain deadline, the others' share.
+    pub readings: Readings,
     /// Open loop: how late the generator submitted each arrival of the
     /// window after its scheduled time (part of that arrival's latency).
     pub submit_lag: Option<Recorder>,
     /// Open loop: the short requests' latencies from their submission,
     /// the runtime's part of `short` without the generator's lateness.
     pub short_from_submit: Option<Recorder>,
-    /// Requests of the window still outstanding at the drain deadline
-    /// (recorded with their latency so far).
-    pub unfinished: u64,
-    /// Percent of the machine other processes used during the window,
-    /// where `/proc` tells: this machine is shared, and a pair measured
-    /// while something else ran is not comparable with the others.
-    pub others_cpu_pct: Option<f64>,
     /// weft's stall-monitor counters over the whole run (warm-up and
     /// drain included), read after it; `None` for the peers.
     pub monitor: Option<Vec<(&'static str, u64)>>,
@@ -314,10 +303,10 @@ impl<S: Submit> Generator<'_, S> {
                 self.outcome.threads_started = threads
                     .zip(threads_started())
                     .map(|(before, after)| after.saturating_sub(before));
-                self.outcome.cpu = process_cpu_time()?.saturating_sub(cpu);
-                self.outcome.cpu_window = now.saturating_duration_since(at);
-                self.outcome.window = self.plan.measure;
-                self.outcome.others_cpu_pct = others::since(others_start);
+                self.outcome.readings.cpu = process_cpu_time()?.saturating_sub(cpu);
+                self.outcome.readings.cpu_window = now.saturating_duration_since(at);
+                self.outcome.readings.window = self.plan.measure;
+                self.outcome.readings.others_cpu_pct = others::since(others_start);
                 self.resubmit = false;
                 return Ok(());
             }
@@ -369,7 +358,7 @@ impl<S: Submit> Generator<'_, S> {
         let missing: Vec<(Kind, Instant)> = self.outstanding.drain().map(|(_, v)| v).collect();
         for (kind, due) in missing {
             if self.in_window(due) {
-                self.outcome.unfinished += 1;
+                self.outcome.readings.unfinished += 1;
                 let so_far = now.saturating_duration_since(due);
                 match kind {
                     Kind::Short => self.outcome.short.record(so_far),
@@ -421,9 +410,9 @@ mod tests {
         let outcome = run(&rt.spawner(), burner, &plan()).unwrap();
         assert!(outcome.short.count() > 0 && outcome.long.count() > 0);
         assert!(outcome.short_finished > 0 && outcome.long_finished > 0);
-        assert_eq!(outcome.unfinished, 0);
-        assert_eq!(outcome.window, Duration::from_millis(300));
-        assert!(outcome.cpu_window > Duration::from_millis(200));
+        assert_eq!(outcome.readings.unfinished, 0);
+        assert_eq!(outcome.readings.window, Duration::from_millis(300));
+        assert!(outcome.readings.cpu_window > Duration::from_millis(200));
         assert!(outcome.submit_lag.is_none());
         assert!(outcome.short_from_submit.is_none());
     }

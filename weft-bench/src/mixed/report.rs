@@ -233,7 +233,9 @@ pub fn one_line(run: &MixedRun) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::skew::Readings;
     use crate::mixed::result::MixedRun;
+    use std::time::Duration;
 
     #[test]
     fn a_failed_run_reads_failed() {
@@ -248,8 +250,7 @@ mod tests {
     #[test]
     fn a_weft_run_ends_with_its_monitor_counters() {
         let outcome = crate::mixed::generator::Outcome {
-            window: std::time::Duration::from_secs(1),
-            cpu_window: std::time::Duration::from_secs(1),
+            readings: Readings::steady(Duration::from_secs(1), Duration::ZERO),
             monitor: Some(vec![("stalls", 12), ("handoffs", 0), ("step_asides", 3)]),
             ..Default::default()
         };

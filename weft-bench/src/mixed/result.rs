@@ -216,13 +216,7 @@ impl MixedRun {
     /// The figures of a completed run.
     pub fn from_outcome(outcome: &Outcome) -> MixedRun {
         let o = outcome;
-        let window = Window::of(
-            o.window,
-            o.cpu,
-            o.cpu_window,
-            o.unfinished,
-            o.others_cpu_pct,
-        );
+        let window = o.readings.window();
         Run::completed(Figures {
             short_per_s: window.per_s(o.short_finished),
             long_per_s: window.per_s(o.long_finished),
@@ -246,7 +240,7 @@ impl MixedRun {
             }),
             threads_started_per_s: outcome
                 .threads_started
-                .map(|started| started as f64 / o.cpu_window.as_secs_f64().max(1e-9)),
+                .map(|started| started as f64 / o.readings.cpu_window.as_secs_f64().max(1e-9)),
         })
     }
 }
@@ -317,6 +311,7 @@ impl LoadResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::skew::Readings;
     use crate::mixed::latency::Recorder;
 
     fn outcome(short_ms: u64, longs: u64, cpu_ms: u64) -> Outcome {
@@ -325,9 +320,7 @@ mod tests {
             short,
             short_finished: 300,
             long_finished: longs,
-            window: Duration::from_millis(1_500),
-            cpu: Duration::from_millis(cpu_ms),
-            cpu_window: Duration::from_millis(1_500),
+            readings: Readings::steady(Duration::from_millis(1_500), Duration::from_millis(cpu_ms)),
             ..Outcome::default()
         }
     }

@@ -51,6 +51,8 @@ use hyper_util::rt::TokioIo;
 
 use super::server::{Server, process_cpu};
 use super::soak::{ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig};
+use crate::echo::generator::Span;
+use crate::figure::skew::Readings;
 use crate::metrics::others;
 use crate::mixed::latency::Recorder;
 use crate::mixed::schedule::Poisson;
@@ -110,17 +112,11 @@ pub struct Outcome {
     pub errors_by_kind: Errors,
     /// A soak's samples and verdict.
     pub soak: Option<Soak>,
-    /// Measured requests of the window still out after the drain.
-    pub unfinished: u64,
-    /// The measured window.
-    pub window: Duration,
-    /// The server's CPU, this process's CPU and the wall time between the
-    /// readings at the window's edges.
-    pub server_cpu: Duration,
+    /// The window, the *server's* CPU over it, measured requests of the
+    /// window still out after the drain, the others' share.
+    pub readings: Readings,
+    /// This process's CPU between the readings at the window's edges.
     pub generator_cpu: Duration,
-    pub cpu_window: Duration,
-    /// The machine's CPU other processes used meanwhile, percent.
-    pub others_cpu_pct: Option<f64>,
 }
 
 /// Runs `shape` against `server` for `plan`, from the calling thread.
@@ -139,8 +135,7 @@ pub fn run(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Outcome> {
 struct Shared {
     state: Mutex<State>,
     address: SocketAddr,
-    warm_end: Instant,
-    end: Instant,
+    span: Span,
     /// A soak's request timeout.
     request_timeout: Option<Duration>,
     /// Turns for the point reads: [`OPEN_LOOP_CONNECTIONS`].
@@ -209,10 +204,6 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn in_window(&self, at: Instant) -> bool {
-        self.warm_end <= at && at < self.end
-    }
-
     /// A request started at `started` (counted iff `measured`) ended at
     /// `now` with `result`.
     fn finish(&self, id: Option<u64>, started: Instant, result: Result<(), Failure>) -> Instant {
@@ -231,10 +222,10 @@ impl Shared {
                 if id.is_some() && self.request_timeout.is_some() {
                     state.since_sample.record(now - started);
                 }
-                if id.is_some() && self.in_window(started) {
+                if id.is_some() && self.span.contains(started) {
                     state.outcome.latency.record(now - started);
                 }
-                if self.in_window(now) {
+                if self.span.contains(now) {
                     match id {
                         Some(_) => state.outcome.finished += 1,
                         None => state.outcome.reports += 1,
@@ -281,20 +272,18 @@ async fn generate(server: &Server, shape: &Shape, plan: &Plan) -> io::Result<Out
         senders.push(connect(address, &connections).await?);
     }
     let start = Instant::now();
-    let warm_end = start + plan.warmup;
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             last_progress: Some(start),
             ..State::default()
         }),
         address,
-        warm_end,
-        end: warm_end + plan.measure,
+        span: Span::after(start, plan.warmup, plan.measure),
         request_timeout: plan.soak.as_ref().map(|soak| soak.request_timeout),
         turns: Arc::new(tokio::sync::Semaphore::new(OPEN_LOOP_CONNECTIONS)),
         connections,
     });
-    shared.lock().outcome.window = plan.measure;
+    shared.lock().outcome.readings.window = plan.measure;
     let mut tasks = Vec::new();
     for (index, sender) in senders.into_iter().enumerate() {
         let measured = index < loops;
@@ -326,21 +315,24 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) 
         .soak
         .as_ref()
         .map(|soak| Sampler::new(soak, server, start));
-    while Instant::now() < shared.warm_end {
+    while Instant::now() < shared.span.warm_end {
         if let Some(sampler) = &mut sampler {
             sampler.sample_if_due(shared, Instant::now());
         }
-        let left = shared.warm_end.saturating_duration_since(Instant::now());
+        let left = shared
+            .span
+            .warm_end
+            .saturating_duration_since(Instant::now());
         tokio::time::sleep(left.min(Duration::from_millis(10))).await;
     }
     let cpu = |server: &Server| Some((server.cpu()?, process_cpu(std::process::id())?));
     let at_start = (Instant::now(), cpu(server), others::CpuTimes::now());
-    let drain_deadline = shared.end + plan.drain_timeout;
+    let drain_deadline = shared.span.end + plan.drain_timeout;
     let mut closed = false;
     loop {
         let now = Instant::now();
         if let Some(sampler) = &mut sampler {
-            if !closed && now >= shared.end {
+            if !closed && now >= shared.span.end {
                 sampler.sample(shared, now);
                 let soak = plan.soak.as_ref().expect("a sampler is a soak's");
                 let samples = std::mem::take(&mut sampler.samples);
@@ -349,22 +341,22 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) 
                 sampler.sample_if_due(shared, now);
             }
         }
-        if !closed && now >= shared.end {
+        if !closed && now >= shared.span.end {
             closed = true;
             let window = now - at_start.0;
             let mut state = shared.lock();
             let outcome = &mut state.outcome;
-            outcome.cpu_window = window;
+            outcome.readings.cpu_window = window;
             if let (Some((server0, own0)), Some((server1, own1))) = (at_start.1, cpu(server)) {
-                outcome.server_cpu = server1.saturating_sub(server0);
+                outcome.readings.cpu = server1.saturating_sub(server0);
                 outcome.generator_cpu = own1.saturating_sub(own0);
                 // `others` counts everything but this process: take the
                 // server out too.
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
                 let server_pct =
-                    outcome.server_cpu.as_secs_f64() / window.as_secs_f64().max(1e-9) / cores
+                    outcome.readings.cpu.as_secs_f64() / window.as_secs_f64().max(1e-9) / cores
                         * 100.0;
-                outcome.others_cpu_pct =
+                outcome.readings.others_cpu_pct =
                     others::since(at_start.2).map(|pct| (pct - server_pct).max(0.0));
             }
         }
@@ -461,8 +453,8 @@ fn check(
     }
     if now >= drain_deadline {
         let out = std::mem::take(&mut state.out);
-        for started in out.into_values().filter(|&s| shared.in_window(s)) {
-            state.outcome.unfinished += 1;
+        for started in out.into_values().filter(|&s| shared.span.contains(s)) {
+            state.outcome.readings.unfinished += 1;
             state.outcome.latency.record(now - started);
         }
         return Some(Ok(()));
@@ -486,7 +478,7 @@ fn check(
 async fn closed_loop(mut conn: Conn, shared: &Shared, path: &str, marker: &str, measured: bool) {
     loop {
         let started = Instant::now();
-        if started >= shared.end {
+        if started >= shared.span.end {
             return;
         }
         let id = if measured {
@@ -518,7 +510,7 @@ fn open_loop(
     seed: u64,
 ) -> tokio::task::JoinHandle<()> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
-    let end = shared.end;
+    let end = shared.span.end;
     std::thread::spawn(move || {
         let mut schedule = Poisson::new(per_s, seed);
         loop {

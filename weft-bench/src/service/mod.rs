@@ -199,7 +199,7 @@ pub fn run(config: &ServiceConfig) -> ServiceResult {
             }
             runs.insert(kind.name().to_owned(), run);
         }
-        rows.push(ServiceRow::new(load, runs));
+        rows.push(ServiceRow::of(load, runs));
     }
     ServiceResult {
         settings: ServiceSettings::new(config),

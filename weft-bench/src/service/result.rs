@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use super::load::Outcome;
 use super::soak::Soak;
 use super::{Load, ServiceConfig};
-use crate::figure::lane::{Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
+use crate::figure::lane::{FigureRow, Lane, LaneResult, LaneSettings, RowKind, WindowSettings};
 use crate::figure::skew::{self, Window};
-use crate::figure::target::{Check, Target, check_all};
-use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
+use crate::figure::target::Target;
+use crate::figure::{Figure, Format, Peer, Run};
 use crate::mixed::latency::Percentiles;
 use crate::runtimes::RuntimeKind;
 
@@ -156,37 +156,14 @@ impl ServiceSettings {
     }
 }
 
-/// One load on every runtime.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ServiceRow {
-    /// The load's name ([`Load`]).
-    pub name: String,
-    pub runtimes: BTreeMap<String, ServiceRun>,
-    /// weft's ratio to tokio, by figure name; empty without either.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ratios: BTreeMap<String, PeerRatio>,
-    /// weft's targets.
-    #[serde(default)]
-    pub targets: Vec<Check>,
-}
-
-figure::impl_row!(ServiceRow, ServiceRun);
+/// One load on every runtime, with weft's ratio on each of its
+/// [`figures`] and its [`targets`].
+pub type ServiceRow = FigureRow<Figures>;
 
 impl ServiceRow {
-    /// The row of `load` from every runtime's run, with weft's ratios and
-    /// targets.
-    pub fn new(load: Load, runtimes: BTreeMap<String, ServiceRun>) -> ServiceRow {
-        let ratios = figures(load.name())
-            .iter()
-            .filter_map(|f| Some((f.name.to_owned(), f.weft_ratio(&runtimes)?)))
-            .collect();
-        let targets = check_all(targets(load), &runtimes);
-        ServiceRow {
-            name: load.name().to_owned(),
-            runtimes,
-            ratios,
-            targets,
-        }
+    /// The row of `load` from every runtime's run.
+    pub fn of(load: Load, runtimes: BTreeMap<String, ServiceRun>) -> ServiceRow {
+        FigureRow::new(load.name(), runtimes, figures(load.name()), targets(load))
     }
 }
 
@@ -230,15 +207,9 @@ impl ServiceRun {
                 .unwrap_or("no request finished");
             return Run::failed(format!("nothing answered in the window: {why}"));
         }
-        let window = Window::of(
-            outcome.window,
-            outcome.server_cpu,
-            outcome.cpu_window,
-            outcome.unfinished,
-            outcome.others_cpu_pct,
-        );
+        let window = outcome.readings.window();
         let per_s = |d: std::time::Duration| {
-            d.as_secs_f64() * 1e3 / outcome.cpu_window.as_secs_f64().max(1e-9)
+            d.as_secs_f64() * 1e3 / outcome.readings.cpu_window.as_secs_f64().max(1e-9)
         };
         Run::completed(Figures {
             req_per_s: window.per_s(outcome.finished),
@@ -256,6 +227,7 @@ impl ServiceRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::skew::Readings;
     use crate::mixed::latency::Recorder;
     use std::time::Duration;
 
@@ -264,9 +236,7 @@ mod tests {
             finished,
             reports,
             latency: Recorder::hundred(Duration::from_millis(latency_ms)),
-            window: Duration::from_secs(5),
-            cpu_window: Duration::from_secs(5),
-            server_cpu: Duration::from_secs(8),
+            readings: Readings::steady(Duration::from_secs(5), Duration::from_secs(8)),
             generator_cpu: Duration::from_secs(1),
             ..Outcome::default()
         }
@@ -306,7 +276,7 @@ mod tests {
     #[test]
     fn the_targets_are_the_issues_against_tokio() {
         // weft: p99 4 ms (tokio 60 ms: 0.067×), reports 0.6× tokio's.
-        let row = ServiceRow::new(
+        let row = ServiceRow::of(
             Load::Seed004,
             runs(
                 Load::Seed004,
@@ -328,7 +298,7 @@ mod tests {
         );
         assert_eq!(row.ratios["reports_per_s"].peer, "tokio");
         // /fortunes at 0.9× tokio's req/s: missed.
-        let row = ServiceRow::new(
+        let row = ServiceRow::of(
             Load::Fortunes,
             runs(
                 Load::Fortunes,

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::table::Table;
+use crate::table::{self, Column, Table};
 
 /// How far the end may grow over the reference: 1.1×.
 pub const MAX_GROWTH: f64 = 1.1;
@@ -155,6 +155,28 @@ impl Sample {
     }
 }
 
+/// The columns of a soak's table: one row per sample.
+const SAMPLE_COLUMNS: [Column<Sample>; 11] = [
+    ("t s", |s| format!("{:.0}", s.t_s)),
+    ("RSS MiB", |s| {
+        format!("{:.1}", s.resources.rss_kib as f64 / 1024.0)
+    }),
+    ("threads", |s| s.resources.threads.to_string()),
+    ("fds", |s| s.resources.fds.to_string()),
+    ("client conns", |s| s.client_connections.to_string()),
+    ("own fds", |s| s.own_fds().to_string()),
+    ("/users", |s| s.users.to_string()),
+    ("p99 ms", |s| {
+        s.users_p99_ms.map_or("-".to_owned(), table::ms)
+    }),
+    ("/report", |s| s.reports.to_string()),
+    ("CPU ms/s", |s| format!("{:.0}", s.cpu_ms_per_s)),
+    ("errors (status/io/timeout)", |s| {
+        let e = &s.errors;
+        format!("{} ({}/{}/{})", e.total(), e.status, e.io, e.timeout)
+    }),
+];
+
 /// A soak's samples and verdict (in a seed-004 run's figures).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Soak {
@@ -223,37 +245,7 @@ impl Soak {
 
     /// The samples as a table.
     pub fn table(&self) -> Table {
-        let mut table = Table::new([
-            "t s",
-            "RSS MiB",
-            "threads",
-            "fds",
-            "client conns",
-            "own fds",
-            "/users",
-            "p99 ms",
-            "/report",
-            "CPU ms/s",
-            "errors (status/io/timeout)",
-        ]);
-        for s in &self.samples {
-            let r = &s.resources;
-            let e = &s.errors;
-            table.row(vec![
-                format!("{:.0}", s.t_s),
-                format!("{:.1}", r.rss_kib as f64 / 1024.0),
-                r.threads.to_string(),
-                r.fds.to_string(),
-                s.client_connections.to_string(),
-                s.own_fds().to_string(),
-                s.users.to_string(),
-                s.users_p99_ms.map_or("-".to_owned(), crate::table::ms),
-                s.reports.to_string(),
-                format!("{:.0}", s.cpu_ms_per_s),
-                format!("{} ({}/{}/{})", e.total(), e.status, e.io, e.timeout),
-            ]);
-        }
-        table
+        Table::of(&SAMPLE_COLUMNS, &self.samples)
     }
 
     /// The verdict on one line.

@@ -60,11 +60,7 @@ impl TimerRuntime for Tokio {
     type Sleep = tokio::time::Sleep;
 
     fn build_with_timers(workers: usize) -> io::Result<Self> {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_time()
-            .build()
-            .map(Tokio::from)
+        Tokio::with_driver(workers, tokio::runtime::Builder::enable_time)
     }
 
     fn sleep(duration: Duration) -> Self::Sleep {
