@@ -147,11 +147,12 @@ impl Timing {
     }
 
     /// For smoke tests: every pair in a fraction of a second (not
-    /// meaningful as measurements).
+    /// meaningful as measurements), with a window long enough that a run
+    /// paced at a low rate on a loaded machine still completes requests.
     pub fn tiny() -> Timing {
         Timing {
             warmup: Duration::from_millis(30),
-            measure: Duration::from_millis(150),
+            measure: Duration::from_millis(300),
             drain_timeout: Duration::from_secs(5),
             stall_timeout: Duration::from_secs(5),
         }
