@@ -192,7 +192,7 @@ impl Timing {
     pub fn tiny() -> Timing {
         Timing {
             warmup: Duration::from_millis(20),
-            measure: Duration::from_millis(150),
+            measure: Duration::from_millis(300),
             drain_timeout: Duration::from_secs(5),
             short_cpu: Duration::from_micros(15),
             long_cpu: Duration::from_millis(5),
