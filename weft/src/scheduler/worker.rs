@@ -207,10 +207,6 @@ pub(crate) struct Core {
     /// it (negative), in nanoseconds: `batch_share` of its awake time, paid
     /// with batch polls.
     batch_credit_ns: Cell<i64>,
-    /// EXPERIMENT: spins in a row that found nothing.
-    spin_misses: Cell<u32>,
-    /// EXPERIMENT: spins skipped since the last probe.
-    spin_skips: Cell<u32>,
 }
 
 /// Polls a task once. A panic in the task's poll is caught by the task
@@ -263,8 +259,6 @@ impl Core {
             timed_poll_end: Cell::new(None),
             clock_ns: Cell::new(0),
             batch_credit_ns: Cell::new(0),
-            spin_misses: Cell::new(0),
-            spin_skips: Cell::new(0),
         };
         core.publish_clock(core.last_global_check.get());
         core

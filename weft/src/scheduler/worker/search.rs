@@ -78,85 +78,15 @@ impl Core {
         if !self.searching.get() || self.shared.idle.counts().searching > 1 {
             return None;
         }
-        #[cfg(not(loom))]
-        {
-            use spin_exp::*;
-            let m = mode();
-            match m {
-                MODE_NONE => return None,
-                MODE_RUNNING => {
-                    if self.shared.idle.counts().unparked < 2 {
-                        SKIP.fetch_add(1, Relaxed);
-                        return None;
-                    }
-                }
-                MODE_ADAPTIVE => {
-                    let misses = self.spin_misses.get();
-                    if misses >= param_n() {
-                        let skips = self.spin_skips.get() + 1;
-                        if skips < param_k() {
-                            self.spin_skips.set(skips);
-                            SKIP.fetch_add(1, Relaxed);
-                            return None;
-                        }
-                        self.spin_skips.set(0);
-                    }
-                }
-                _ => {}
+        for _ in 0..SPIN_ROUNDS {
+            // Yield rather than burn the core: on an oversubscribed machine
+            // the thread producing the work may be waiting for it.
+            std::thread::yield_now();
+            if let Some(task) = self.search() {
+                return Some(task);
             }
-            let found = if m == MODE_PAUSE {
-                let start = std::time::Instant::now();
-                let budget = std::time::Duration::from_nanos(param_ns());
-                let mut round = 0;
-                loop {
-                    for _ in 0..32 {
-                        std::hint::spin_loop();
-                    }
-                    if let Some(task) = self.search() {
-                        break Some((task, round.min(3)));
-                    }
-                    round += 1;
-                    if start.elapsed() >= budget {
-                        break None;
-                    }
-                }
-            } else {
-                let mut found = None;
-                for round in 0..SPIN_ROUNDS {
-                    std::thread::yield_now();
-                    if let Some(task) = self.search() {
-                        found = Some((task, round as usize));
-                        break;
-                    }
-                }
-                found
-            };
-            return match found {
-                Some((task, round)) => {
-                    FOUND[round].fetch_add(1, Relaxed);
-                    self.spin_misses.set(0);
-                    Some(task)
-                }
-                None => {
-                    MISS.fetch_add(1, Relaxed);
-                    self.spin_misses
-                        .set(self.spin_misses.get().saturating_add(1));
-                    None
-                }
-            };
         }
-        #[cfg(loom)]
-        {
-            for _ in 0..SPIN_ROUNDS {
-                // Yield rather than burn the core: on an oversubscribed machine
-                // the thread producing the work may be waiting for it.
-                std::thread::yield_now();
-                if let Some(task) = self.search() {
-                    return Some(task);
-                }
-            }
-            None
-        }
+        None
     }
 
     pub(super) fn stop_searching(&self) {
@@ -165,81 +95,5 @@ impl Core {
             // Rule 4: more work may be waiting; keep one worker looking.
             self.shared.notify_parked(Some(self.index));
         }
-    }
-}
-
-/// EXPERIMENT (issue 38): spin variants chosen by `WEFT_SPIN`, counters
-/// written to `WEFT_SPIN_STATS` every second.
-#[cfg(not(loom))]
-#[allow(missing_docs, clippy::missing_docs_in_private_items)]
-pub(crate) mod spin_exp {
-    use std::sync::OnceLock;
-    use std::sync::atomic::AtomicU64;
-    pub(crate) use std::sync::atomic::Ordering::Relaxed;
-    pub(crate) const MODE_BASE: u8 = 0;
-    pub(crate) const MODE_NONE: u8 = 1;
-    pub(crate) const MODE_ADAPTIVE: u8 = 2;
-    pub(crate) const MODE_PAUSE: u8 = 3;
-    pub(crate) const MODE_RUNNING: u8 = 4;
-    pub(crate) static FOUND: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
-    pub(crate) static MISS: AtomicU64 = AtomicU64::new(0);
-    pub(crate) static SKIP: AtomicU64 = AtomicU64::new(0);
-    struct Params {
-        mode: u8,
-        n: u32,
-        k: u32,
-        ns: u64,
-    }
-    fn params() -> &'static Params {
-        static P: OnceLock<Params> = OnceLock::new();
-        P.get_or_init(|| {
-            let var = |k: &str| std::env::var(k).ok();
-            let mode = match var("WEFT_SPIN").as_deref() {
-                None | Some("base") => MODE_BASE,
-                Some("none") => MODE_NONE,
-                Some("adaptive") => MODE_ADAPTIVE,
-                Some("pause") => MODE_PAUSE,
-                Some("running") => MODE_RUNNING,
-                Some(other) => panic!("WEFT_SPIN={other}"),
-            };
-            let num = |k: &str, d: u64| var(k).map_or(d, |v| v.parse().expect(k));
-            if let Some(path) = var("WEFT_SPIN_STATS") {
-                std::thread::spawn(move || {
-                    loop {
-                        std::thread::sleep(std::time::Duration::from_secs(1));
-                        let f: Vec<u64> = FOUND.iter().map(|c| c.load(Relaxed)).collect();
-                        let _ = std::fs::write(
-                            &path,
-                            format!(
-                                "found {:?} total {} miss {} skip {}\n",
-                                f,
-                                f.iter().sum::<u64>(),
-                                MISS.load(Relaxed),
-                                SKIP.load(Relaxed)
-                            ),
-                        );
-                    }
-                });
-            }
-            Params {
-                mode,
-                n: num("WEFT_SPIN_N", 4) as u32,
-                k: num("WEFT_SPIN_K", 8) as u32,
-                ns: num("WEFT_SPIN_NS", 5000),
-            }
-        })
-    }
-    #[inline]
-    pub(crate) fn mode() -> u8 {
-        params().mode
-    }
-    pub(crate) fn param_n() -> u32 {
-        params().n
-    }
-    pub(crate) fn param_k() -> u32 {
-        params().k
-    }
-    pub(crate) fn param_ns() -> u64 {
-        params().ns
     }
 }
