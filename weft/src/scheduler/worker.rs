@@ -42,10 +42,14 @@
 //! 6. A searcher that found nothing yields its core and searches again,
 //!    [`SPIN_ROUNDS`] times: work that arrives within that window is taken
 //!    without a park/unpark pair: a few `sched_yield` calls per sleep
-//!    save the futex pair and the latency of a wake (speed: context
-//!    switches in the scheduler lane, req/s in the HTTP lane; a busy-wait
-//!    took the core from the spawning thread instead;
-//!    [spinning](../../../docs/experiments.md#spinning-before-sleep)).
+//!    save the futex pair and the latency of a wake. While it spins the
+//!    worker is the searcher, so a push or the keeper's hand-over after
+//!    readiness wakes no sleeper and the spinner steals the work; the
+//!    yields give the core to the thread producing it (speed: context
+//!    switches in the scheduler lane, futex wakes per request in an
+//!    I/O-bound server; a busy-wait took the core from the producer
+//!    instead; [spinning](../../../docs/experiments.md#spinning-before-sleep),
+//!    [variants](../../../docs/experiments.md#spin-variants-in-an-io-bound-server)).
 //! 7. Sleep (`park`), following the protocol of `idle.rs`.
 //!
 //! Every poll is published to the stall monitor (`PollWatch::begin/end`,
