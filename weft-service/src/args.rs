@@ -36,6 +36,12 @@ pub struct Args {
     /// [default: 2 per worker, at least 4].
     #[arg(long)]
     pub db_connections: Option<NonZeroUsize>,
+
+    /// glibc's malloc arenas, the most the process may use (`mallopt`'s
+    /// `M_ARENA_MAX`) [default: one per worker, unless `MALLOC_ARENA_MAX`
+    /// or a `glibc.malloc.arena_max` tunable is set; ignored off glibc].
+    #[arg(long)]
+    pub malloc_arenas: Option<NonZeroUsize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,6 +74,19 @@ impl Args {
     pub fn db_connections(&self) -> usize {
         self.db_connections
             .map_or((2 * self.workers()).max(4), NonZeroUsize::get)
+    }
+
+    /// The arena cap to set, if any: `--malloc-arenas`, else one per
+    /// worker unless the environment already sets glibc's (whose setting
+    /// then stands).
+    pub fn malloc_arenas(&self) -> Option<usize> {
+        let env_sets_it = std::env::var_os("MALLOC_ARENA_MAX").is_some()
+            || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("malloc.arena_max"));
+        match self.malloc_arenas {
+            Some(arenas) => Some(arenas.get()),
+            None if env_sets_it => None,
+            None => Some(self.workers()),
+        }
     }
 
     pub fn database(&self) -> Result<Database, String> {

@@ -21,6 +21,9 @@ use crate::rt::Rt;
 const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> Result<(), String> {
+    if let Some(arenas) = args.malloc_arenas() {
+        limit_malloc_arenas(arenas);
+    }
     let workers = args.workers();
     match args.runtime {
         RuntimeKind::Weft => {
@@ -46,6 +49,30 @@ pub fn run(args: Args) -> Result<(), String> {
         }
     }
 }
+
+/// Caps glibc's malloc arenas at `arenas`, before the runtime starts its
+/// threads.
+///
+/// glibc gives each allocating thread an arena of its own, up to 8 per
+/// core, and memory freed into an arena serves only the threads on that
+/// arena, staying resident. A burst of connections (a latency spike makes
+/// the client open up to a hundred, each with its buffers) leaves its
+/// memory in the arenas of the threads that served it, and the next burst
+/// lands on other threads' arenas: the resident size grows by the sum of
+/// each arena's peak, a step at every spike, though the memory in use stays
+/// flat. With a few arenas shared by every thread, a burst reuses what the
+/// last one freed (`docs/experiments.md#service-soak`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn limit_malloc_arenas(arenas: usize) {
+    let arenas = libc::c_int::try_from(arenas).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `mallopt` only stores a malloc parameter (under malloc's own
+    // lock); `M_ARENA_MAX` with a positive value is a valid setting, and
+    // the arenas already made are kept.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limit_malloc_arenas(_arenas: usize) {}
 
 async fn serve_weft(args: Args) -> Result<(), String> {
     use weft::signal::unix::{SignalKind, signal};
