@@ -82,6 +82,10 @@ impl Args {
     pub fn malloc_arenas(&self) -> Option<usize> {
         let env_sets_it = std::env::var_os("MALLOC_ARENA_MAX").is_some()
             || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("malloc.arena_max"));
+        self.malloc_arenas_unless(env_sets_it)
+    }
+
+    fn malloc_arenas_unless(&self, env_sets_it: bool) -> Option<usize> {
         match self.malloc_arenas {
             Some(arenas) => Some(arenas.get()),
             None if env_sets_it => None,
@@ -99,5 +103,26 @@ impl Args {
                 "--database {other:?}: expected `sqlite` or a postgres:// URL"
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("weft-service").chain(line.iter().copied()))
+    }
+
+    #[test]
+    fn malloc_arenas_as_given_else_one_per_worker_unless_the_environment_sets_them() {
+        let given = args(&["--workers", "3", "--malloc-arenas", "5"]).unwrap();
+        assert_eq!(given.malloc_arenas_unless(false), Some(5));
+        assert_eq!(given.malloc_arenas_unless(true), Some(5));
+        let default = args(&["--workers", "3"]).unwrap();
+        assert_eq!(default.malloc_arenas_unless(false), Some(3));
+        assert_eq!(default.malloc_arenas_unless(true), None);
+        let zero = args(&["--malloc-arenas", "0"]).unwrap_err().to_string();
+        assert!(zero.contains("--malloc-arenas"), "{zero}");
     }
 }
