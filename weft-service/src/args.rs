@@ -36,6 +36,12 @@ pub struct Args {
     /// [default: 2 per worker, at least 4].
     #[arg(long)]
     pub db_connections: Option<NonZeroUsize>,
+
+    /// glibc's malloc arenas, the most the process may use (`mallopt`'s
+    /// `M_ARENA_MAX`) [default: one per worker, unless `MALLOC_ARENA_MAX`
+    /// or a `glibc.malloc.arena_max` tunable is set; ignored off glibc].
+    #[arg(long)]
+    pub malloc_arenas: Option<NonZeroUsize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -70,6 +76,23 @@ impl Args {
             .map_or((2 * self.workers()).max(4), NonZeroUsize::get)
     }
 
+    /// The arena cap to set, if any: `--malloc-arenas`, else one per
+    /// worker unless the environment already sets glibc's (whose setting
+    /// then stands).
+    pub fn malloc_arenas(&self) -> Option<usize> {
+        let env_sets_it = std::env::var_os("MALLOC_ARENA_MAX").is_some()
+            || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("malloc.arena_max"));
+        self.malloc_arenas_unless(env_sets_it)
+    }
+
+    fn malloc_arenas_unless(&self, env_sets_it: bool) -> Option<usize> {
+        match self.malloc_arenas {
+            Some(arenas) => Some(arenas.get()),
+            None if env_sets_it => None,
+            None => Some(self.workers()),
+        }
+    }
+
     pub fn database(&self) -> Result<Database, String> {
         match self.database.as_deref() {
             None | Some("sqlite") => Ok(Database::Sqlite(self.data_dir.clone())),
@@ -80,5 +103,26 @@ impl Args {
                 "--database {other:?}: expected `sqlite` or a postgres:// URL"
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("weft-service").chain(line.iter().copied()))
+    }
+
+    #[test]
+    fn malloc_arenas_as_given_else_one_per_worker_unless_the_environment_sets_them() {
+        let given = args(&["--workers", "3", "--malloc-arenas", "5"]).unwrap();
+        assert_eq!(given.malloc_arenas_unless(false), Some(5));
+        assert_eq!(given.malloc_arenas_unless(true), Some(5));
+        let default = args(&["--workers", "3"]).unwrap();
+        assert_eq!(default.malloc_arenas_unless(false), Some(3));
+        assert_eq!(default.malloc_arenas_unless(true), None);
+        let zero = args(&["--malloc-arenas", "0"]).unwrap_err().to_string();
+        assert!(zero.contains("--malloc-arenas"), "{zero}");
     }
 }

@@ -1,5 +1,5 @@
 //! What the service asks of its runtime, on weft or on tokio: the
-//! blocking pool, a detached spawn, a timeout. Handlers call these through
+//! blocking pool, a detached spawn, a timeout, a sleep. Handlers call these through
 //! the `Rt` in the application state, so the same code runs on both.
 
 use std::future::Future;
@@ -44,6 +44,14 @@ impl Rt {
         match self {
             Rt::Weft => weft::time::timeout(limit, future).await.ok(),
             Rt::Tokio => tokio::time::timeout(limit, future).await.ok(),
+        }
+    }
+
+    /// Waits `duration`.
+    pub async fn sleep(self, duration: Duration) {
+        match self {
+            Rt::Weft => weft::time::sleep(duration).await,
+            Rt::Tokio => tokio::time::sleep(duration).await,
         }
     }
 

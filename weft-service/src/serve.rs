@@ -21,6 +21,9 @@ use crate::rt::Rt;
 const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> Result<(), String> {
+    if let Some(arenas) = args.malloc_arenas() {
+        limit_malloc_arenas(arenas);
+    }
     let workers = args.workers();
     match args.runtime {
         RuntimeKind::Weft => {
@@ -46,6 +49,61 @@ pub fn run(args: Args) -> Result<(), String> {
         }
     }
 }
+
+/// Caps glibc's malloc arenas at `arenas`, before the runtime starts its
+/// threads.
+///
+/// glibc gives each allocating thread an arena of its own, up to 8 per
+/// core, and memory freed into an arena serves only the threads on that
+/// arena, staying resident. A burst of connections (a latency spike makes
+/// the client open up to a hundred, each with its buffers) leaves its
+/// memory in the arenas of the threads that served it, and the next burst
+/// lands on other threads' arenas: the resident size grows by the sum of
+/// each arena's peak, a step at every spike, though the memory in use stays
+/// flat. With a few arenas shared by every thread, a burst reuses what the
+/// last one freed (`docs/experiments.md#service-soak`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn limit_malloc_arenas(arenas: usize) {
+    let arenas = libc::c_int::try_from(arenas).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `mallopt` only stores a malloc parameter (under malloc's own
+    // lock); `M_ARENA_MAX` with a positive value is a valid setting, and
+    // the arenas already made are kept.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limit_malloc_arenas(_arenas: usize) {}
+
+/// How often the service hands glibc's free memory back to the system.
+const MALLOC_TRIM_EVERY: Duration = Duration::from_secs(10);
+
+/// Every `every`, returns the free pages of glibc's arenas to the system
+/// (`malloc_trim`), from a task that runs for the runtime's life.
+///
+/// glibc gives memory back only from the top of an arena; the pages a burst
+/// of connections freed below a buffer still in use stay resident for
+/// good, so the resident size would follow the largest burst so far, not
+/// the memory in use. `malloc_trim` releases the free pages wherever they
+/// are (it holds each arena's lock while it walks the arena's free lists:
+/// on the blocking pool, not on a worker). An allocator that returns free
+/// memory on its own (jemalloc's decay, mimalloc) would need none of this.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim_malloc_every(rt: Rt, every: Duration) {
+    rt.spawn(async move {
+        loop {
+            rt.sleep(every).await;
+            // SAFETY: `malloc_trim` only releases free memory of malloc's
+            // own arenas, under their locks; no pointer is passed.
+            let trim = move || unsafe { libc::malloc_trim(0) };
+            if rt.spawn_blocking(trim).await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim_malloc_every(_rt: Rt, _every: Duration) {}
 
 async fn serve_weft(args: Args) -> Result<(), String> {
     use weft::signal::unix::{SignalKind, signal};
@@ -95,6 +153,7 @@ async fn serve_tokio(args: Args) -> Result<(), String> {
 }
 
 async fn app(args: &Args, rt: Rt) -> Result<App, String> {
+    trim_malloc_every(rt, MALLOC_TRIM_EVERY);
     let db = Db::open(&args.database()?, rt, args.db_connections()).await?;
     Ok(App {
         rt,
