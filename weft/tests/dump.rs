@@ -107,8 +107,15 @@ fn a_dump_names_a_task_its_spawn_file_lane_and_polls() {
         .find(|line| line.contains("three-wakes"))
         .expect("the task's line");
     assert!(
-        line.contains("tests/dump.rs") && line.contains("idle"),
+        line.contains("tests/dump.rs") && line.contains("idle") && line.contains(" Latency "),
         "{text}"
+    );
+    let debug = format!("{row:?}");
+    assert!(
+        debug.contains(r#"name: Some("three-wakes")"#)
+            && debug.contains("polls: 4")
+            && debug.contains("lane: Latency"),
+        "{debug}"
     );
     task.abort();
     drop(rt);
