@@ -357,6 +357,8 @@ fn a_failed_write_is_reported_by_flush_and_sync() {
         );
         full.flush().await.unwrap(); // reported once
         full.write_all(b"again").await.unwrap();
+        // Not `metadata`'s to report: the error waits for `sync_all`.
+        full.metadata().await.unwrap();
         assert_eq!(
             full.sync_all().await.unwrap_err().kind(),
             ErrorKind::StorageFull
@@ -1046,4 +1048,51 @@ fn an_operation_stuck_in_the_kernel_does_not_hold_shutdown_timeout() {
         .custom_flags(libc::O_NONBLOCK)
         .open(&fifo);
     drop(writer.expect("the pool thread still waits in open"));
+}
+
+/// `metadata`, `sync_all`, `sync_data` and `set_permissions` keep the bytes
+/// read ahead (state.rs's rule 3): the reader gets those bytes next, not
+/// what another handle wrote over them on disk meanwhile.
+#[test]
+fn calls_that_do_not_move_the_position_keep_the_bytes_read_ahead() {
+    let dir = TempDir::new("keep-ahead");
+    let path = dir.join("file");
+    let data = pattern(1000, 7);
+    std::fs::write(&path, &data).unwrap();
+    let rt = one_pool_thread();
+    let mut file = rt
+        .block_on(File::options().read(true).write(true).open(&path))
+        .unwrap();
+    let release = occupy_the_pool(rt.handle());
+    {
+        let _enter = rt.enter();
+        assert!(
+            abandon_a_read(&mut file, 100).is_none(),
+            "queued behind the blocker"
+        );
+    }
+    drop(release);
+    let mut small = [0; 10];
+    rt.block_on(file.read_exact(&mut small)).unwrap();
+    assert_eq!(&small[..], &data[..10]);
+    // Bytes 10..100 wait in the file's buffer; on disk they change.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[0xAA; 100])
+        .unwrap();
+    rt.block_on(async {
+        let permissions = file.metadata().await.unwrap().permissions();
+        file.sync_all().await.unwrap();
+        file.sync_data().await.unwrap();
+        file.set_permissions(permissions).await.unwrap();
+        let mut rest = [0; 90];
+        file.read_exact(&mut rest).await.unwrap();
+        assert_eq!(
+            &rest[..],
+            &data[10..100],
+            "the bytes read ahead, not the disk's"
+        );
+    });
 }
