@@ -433,6 +433,7 @@ fn file_operations_are_counted_by_the_blocking_pool() {
         let mut file = File::create(dir.join("b")).await.unwrap(); // 1
         file.write_all(&vec![7; 5 * 1024 * 1024]).await.unwrap(); // 3 chunks
         file.flush().await.unwrap(); // waits, starts nothing
+        assert_eq!(file.write(&[]).await.unwrap(), 0); // starts nothing
         file.sync_all().await.unwrap(); // 1
         assert_eq!(file.metadata().await.unwrap().len(), 5 * 1024 * 1024); // 1
     });
@@ -1095,4 +1096,21 @@ fn calls_that_do_not_move_the_position_keep_the_bytes_read_ahead() {
             "the bytes read ahead, not the disk's"
         );
     });
+}
+
+/// A read's error other than `Interrupted` is returned, not retried:
+/// reading a directory opened as a file fails with the OS's error.
+#[test]
+fn a_read_error_is_returned_not_retried() {
+    let dir = TempDir::new("read-error");
+    let rt = runtime(1);
+    let read = rt.block_on(async {
+        let mut file = File::open(&dir.0).await.unwrap();
+        let mut buf = [0; 16];
+        weft::time::timeout(PATIENCE, file.read(&mut buf)).await
+    });
+    // A read retried forever would keep its pool thread.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    let error = read.expect("the read returned").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::IsADirectory);
 }
