@@ -739,19 +739,26 @@ fn one_pool_thread() -> Runtime {
         .unwrap()
 }
 
+/// A file of `pattern(1000, seed)` in a directory of its own, opened to
+/// read and write on a runtime with one pool thread (`one_pool_thread`).
+fn a_patterned_file(name: &str, seed: u64) -> (TempDir, PathBuf, Vec<u8>, Runtime, File) {
+    let dir = TempDir::new(name);
+    let path = dir.join("file");
+    let data = pattern(1000, seed);
+    std::fs::write(&path, &data).unwrap();
+    let rt = one_pool_thread();
+    let file = rt
+        .block_on(File::options().read(true).write(true).open(&path))
+        .unwrap();
+    (dir, path, data, rt, file)
+}
+
 /// A read fetches 100 bytes for a caller that goes away; the next reads
 /// get those bytes first, and the position, a write and `into_std` see
 /// where the reader really is.
 #[test]
 fn bytes_read_ahead_come_first_and_seeks_and_writes_account_for_them() {
-    let dir = TempDir::new("ahead");
-    let path = dir.join("file");
-    let data = pattern(1000, 3);
-    std::fs::write(&path, &data).unwrap();
-    let rt = one_pool_thread();
-    let mut file = rt
-        .block_on(File::options().read(true).write(true).open(&path))
-        .unwrap();
+    let (_dir, path, data, rt, mut file) = a_patterned_file("ahead", 3);
     // Each abandoned read is queued behind a blocker, so it cannot finish
     // at its first poll.
     let abandon = |file: &mut File| {
@@ -1056,14 +1063,7 @@ fn an_operation_stuck_in_the_kernel_does_not_hold_shutdown_timeout() {
 /// what another handle wrote over them on disk meanwhile.
 #[test]
 fn calls_that_do_not_move_the_position_keep_the_bytes_read_ahead() {
-    let dir = TempDir::new("keep-ahead");
-    let path = dir.join("file");
-    let data = pattern(1000, 7);
-    std::fs::write(&path, &data).unwrap();
-    let rt = one_pool_thread();
-    let mut file = rt
-        .block_on(File::options().read(true).write(true).open(&path))
-        .unwrap();
+    let (_dir, path, data, rt, mut file) = a_patterned_file("keep-ahead", 7);
     let release = occupy_the_pool(rt.handle());
     {
         let _enter = rt.enter();

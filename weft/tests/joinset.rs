@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use common::{DropCounter, on_every_shape, oneshot};
+use common::{DropCounter, WakeCount, on_every_shape, oneshot};
 use weft::runtime::{Handle, Runtime};
 use weft::task::{AbortHandle, JoinSet};
 
@@ -626,16 +626,6 @@ fn join_all_names_a_cancelled_member() {
     );
 }
 
-/// Counts its wakes.
-#[derive(Default)]
-struct CountWakes(AtomicUsize);
-
-impl std::task::Wake for CountWakes {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
 /// A `join_next` that moved to another waker (its first future dropped
 /// while it waited, a `select!` polling from another task) is woken there:
 /// the set wakes the waker it was polled with last, not the first one.
@@ -652,8 +642,8 @@ fn a_finish_wakes_the_waker_polled_with_last() {
         rt.handle(),
     );
     let (first, last) = (
-        Arc::new(CountWakes::default()),
-        Arc::new(CountWakes::default()),
+        Arc::new(WakeCount::default()),
+        Arc::new(WakeCount::default()),
     );
     for counter in [&first, &last] {
         let waker = std::task::Waker::from(counter.clone());
@@ -662,14 +652,9 @@ fn a_finish_wakes_the_waker_polled_with_last() {
     }
     tx.send(());
     assert!(
-        common::wait_until(Duration::from_secs(10), || last.0.load(Ordering::SeqCst)
-            > 0),
+        common::wait_until(Duration::from_secs(10), || last.wakes() > 0),
         "the last waker was never woken"
     );
-    assert_eq!(
-        first.0.load(Ordering::SeqCst),
-        0,
-        "the replaced waker was woken"
-    );
+    assert_eq!(first.wakes(), 0, "the replaced waker was woken");
     assert_eq!(set.try_join_next().unwrap().unwrap(), 7);
 }
