@@ -363,6 +363,11 @@ fn a_failed_write_is_reported_by_flush_and_sync() {
             full.sync_all().await.unwrap_err().kind(),
             ErrorKind::StorageFull
         );
+        full.write_all(b"once more").await.unwrap();
+        assert_eq!(
+            full.sync_data().await.unwrap_err().kind(),
+            ErrorKind::StorageFull
+        );
         full.write_all(b"and again").await.unwrap();
         let next = full.write_all(b"next").await;
         assert_eq!(
@@ -1113,4 +1118,54 @@ fn a_read_error_is_returned_not_retried() {
     rt.shutdown_timeout(Duration::from_secs(1));
     let error = read.expect("the read returned").unwrap_err();
     assert_eq!(error.kind(), ErrorKind::IsADirectory);
+}
+
+/// `File`'s own accessors: the buffer size it was given, `set_permissions`
+/// on disk, its `Debug`; and `try_into_std` of a file that cannot seek.
+#[test]
+fn file_accessors_and_an_unseekable_file() {
+    let dir = TempDir::new("accessors");
+    let path = dir.join("file");
+    runtime(1).block_on(async {
+        let mut file = File::create(&path).await.unwrap();
+        assert_eq!(file.max_buf_size(), 2 * 1024 * 1024);
+        file.set_max_buf_size(4096);
+        assert_eq!(file.max_buf_size(), 4096);
+        let mut readonly = file.metadata().await.unwrap().permissions();
+        readonly.set_readonly(true);
+        file.set_permissions(readonly).await.unwrap();
+        assert!(std::fs::metadata(&path).unwrap().permissions().readonly());
+        assert!(format!("{file:?}").starts_with("File { std: "), "{file:?}");
+    });
+    // A pipe has no position: with nothing read ahead, nothing moves back.
+    let (reader, _writer) = std::io::pipe().unwrap();
+    let file = File::from_std(std::fs::File::from(std::os::fd::OwnedFd::from(reader)));
+    assert!(
+        file.try_into_std().is_ok(),
+        "refused a file with nothing read ahead"
+    );
+}
+
+/// futures-io's `close` and tokio's `flush` and `shutdown` report a failed
+/// write as `flush` does (rule 4 of `file/state.rs`).
+#[test]
+fn close_and_tokio_flush_and_shutdown_report_a_failed_write() {
+    runtime(1).block_on(async {
+        let mut full = OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .await
+            .unwrap();
+        full.write_all(b"no room").await.unwrap();
+        assert_eq!(
+            full.close().await.unwrap_err().kind(),
+            ErrorKind::StorageFull
+        );
+        full.write_all(b"again").await.unwrap();
+        let flushed = tokio::io::AsyncWriteExt::flush(&mut full).await;
+        assert_eq!(flushed.unwrap_err().kind(), ErrorKind::StorageFull);
+        full.write_all(b"and again").await.unwrap();
+        let shut = tokio::io::AsyncWriteExt::shutdown(&mut full).await;
+        assert_eq!(shut.unwrap_err().kind(), ErrorKind::StorageFull);
+    });
 }
