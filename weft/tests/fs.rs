@@ -1169,3 +1169,47 @@ fn close_and_tokio_flush_and_shutdown_report_a_failed_write() {
         assert_eq!(shut.unwrap_err().kind(), ErrorKind::StorageFull);
     });
 }
+
+/// `OpenOptions`' Unix settings reach the OS, options built from `std`'s
+/// keep their settings, and `DirEntry::ino` is the file's inode.
+#[test]
+fn unix_open_options_options_from_std_and_inodes() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = TempDir::new("unix-options");
+    runtime(1).block_on(async {
+        let path = dir.join("mode");
+        let options = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .clone();
+        options.open(&path).await.unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let flagged = dir.join("flagged");
+        std::fs::write(&flagged, b"a").unwrap();
+        let mut file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_APPEND)
+            .open(&flagged)
+            .await
+            .unwrap();
+        file.write_all(b"b").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(std::fs::read(&flagged).unwrap(), b"ab");
+        let mut appending = std::fs::OpenOptions::new();
+        appending.append(true);
+        let mut file = OpenOptions::from(appending).open(&flagged).await.unwrap();
+        file.write_all(b"c").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(std::fs::read(&flagged).unwrap(), b"abc");
+        let mut entries = fs::read_dir(&dir.0).await.unwrap();
+        let mut seen = 0;
+        while let Some(entry) = entries.next_entry().await.unwrap() {
+            let inode = std::fs::metadata(entry.path()).unwrap().ino();
+            assert_eq!(entry.ino(), inode);
+            seen += 1;
+        }
+        assert_eq!(seen, 2);
+    });
+}
