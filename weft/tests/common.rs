@@ -45,6 +45,22 @@ pub fn on_every_shape(body: impl Fn(&Runtime)) {
     }
 }
 
+/// A waker that counts its wakes.
+#[derive(Default)]
+pub struct WakeCount(AtomicUsize);
+
+impl WakeCount {
+    pub fn wakes(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl std::task::Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 /// Counts drops of the values it hands out.
 #[derive(Clone, Default)]
 pub struct DropCounter(Arc<AtomicUsize>);

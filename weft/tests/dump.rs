@@ -107,8 +107,15 @@ fn a_dump_names_a_task_its_spawn_file_lane_and_polls() {
         .find(|line| line.contains("three-wakes"))
         .expect("the task's line");
     assert!(
-        line.contains("tests/dump.rs") && line.contains("idle"),
+        line.contains("tests/dump.rs") && line.contains("idle") && line.contains(" Latency "),
         "{text}"
+    );
+    let debug = format!("{row:?}");
+    assert!(
+        debug.contains(r#"name: Some("three-wakes")"#)
+            && debug.contains("polls: 4")
+            && debug.contains("lane: Latency"),
+        "{debug}"
     );
     task.abort();
     drop(rt);
@@ -270,4 +277,36 @@ fn queued_tasks_are_counted_as_unlisted() {
             task.await.unwrap();
         }
     });
+}
+
+/// Times are measured, not made up: an idle task's idle time covers at
+/// least the wait the test made after the task went idle, and a `Latency`
+/// task's busy time at least the sleep inside its poll (lower bounds only,
+/// which the sleeps guarantee).
+#[test]
+fn idle_and_busy_times_cover_the_time_spent() {
+    const SPENT: Duration = Duration::from_millis(20);
+    let rt = common::rt(2, true);
+    let handle = rt.handle().clone();
+    let task = Builder::new()
+        .name("slow-poll")
+        .lane(Lane::Latency)
+        .spawn_on(
+            async {
+                weft::task::yield_now().await;
+                std::thread::sleep(SPENT);
+                std::future::pending::<()>().await
+            },
+            &handle,
+        )
+        .unwrap();
+    wait_for(&handle, "slow-poll", |row| is_idle(row) && row.polls() >= 2);
+    std::thread::sleep(SPENT);
+    let row = wait_for(&handle, "slow-poll", is_idle);
+    let TaskState::Idle { elapsed } = row.state() else {
+        unreachable!("waited for idle")
+    };
+    assert!(elapsed >= SPENT, "idle for at least {SPENT:?}: {row:?}");
+    assert!(row.busy() >= SPENT, "busy for at least {SPENT:?}: {row:?}");
+    task.abort();
 }

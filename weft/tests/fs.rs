@@ -357,8 +357,15 @@ fn a_failed_write_is_reported_by_flush_and_sync() {
         );
         full.flush().await.unwrap(); // reported once
         full.write_all(b"again").await.unwrap();
+        // Not `metadata`'s to report: the error waits for `sync_all`.
+        full.metadata().await.unwrap();
         assert_eq!(
             full.sync_all().await.unwrap_err().kind(),
+            ErrorKind::StorageFull
+        );
+        full.write_all(b"once more").await.unwrap();
+        assert_eq!(
+            full.sync_data().await.unwrap_err().kind(),
             ErrorKind::StorageFull
         );
         full.write_all(b"and again").await.unwrap();
@@ -431,6 +438,7 @@ fn file_operations_are_counted_by_the_blocking_pool() {
         let mut file = File::create(dir.join("b")).await.unwrap(); // 1
         file.write_all(&vec![7; 5 * 1024 * 1024]).await.unwrap(); // 3 chunks
         file.flush().await.unwrap(); // waits, starts nothing
+        assert_eq!(file.write(&[]).await.unwrap(), 0); // starts nothing
         file.sync_all().await.unwrap(); // 1
         assert_eq!(file.metadata().await.unwrap().len(), 5 * 1024 * 1024); // 1
     });
@@ -736,19 +744,26 @@ fn one_pool_thread() -> Runtime {
         .unwrap()
 }
 
+/// A file of `pattern(1000, seed)` in a directory of its own, opened to
+/// read and write on a runtime with one pool thread (`one_pool_thread`).
+fn a_patterned_file(name: &str, seed: u64) -> (TempDir, PathBuf, Vec<u8>, Runtime, File) {
+    let dir = TempDir::new(name);
+    let path = dir.join("file");
+    let data = pattern(1000, seed);
+    std::fs::write(&path, &data).unwrap();
+    let rt = one_pool_thread();
+    let file = rt
+        .block_on(File::options().read(true).write(true).open(&path))
+        .unwrap();
+    (dir, path, data, rt, file)
+}
+
 /// A read fetches 100 bytes for a caller that goes away; the next reads
 /// get those bytes first, and the position, a write and `into_std` see
 /// where the reader really is.
 #[test]
 fn bytes_read_ahead_come_first_and_seeks_and_writes_account_for_them() {
-    let dir = TempDir::new("ahead");
-    let path = dir.join("file");
-    let data = pattern(1000, 3);
-    std::fs::write(&path, &data).unwrap();
-    let rt = one_pool_thread();
-    let mut file = rt
-        .block_on(File::options().read(true).write(true).open(&path))
-        .unwrap();
+    let (_dir, path, data, rt, mut file) = a_patterned_file("ahead", 3);
     // Each abandoned read is queued behind a blocker, so it cannot finish
     // at its first poll.
     let abandon = |file: &mut File| {
@@ -1046,4 +1061,155 @@ fn an_operation_stuck_in_the_kernel_does_not_hold_shutdown_timeout() {
         .custom_flags(libc::O_NONBLOCK)
         .open(&fifo);
     drop(writer.expect("the pool thread still waits in open"));
+}
+
+/// `metadata`, `sync_all`, `sync_data` and `set_permissions` keep the bytes
+/// read ahead (state.rs's rule 3): the reader gets those bytes next, not
+/// what another handle wrote over them on disk meanwhile.
+#[test]
+fn calls_that_do_not_move_the_position_keep_the_bytes_read_ahead() {
+    let (_dir, path, data, rt, mut file) = a_patterned_file("keep-ahead", 7);
+    let release = occupy_the_pool(rt.handle());
+    {
+        let _enter = rt.enter();
+        assert!(
+            abandon_a_read(&mut file, 100).is_none(),
+            "queued behind the blocker"
+        );
+    }
+    drop(release);
+    let mut small = [0; 10];
+    rt.block_on(file.read_exact(&mut small)).unwrap();
+    assert_eq!(&small[..], &data[..10]);
+    // Bytes 10..100 wait in the file's buffer; on disk they change.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&[0xAA; 100])
+        .unwrap();
+    rt.block_on(async {
+        let permissions = file.metadata().await.unwrap().permissions();
+        file.sync_all().await.unwrap();
+        file.sync_data().await.unwrap();
+        file.set_permissions(permissions).await.unwrap();
+        let mut rest = [0; 90];
+        file.read_exact(&mut rest).await.unwrap();
+        assert_eq!(
+            &rest[..],
+            &data[10..100],
+            "the bytes read ahead, not the disk's"
+        );
+    });
+}
+
+/// A read's error other than `Interrupted` is returned, not retried:
+/// reading a directory opened as a file fails with the OS's error.
+#[test]
+fn a_read_error_is_returned_not_retried() {
+    let dir = TempDir::new("read-error");
+    let rt = runtime(1);
+    let read = rt.block_on(async {
+        let mut file = File::open(&dir.0).await.unwrap();
+        let mut buf = [0; 16];
+        weft::time::timeout(PATIENCE, file.read(&mut buf)).await
+    });
+    // A read retried forever would keep its pool thread.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    let error = read.expect("the read returned").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::IsADirectory);
+}
+
+/// `File`'s own accessors: the buffer size it was given, `set_permissions`
+/// on disk, its `Debug`; and `try_into_std` of a file that cannot seek.
+#[test]
+fn file_accessors_and_an_unseekable_file() {
+    let dir = TempDir::new("accessors");
+    let path = dir.join("file");
+    runtime(1).block_on(async {
+        let mut file = File::create(&path).await.unwrap();
+        assert_eq!(file.max_buf_size(), 2 * 1024 * 1024);
+        file.set_max_buf_size(4096);
+        assert_eq!(file.max_buf_size(), 4096);
+        let mut readonly = file.metadata().await.unwrap().permissions();
+        readonly.set_readonly(true);
+        file.set_permissions(readonly).await.unwrap();
+        assert!(std::fs::metadata(&path).unwrap().permissions().readonly());
+        assert!(format!("{file:?}").starts_with("File { std: "), "{file:?}");
+    });
+    // A pipe has no position: with nothing read ahead, nothing moves back.
+    let (reader, _writer) = std::io::pipe().unwrap();
+    let file = File::from_std(std::fs::File::from(std::os::fd::OwnedFd::from(reader)));
+    assert!(
+        file.try_into_std().is_ok(),
+        "refused a file with nothing read ahead"
+    );
+}
+
+/// futures-io's `close` and tokio's `flush` and `shutdown` report a failed
+/// write as `flush` does (rule 4 of `file/state.rs`).
+#[test]
+fn close_and_tokio_flush_and_shutdown_report_a_failed_write() {
+    runtime(1).block_on(async {
+        let mut full = OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .await
+            .unwrap();
+        full.write_all(b"no room").await.unwrap();
+        assert_eq!(
+            full.close().await.unwrap_err().kind(),
+            ErrorKind::StorageFull
+        );
+        full.write_all(b"again").await.unwrap();
+        let flushed = tokio::io::AsyncWriteExt::flush(&mut full).await;
+        assert_eq!(flushed.unwrap_err().kind(), ErrorKind::StorageFull);
+        full.write_all(b"and again").await.unwrap();
+        let shut = tokio::io::AsyncWriteExt::shutdown(&mut full).await;
+        assert_eq!(shut.unwrap_err().kind(), ErrorKind::StorageFull);
+    });
+}
+
+/// `OpenOptions`' Unix settings reach the OS, options built from `std`'s
+/// keep their settings, and `DirEntry::ino` is the file's inode.
+#[test]
+fn unix_open_options_options_from_std_and_inodes() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = TempDir::new("unix-options");
+    runtime(1).block_on(async {
+        let path = dir.join("mode");
+        let options = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .clone();
+        options.open(&path).await.unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let flagged = dir.join("flagged");
+        std::fs::write(&flagged, b"a").unwrap();
+        let mut file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_APPEND)
+            .open(&flagged)
+            .await
+            .unwrap();
+        file.write_all(b"b").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(std::fs::read(&flagged).unwrap(), b"ab");
+        let mut appending = std::fs::OpenOptions::new();
+        appending.append(true);
+        let mut file = OpenOptions::from(appending).open(&flagged).await.unwrap();
+        file.write_all(b"c").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(std::fs::read(&flagged).unwrap(), b"abc");
+        let mut entries = fs::read_dir(&dir.0).await.unwrap();
+        let mut seen = 0;
+        while let Some(entry) = entries.next_entry().await.unwrap() {
+            let inode = std::fs::metadata(entry.path()).unwrap().ino();
+            assert_eq!(entry.ino(), inode);
+            seen += 1;
+        }
+        assert_eq!(seen, 2);
+    });
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use common::{DropCounter, on_every_shape, oneshot};
+use common::{DropCounter, WakeCount, on_every_shape, oneshot};
 use weft::runtime::{Handle, Runtime};
 use weft::task::{AbortHandle, JoinSet};
 
@@ -602,4 +602,59 @@ fn destructors_that_reenter_the_runtime_during_its_shutdown_do_not_hang() {
             }));
         }
     });
+}
+
+/// `join_all` resumes a member's panic, but a member that was cancelled has
+/// no panic to resume: it panics with the cancellation named instead.
+#[test]
+fn join_all_names_a_cancelled_member() {
+    let rt = common::rt(2, true);
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
+            let mut set = JoinSet::new();
+            set.spawn(async { 1 });
+            set.spawn(std::future::pending::<u32>()).abort();
+            set.join_all().await
+        })
+    }));
+    let payload = panicked.expect_err("join_all returned past a cancelled member");
+    let text = common::panic_text(&*payload);
+    assert!(
+        text.starts_with("a task of the JoinSet given to `join_all` failed")
+            && text.contains("cancelled"),
+        "{text}"
+    );
+}
+
+/// A `join_next` that moved to another waker (its first future dropped
+/// while it waited, a `select!` polling from another task) is woken there:
+/// the set wakes the waker it was polled with last, not the first one.
+#[test]
+fn a_finish_wakes_the_waker_polled_with_last() {
+    let rt = common::rt(2, true);
+    let mut set = JoinSet::new();
+    let (tx, rx) = oneshot::<()>();
+    set.spawn_on(
+        async move {
+            rx.await;
+            7
+        },
+        rt.handle(),
+    );
+    let (first, last) = (
+        Arc::new(WakeCount::default()),
+        Arc::new(WakeCount::default()),
+    );
+    for counter in [&first, &last] {
+        let waker = std::task::Waker::from(counter.clone());
+        let poll = set.poll_join_next(&mut Context::from_waker(&waker));
+        assert!(poll.is_pending(), "the task is waiting for its oneshot");
+    }
+    tx.send(());
+    assert!(
+        common::wait_until(Duration::from_secs(10), || last.wakes() > 0),
+        "the last waker was never woken"
+    );
+    assert_eq!(first.wakes(), 0, "the replaced waker was woken");
+    assert_eq!(set.try_join_next().unwrap().unwrap(), 7);
 }

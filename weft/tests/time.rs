@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{DropCounter, on_every_shape, rt};
+use common::{DropCounter, WakeCount, on_every_shape, rt};
 use weft::time::{
     Instant, MissedTickBehavior, advance, interval, interval_at, pause, resume, sleep, sleep_until,
     timeout, timeout_at,
@@ -582,16 +582,6 @@ fn a_fired_timer_reads_as_elapsed_before_its_sleep_is_polled_again() {
     });
 }
 
-/// Counts its wakes.
-#[derive(Default)]
-struct WakeCount(AtomicUsize);
-
-impl std::task::Wake for WakeCount {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
 /// A sleep polled again with another waker (moved to another task, or a
 /// `select!` polled from a new one) wakes that waker when it fires, not
 /// the first (`Wheel::update_waker`; kept the old waker, the new poller
@@ -610,12 +600,12 @@ fn a_sleep_polled_with_a_new_waker_wakes_that_one() {
         }
         // This poll goes on; the keeper fires the timer meanwhile.
         let start = std::time::Instant::now();
-        while second.0.load(Ordering::SeqCst) == 0 && start.elapsed() < Duration::from_secs(3) {
+        while second.wakes() == 0 && start.elapsed() < Duration::from_secs(3) {
             std::thread::sleep(MS);
         }
         assert!(nap.is_elapsed(), "the timer did not fire in 3 s");
-        assert_eq!(second.0.load(Ordering::SeqCst), 1, "the last waker");
-        assert_eq!(first.0.load(Ordering::SeqCst), 0, "a replaced waker");
+        assert_eq!(second.wakes(), 1, "the last waker");
+        assert_eq!(first.wakes(), 0, "a replaced waker");
     });
 }
 

@@ -435,6 +435,10 @@ mod tests {
         assert_eq!(Short(Duration::from_micros(1500)).to_string(), "1.5ms");
         assert_eq!(Short(Duration::from_secs(2)).to_string(), "2.0s");
         assert_eq!(Short(Duration::from_nanos(2_500)).to_string(), "2.5us");
+        // Each unit starts at its own first value.
+        assert_eq!(Short(Duration::from_nanos(1_000)).to_string(), "1.0us");
+        assert_eq!(Short(Duration::from_millis(1)).to_string(), "1.0ms");
+        assert_eq!(Short(Duration::from_secs(1)).to_string(), "1.0s");
         assert_eq!(
             format!("{:>7}|", Short(Duration::from_nanos(999))),
             "  999ns|"

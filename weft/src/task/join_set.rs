@@ -615,7 +615,8 @@ where
     }
 }
 
-/// A set is `Send` and `Sync` when its output is `Send`.
+/// A set is `Send` and `Sync` when its output is `Send`. Never called: a
+/// compile-time check (emptying its body, a mutant, changes no behaviour).
 #[allow(dead_code)]
 fn _assert_send_sync() {
     fn send_sync<X: Send + Sync>() {}
@@ -634,7 +635,8 @@ mod tests {
 
     use super::JoinSet;
 
-    /// Waits up to 10 s for `done`.
+    /// Waits up to 10 s for `done`. (Test code: its mutants only change how
+    /// a failing test fails, or let it pass unchecked.)
     fn eventually(mut done: impl FnMut() -> bool) -> bool {
         let start = Instant::now();
         while !done() {

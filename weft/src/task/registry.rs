@@ -305,6 +305,7 @@ impl Registry {
     pub(crate) fn snapshot(&self, out: &mut Vec<EntrySnapshot>) {
         for shard in self.shards.iter() {
             let shard = shard.lock().unwrap();
+            // A capacity hint: `+` for `-` (a mutant) only reserves more.
             out.reserve(shard.slots.len() - shard.free.len().min(shard.slots.len()));
             for slot in shard.slots.iter().filter(|slot| slot.waker.is_some()) {
                 // SAFETY: an occupied slot's task is alive while the shard's

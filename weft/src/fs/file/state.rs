@@ -161,6 +161,7 @@ impl Job {
 
     /// Runs on a pool thread.
     fn run(self, mut file: &StdFile, rewind: u64, buf: &mut Buf) -> io::Result<Reply> {
+        // `>=` here (a mutant) adds a seek by 0: equivalent but for a syscall.
         if rewind > 0 {
             // `rewind` is at most one read's size, which fits a slice.
             file.seek(SeekFrom::Current(-(rewind as i64)))?;
@@ -229,12 +230,16 @@ impl Buf {
 
     /// One `read` of up to `want` bytes (retried if interrupted by a signal).
     fn read_from(&mut self, mut file: &StdFile, want: usize) -> io::Result<()> {
+        // `<=` here (a mutant) resizes to the same length: equivalent.
         if self.bytes.len() < want {
             self.bytes.resize(want, 0);
         }
         self.clear();
         let n = loop {
             match file.read(&mut self.bytes[..want]) {
+                // This guard made `false` (a mutant) is out of the tests'
+                // reach: a regular file's read is not interrupted, and
+                // weft's signal handlers restart syscalls (`SA_RESTART`).
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
                 result => break result?,
             }
@@ -268,6 +273,9 @@ impl Inner {
 
     /// Drops the unread bytes of the idle buffer (the caller has moved the
     /// OS position back over them).
+    ///
+    /// Its one caller, `try_into_std`, drops the machine right after:
+    /// emptying this (a mutant) is equivalent there.
     pub(super) fn discard_unread(&mut self) {
         if let State::Idle(buf) = &mut self.state {
             buf.clear();

@@ -88,6 +88,8 @@ impl ReadyList {
             match inner.woken.pop_front() {
                 Some(member) => (Some(member), Some(mine)),
                 None => match &inner.waiter {
+                    // Only a saving: replacing a waker that would wake the
+                    // same task (the guard `false`, a mutant) is equivalent.
                     Some(current) if current.will_wake(&mine) => (None, Some(mine)),
                     _ => (None, inner.waiter.replace(mine)),
                 },
@@ -100,6 +102,11 @@ impl ReadyList {
 
     /// Empties the list and forgets the waiting waker; the caller drops
     /// what is returned, after the lock.
+    ///
+    /// Both callers then drop the list itself (`detach_all` replaces it, the
+    /// set's drop frees it), which would drop these too: returning nothing
+    /// (a mutant) is equivalent; this only makes the drop happen in
+    /// `JoinSet::empty`, under its `user_code` check.
     pub(super) fn clear(&self) -> (VecDeque<Arc<Member>>, Option<Waker>) {
         let mut inner = self.lock();
         (std::mem::take(&mut inner.woken), inner.waiter.take())
