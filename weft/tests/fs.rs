@@ -340,17 +340,24 @@ fn a_refused_permission_is_permission_denied() {
     });
 }
 
+/// `/dev/full` opened for writing, with one write handed over (it fails
+/// on the pool, to be reported later: rule 4 of `file/state.rs`).
+async fn a_full_device_written_once() -> File {
+    let mut full = OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .await
+        .unwrap();
+    full.write_all(b"no room").await.unwrap();
+    full
+}
+
 /// rule 4 of `file/state.rs`: a write's error comes with the next flush
 /// (or sync), after the write itself reported the bytes handed over.
 #[test]
 fn a_failed_write_is_reported_by_flush_and_sync() {
     runtime(1).block_on(async {
-        let mut full = OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .await
-            .unwrap();
-        full.write_all(b"no room").await.unwrap();
+        let mut full = a_full_device_written_once().await;
         assert_eq!(
             full.flush().await.unwrap_err().kind(),
             ErrorKind::StorageFull
@@ -1151,12 +1158,7 @@ fn file_accessors_and_an_unseekable_file() {
 #[test]
 fn close_and_tokio_flush_and_shutdown_report_a_failed_write() {
     runtime(1).block_on(async {
-        let mut full = OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .await
-            .unwrap();
-        full.write_all(b"no room").await.unwrap();
+        let mut full = a_full_device_written_once().await;
         assert_eq!(
             full.close().await.unwrap_err().kind(),
             ErrorKind::StorageFull
