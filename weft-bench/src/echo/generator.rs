@@ -245,7 +245,7 @@ impl WindowStart {
     }
 }
 
-/// A run's measured window (the echo, HTTP and service generators'):
+/// A run's measured window (every load generator's):
 /// from the warm-up's end to its end. A request counts iff it started
 /// inside it.
 #[derive(Debug, Clone, Copy)]

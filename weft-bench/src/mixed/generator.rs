@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use super::burn::Burner;
 use super::latency::Recorder;
 use super::schedule::Poisson;
+use crate::echo::generator::Span;
 use crate::figure::skew::Readings;
 use crate::measure::process_cpu_time;
 use crate::metrics::others;
@@ -166,8 +167,7 @@ pub fn run_counting<S: Submit>(
         burner,
         plan,
         sender,
-        warm_end: start + plan.warmup,
-        end: start + plan.warmup + plan.measure,
+        span: Span::after(start, plan.warmup, plan.measure),
         next_id: 0,
         outstanding: HashMap::new(),
         outcome: Outcome {
@@ -196,8 +196,8 @@ struct Generator<'a, S> {
     burner: Burner,
     plan: &'a Plan,
     sender: Sender<Completion>,
-    warm_end: Instant,
-    end: Instant,
+    /// The warm-up's end and the window's.
+    span: Span,
     next_id: u64,
     /// Every request submitted and not yet completed: its kind and due time.
     outstanding: HashMap<u64, (Kind, Instant)>,
@@ -236,14 +236,10 @@ impl<S: Submit> Generator<'_, S> {
         });
     }
 
-    fn in_window(&self, at: Instant) -> bool {
-        self.warm_end <= at && at < self.end
-    }
-
     /// Records a completion and, in closed loop, resubmits for its client.
     fn complete(&mut self, done: Completion) {
         self.outstanding.remove(&done.id);
-        if self.in_window(done.due) {
+        if self.span.contains(done.due) {
             let latency = done.finished.saturating_duration_since(done.due);
             match done.kind {
                 Kind::Short => self.outcome.short.record(latency),
@@ -255,7 +251,7 @@ impl<S: Submit> Generator<'_, S> {
                 from_submit.record(done.finished.saturating_duration_since(done.submitted));
             }
         }
-        if self.in_window(done.finished) {
+        if self.span.contains(done.finished) {
             match done.kind {
                 Kind::Short => self.outcome.short_finished += 1,
                 Kind::Long => self.outcome.long_finished += 1,
@@ -279,7 +275,7 @@ impl<S: Submit> Generator<'_, S> {
         let mut window_start: Option<Start> = None;
         loop {
             let now = Instant::now();
-            if window_start.is_none() && now >= self.warm_end {
+            if window_start.is_none() && now >= self.span.warm_end {
                 let cpu = process_cpu_time()?;
                 window_start = Some((now, cpu, others::CpuTimes::now(), threads_started()));
             }
@@ -288,16 +284,16 @@ impl<S: Submit> Generator<'_, S> {
             // submits every arrival of the window (late, as its lag shows).
             while let Some(arrivals) = schedule.as_mut() {
                 let due = start + arrivals.peek();
-                if due > now || due >= self.end {
+                if due > now || due >= self.span.end {
                     break;
                 }
                 arrivals.pop();
                 self.submit(Kind::Short, None, due);
-                if let (true, Some(lag)) = (self.in_window(due), &mut self.outcome.submit_lag) {
+                if let (true, Some(lag)) = (self.span.contains(due), &mut self.outcome.submit_lag) {
                     lag.record(Instant::now().saturating_duration_since(due));
                 }
             }
-            if now >= self.end {
+            if now >= self.span.end {
                 let (at, cpu, others_start, threads) =
                     window_start.unwrap_or((now, Duration::ZERO, None, None));
                 self.outcome.threads_started = threads
@@ -310,9 +306,9 @@ impl<S: Submit> Generator<'_, S> {
                 self.resubmit = false;
                 return Ok(());
             }
-            let mut deadline = self.end;
+            let mut deadline = self.span.end;
             if window_start.is_none() {
-                deadline = deadline.min(self.warm_end);
+                deadline = deadline.min(self.span.warm_end);
             }
             let spin = match &schedule {
                 Some(arrivals) => {
@@ -357,7 +353,7 @@ impl<S: Submit> Generator<'_, S> {
         let now = Instant::now();
         let missing: Vec<(Kind, Instant)> = self.outstanding.drain().map(|(_, v)| v).collect();
         for (kind, due) in missing {
-            if self.in_window(due) {
+            if self.span.contains(due) {
                 self.outcome.readings.unfinished += 1;
                 let so_far = now.saturating_duration_since(due);
                 match kind {
