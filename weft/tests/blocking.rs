@@ -179,6 +179,46 @@ fn idle_threads_retire_after_the_keep_alive() {
 }
 
 #[test]
+fn a_burst_of_threads_retires_under_a_steady_trickle() {
+    // Eight threads started by a burst, then one closure at a time, each
+    // well within the keep-alive of the last: the most recently idle
+    // thread takes each one, so the other seven stay unused and retire.
+    // (Handed out in turn, each would be used every eighth closure, every
+    // 8 × 5 ms, inside its keep-alive, and none would retire.)
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(8));
+    let burst: Vec<_> = (0..8)
+        .map(|_| {
+            let barrier = barrier.clone();
+            rt.spawn_blocking(move || {
+                barrier.wait();
+            })
+        })
+        .collect();
+    for handle in burst {
+        rt.block_on(handle).unwrap();
+    }
+    assert_eq!(rt.handle().metrics().blocking_threads, 8);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        rt.block_on(rt.spawn_blocking(|| ())).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        if rt.handle().metrics().blocking_threads <= 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still {} blocking threads under a trickle of one closure every 5 ms",
+            rt.handle().metrics().blocking_threads
+        );
+    }
+}
+
+#[test]
 fn the_runtime_is_the_context_inside_a_closure() {
     let rt = runtime(2);
     let result = rt.block_on(rt.spawn_blocking(|| {

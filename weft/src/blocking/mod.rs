@@ -17,14 +17,21 @@
 //! Threads are started on demand, up to `max_blocking_threads`. A thread
 //! that finds the queue empty waits up to `thread_keep_alive` for more work
 //! and then exits, so an idle runtime keeps no blocking threads for long.
+//! Work goes to the thread that became idle *last*: under a steady load
+//! the same few threads take every closure and the ones a burst started
+//! stay unused and retire after the keep-alive (woken in turn, every
+//! thread would be handed work within its keep-alive and none would ever
+//! retire: the pool would keep the largest burst's size for good).
 //! Everything is guarded by one mutex (`PoolState`), with the invariants:
 //!
 //! - `threads` counts the pool threads alive (started and not exited);
-//!   `idle <= threads` counts those waiting on `work_ready`;
-//! - `notified <= idle` counts wake-ups promised to idle threads and not
-//!   yet taken: a push wakes an idle thread only if `idle > notified`, so
-//!   two pushes never count on the same idle thread (the second would
-//!   otherwise wait behind the first's closure, which may block forever);
+//!   `idle <= threads` counts those in the idle wait;
+//! - `waiting` holds the idle threads not yet promised a task, the most
+//!   recently idle last (each by its own condvar): a push takes the last
+//!   one out and wakes it, so two pushes never count on the same idle
+//!   thread (the second would otherwise wait behind the first's closure,
+//!   which may block forever); an idle thread no longer in `waiting` was
+//!   promised a task and goes to the queue, even if its wait timed out;
 //! - after `shutdown` is set the queue stays empty: pushes are refused and
 //!   the queue was drained (its tasks cancelled) under the same lock.
 //!
@@ -74,8 +81,6 @@ pub(crate) struct PoolConfig {
 /// The pool of one runtime (lives in its `Shared`).
 pub(crate) struct BlockingPool {
     state: StdMutex<PoolState>,
-    /// An idle thread waits here for a task or for shutdown.
-    work_ready: StdCondvar,
     /// Shutdown waits here for `threads == 0`.
     all_exited: StdCondvar,
     config: PoolConfig,
@@ -86,7 +91,9 @@ struct PoolState {
     queue: VecDeque<Task>,
     threads: usize,
     idle: usize,
-    notified: usize,
+    /// The idle threads not yet promised a task, the most recent last;
+    /// each waits on its own condvar for a task or for shutdown.
+    waiting: Vec<StdArc<StdCondvar>>,
     shutdown: bool,
     /// Blocking tasks accepted since the runtime started.
     spawned: u64,
@@ -104,7 +111,6 @@ impl BlockingPool {
     pub(crate) fn new(config: PoolConfig) -> BlockingPool {
         BlockingPool {
             state: StdMutex::new(PoolState::default()),
-            work_ready: StdCondvar::new(),
             all_exited: StdCondvar::new(),
             config,
         }
@@ -129,10 +135,9 @@ impl BlockingPool {
         }
         state.spawned += 1;
         state.queue.push_back(task);
-        if state.idle > state.notified {
-            state.notified += 1;
+        if let Some(idle) = state.waiting.pop() {
             drop(state);
-            self.work_ready.notify_one();
+            idle.notify_one();
             return;
         }
         if state.threads >= self.config.max_threads {
@@ -176,6 +181,8 @@ impl BlockingPool {
 
     /// The loop of one pool thread; returns when it retires.
     fn work(&self) {
+        let wake_me = StdArc::new(StdCondvar::new());
+        let is_me = |waiting: &StdArc<StdCondvar>| StdArc::ptr_eq(waiting, &wake_me);
         let mut state = self.lock();
         loop {
             if let Some(task) = state.queue.pop_front() {
@@ -190,19 +197,18 @@ impl BlockingPool {
                 break;
             }
             state.idle += 1;
+            state.waiting.push(StdArc::clone(&wake_me));
             let deadline = Instant::now() + self.config.keep_alive;
             let retire = loop {
                 let now = Instant::now();
-                let timed_out = now >= deadline;
-                if state.notified > 0 {
-                    state.notified -= 1;
-                    break false;
+                if !state.waiting.iter().any(is_me) {
+                    break false; // promised a task by a push
                 }
-                if state.shutdown || timed_out {
+                if state.shutdown || now >= deadline {
+                    state.waiting.retain(|waiting| !is_me(waiting));
                     break true;
                 }
-                state = self
-                    .work_ready
+                state = wake_me
                     .wait_timeout(state, deadline - now)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
@@ -227,8 +233,11 @@ impl BlockingPool {
         let mut state = self.lock();
         state.shutdown = true;
         let queued: Vec<Task> = state.queue.drain(..).collect();
+        let waiting = state.waiting.clone();
         drop(state);
-        self.work_ready.notify_all();
+        for idle in waiting {
+            idle.notify_one();
+        }
         // Dropped outside the lock: a task's destructor may spawn.
         for task in queued {
             crate::scheduler::drop_task(task);
