@@ -50,7 +50,9 @@ use hyper::{Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
 
 use super::server::{Server, process_cpu};
-use super::soak::{ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig};
+use super::soak::{
+    ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig, threads_by_kind,
+};
 use crate::echo::generator::Span;
 use crate::figure::skew::Readings;
 use crate::metrics::others;
@@ -317,7 +319,7 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) 
         .map(|soak| Sampler::new(soak, server, start));
     while Instant::now() < shared.span.warm_end {
         if let Some(sampler) = &mut sampler {
-            sampler.sample_if_due(shared, Instant::now());
+            sampler.sample_if_due(shared, Instant::now()).await;
         }
         let left = shared
             .span
@@ -333,12 +335,12 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) 
         let now = Instant::now();
         if let Some(sampler) = &mut sampler {
             if !closed && now >= shared.span.end {
-                sampler.sample(shared, now);
+                sampler.sample(shared, now).await;
                 let soak = plan.soak.as_ref().expect("a sampler is a soak's");
                 let samples = std::mem::take(&mut sampler.samples);
                 shared.lock().outcome.soak = Some(Soak::judge(samples, soak));
             } else if !closed {
-                sampler.sample_if_due(shared, now);
+                sampler.sample_if_due(shared, now).await;
             }
         }
         if !closed && now >= shared.span.end {
@@ -391,9 +393,9 @@ impl Sampler {
         }
     }
 
-    fn sample_if_due(&mut self, shared: &Shared, now: Instant) {
+    async fn sample_if_due(&mut self, shared: &Shared, now: Instant) {
         if now >= self.next {
-            self.sample(shared, now);
+            self.sample(shared, now).await;
             // On the interval's grid, however late this sample was.
             while self.next <= now {
                 self.next += self.interval;
@@ -402,10 +404,15 @@ impl Sampler {
     }
 
     /// Takes a sample (a server whose `/proc` cannot be read gives zeros,
-    /// which fail the verdict rather than hide).
-    fn sample(&mut self, shared: &Shared, now: Instant) {
+    /// which fail the verdict rather than hide). `/proc` is read before
+    /// `/metrics` is fetched, so the fetch's connection is not counted.
+    async fn sample(&mut self, shared: &Shared, now: Instant) {
         let resources = Resources::of(self.pid).unwrap_or_default();
         let cpu = process_cpu(self.pid);
+        let threads_by_kind = fetch(shared.address, "/metrics")
+            .await
+            .as_deref()
+            .and_then(threads_by_kind);
         let (users, reports, p99, errors) = {
             let mut state = shared.lock();
             let p99 = std::mem::take(&mut state.since_sample)
@@ -426,6 +433,7 @@ impl Sampler {
         self.samples.push(Sample {
             t_s: (now - self.start).as_secs_f64(),
             resources,
+            threads_by_kind,
             client_connections,
             users: users - users0,
             reports: reports - reports0,
@@ -612,6 +620,28 @@ async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
         });
     }
     result
+}
+
+/// `GET path`'s body on a connection of its own (not counted among the
+/// generator's), if the answer is `200` within a second.
+async fn fetch(address: SocketAddr, path: &str) -> Option<String> {
+    let get = async {
+        let mut conn = connect(address, &Arc::default()).await.ok()?;
+        let request = Request::get(path)
+            .header(header::HOST, address.to_string())
+            .body(Empty::new())
+            .ok()?;
+        let response = conn.sender.send_request(request).await.ok()?;
+        if response.status() != StatusCode::OK {
+            return None;
+        }
+        let body = response.into_body().collect().await.ok()?.to_bytes();
+        String::from_utf8(body.to_vec()).ok()
+    };
+    tokio::time::timeout(Duration::from_secs(1), get)
+        .await
+        .ok()
+        .flatten()
 }
 
 async fn connect(address: SocketAddr, open: &Arc<AtomicUsize>) -> io::Result<Conn> {

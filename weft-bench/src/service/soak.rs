@@ -2,7 +2,8 @@
 //! the default run; issue 37, item 6): the seed-004 load for that long on
 //! each runtime's server, with the server process sampled every 10 s —
 //! its resident memory (`/proc/PID/status`), threads (`/proc/PID/task`),
-//! open descriptors (`/proc/PID/fd`), the connections the generator has
+//! open descriptors (`/proc/PID/fd`), on weft its threads alive by kind
+//! (from its `/metrics`: started less ended), the connections the generator has
 //! open to it, the point reads and reports it answered since the last
 //! sample and their p99, its CPU, and the generator's errors so far by
 //! kind — and a verdict: at the end, RSS, threads and the server's own
@@ -20,6 +21,7 @@
 //! first at 0 s (before any request), then every `interval`, and the last
 //! when the window closes (the load still running).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -134,6 +136,11 @@ pub struct Sample {
     pub t_s: f64,
     #[serde(flatten)]
     pub resources: Resources,
+    /// The runtime's threads alive by kind (`worker`, `monitor`, `spare`,
+    /// `blocking`), from weft's `/metrics`; `None` on tokio (no such
+    /// figures) or when `/metrics` did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_by_kind: Option<BTreeMap<String, u64>>,
     /// The connections the generator had open to the server.
     #[serde(default)]
     pub client_connections: u64,
@@ -155,13 +162,56 @@ impl Sample {
     }
 }
 
+/// Threads alive by kind from weft's Prometheus text: for each kind,
+/// `weft_threads_started_total` less `weft_threads_ended_total`. `None`
+/// when the text has no started counts (not weft's).
+pub fn threads_by_kind(prometheus: &str) -> Option<BTreeMap<String, u64>> {
+    let mut started = BTreeMap::new();
+    let mut ended = BTreeMap::<String, u64>::new();
+    for line in prometheus.lines() {
+        let Some((series, value)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.trim().parse::<u64>() else {
+            continue;
+        };
+        let counted = |name: &str| {
+            let kind = series.strip_prefix(name)?.strip_prefix("{kind=\"")?;
+            Some(kind.strip_suffix("\"}")?.to_owned())
+        };
+        if let Some(kind) = counted("weft_threads_started_total") {
+            started.insert(kind, value);
+        } else if let Some(kind) = counted("weft_threads_ended_total") {
+            ended.insert(kind, value);
+        }
+    }
+    if started.is_empty() {
+        return None;
+    }
+    Some(
+        started
+            .into_iter()
+            .map(|(kind, n)| {
+                let gone = ended.get(&kind).copied().unwrap_or(0);
+                (kind, n.saturating_sub(gone))
+            })
+            .collect(),
+    )
+}
+
 /// The columns of a soak's table: one row per sample.
-const SAMPLE_COLUMNS: [Column<Sample>; 11] = [
+const SAMPLE_COLUMNS: [Column<Sample>; 12] = [
     ("t s", |s| format!("{:.0}", s.t_s)),
     ("RSS MiB", |s| {
         format!("{:.1}", s.resources.rss_kib as f64 / 1024.0)
     }),
     ("threads", |s| s.resources.threads.to_string()),
+    ("alive by kind", |s| {
+        s.threads_by_kind.as_ref().map_or("-".to_owned(), |kinds| {
+            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            kinds.join(", ")
+        })
+    }),
     ("fds", |s| s.resources.fds.to_string()),
     ("client conns", |s| s.client_connections.to_string()),
     ("own fds", |s| s.own_fds().to_string()),
@@ -293,6 +343,7 @@ mod tests {
                 threads,
                 fds: fds + 3,
             },
+            threads_by_kind: None,
             client_connections: 3,
             users: 10_000,
             reports: 200,
@@ -379,6 +430,25 @@ mod tests {
         assert_eq!(judged.verdict.passed, None);
         assert!(judged.verdict_line().starts_with("not judged"));
         assert!(judged.table().render().contains("RSS MiB"));
+    }
+
+    #[test]
+    fn threads_alive_by_kind_are_started_less_ended() {
+        let text = "# TYPE weft_threads_started_total counter\n\
+                    weft_threads_started_total{kind=\"worker\"} 2\n\
+                    weft_threads_started_total{kind=\"blocking\"} 9\n\
+                    weft_threads_ended_total{kind=\"worker\"} 0\n\
+                    weft_threads_ended_total{kind=\"blocking\"} 5\n\
+                    weft_workers 2\n";
+        let kinds = threads_by_kind(text).unwrap();
+        assert_eq!(kinds.get("worker"), Some(&2));
+        assert_eq!(kinds.get("blocking"), Some(&4));
+        assert_eq!(kinds.len(), 2);
+        assert_eq!(threads_by_kind("tokio_workers 2\n"), None);
+        let mut row = sample(10.0, 1, 6, 1, 0);
+        row.threads_by_kind = Some(kinds);
+        let judged = Soak::judge(vec![row], &soak(60));
+        assert!(judged.table().render().contains("blocking 4, worker 2"));
     }
 
     #[test]
