@@ -136,11 +136,11 @@ pub struct Sample {
     pub t_s: f64,
     #[serde(flatten)]
     pub resources: Resources,
-    /// The runtime's threads alive by kind (`worker`, `monitor`, `spare`,
+    /// The runtime's threads by kind (`worker`, `monitor`, `spare`,
     /// `blocking`), from weft's `/metrics`; `None` on tokio (no such
     /// figures) or when `/metrics` did not answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads_by_kind: Option<BTreeMap<String, u64>>,
+    pub threads_by_kind: Option<BTreeMap<String, KindThreads>>,
     /// The connections the generator had open to the server.
     #[serde(default)]
     pub client_connections: u64,
@@ -162,10 +162,20 @@ impl Sample {
     }
 }
 
-/// Threads alive by kind from weft's Prometheus text: for each kind,
-/// `weft_threads_started_total` less `weft_threads_ended_total`. `None`
+/// One kind of the runtime's threads at a sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindThreads {
+    /// Started less ended.
+    pub alive: u64,
+    /// Started since the runtime started (so a pool that keeps its size
+    /// by ending and starting threads shows here, not in `alive`).
+    pub started: u64,
+}
+
+/// Threads by kind from weft's Prometheus text
+/// (`weft_threads_started_total` and `weft_threads_ended_total`). `None`
 /// when the text has no started counts (not weft's).
-pub fn threads_by_kind(prometheus: &str) -> Option<BTreeMap<String, u64>> {
+pub fn threads_by_kind(prometheus: &str) -> Option<BTreeMap<String, KindThreads>> {
     let mut started = BTreeMap::new();
     let mut ended = BTreeMap::<String, u64>::new();
     for line in prometheus.lines() {
@@ -191,9 +201,10 @@ pub fn threads_by_kind(prometheus: &str) -> Option<BTreeMap<String, u64>> {
     Some(
         started
             .into_iter()
-            .map(|(kind, n)| {
+            .map(|(kind, started)| {
                 let gone = ended.get(&kind).copied().unwrap_or(0);
-                (kind, n.saturating_sub(gone))
+                let alive = started.saturating_sub(gone);
+                (kind, KindThreads { alive, started })
             })
             .collect(),
     )
@@ -206,9 +217,12 @@ const SAMPLE_COLUMNS: [Column<Sample>; 12] = [
         format!("{:.1}", s.resources.rss_kib as f64 / 1024.0)
     }),
     ("threads", |s| s.resources.threads.to_string()),
-    ("alive by kind", |s| {
+    ("alive (started) by kind", |s| {
         s.threads_by_kind.as_ref().map_or("-".to_owned(), |kinds| {
-            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let kinds: Vec<String> = kinds
+                .iter()
+                .map(|(kind, n)| format!("{kind} {} ({})", n.alive, n.started))
+                .collect();
             kinds.join(", ")
         })
     }),
@@ -441,14 +455,20 @@ mod tests {
                     weft_threads_ended_total{kind=\"blocking\"} 5\n\
                     weft_workers 2\n";
         let kinds = threads_by_kind(text).unwrap();
-        assert_eq!(kinds.get("worker"), Some(&2));
-        assert_eq!(kinds.get("blocking"), Some(&4));
+        let alive = |kind: &str| kinds.get(kind).map(|n| (n.alive, n.started));
+        assert_eq!(alive("worker"), Some((2, 2)));
+        assert_eq!(alive("blocking"), Some((4, 9)));
         assert_eq!(kinds.len(), 2);
         assert_eq!(threads_by_kind("tokio_workers 2\n"), None);
         let mut row = sample(10.0, 1, 6, 1, 0);
         row.threads_by_kind = Some(kinds);
         let judged = Soak::judge(vec![row], &soak(60));
-        assert!(judged.table().render().contains("blocking 4, worker 2"));
+        assert!(
+            judged
+                .table()
+                .render()
+                .contains("blocking 4 (9), worker 2 (2)")
+        );
     }
 
     #[test]
