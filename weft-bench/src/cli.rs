@@ -279,6 +279,10 @@ struct EchoArgs {
     /// Run only these rows (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
     only: Vec<Row>,
+    /// Skip the floor row (each row served with no async runtime, after
+    /// the runtimes: what this machine needs for the same work).
+    #[arg(long)]
+    no_floor: bool,
 }
 
 #[derive(Debug, Args)]
@@ -301,6 +305,10 @@ struct HttpArgs {
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     connections: u16,
+    /// Skip the floor row (the hello request answered with no async
+    /// runtime, after the runtimes: what this machine needs for it).
+    #[arg(long)]
+    no_floor: bool,
 }
 
 #[derive(Debug, Args)]
@@ -509,6 +517,7 @@ impl HttpArgs {
     fn http_config(&self) -> HttpConfig {
         HttpConfig {
             connections: usize::from(self.connections),
+            floor: !self.no_floor,
             ..HttpConfig::new(self.lane.setup())
         }
     }
@@ -518,6 +527,7 @@ impl EchoArgs {
     fn echo_config(&self) -> EchoConfig {
         EchoConfig {
             rows: only(Row::ALL, &self.only),
+            floor: !self.no_floor,
             ..EchoConfig::new(self.lane.setup())
         }
     }
