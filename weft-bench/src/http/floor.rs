@@ -133,7 +133,13 @@ impl Protocol for Hello {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+    use std::time::Duration;
+
     use super::*;
+    use crate::floor::Floor;
+    use crate::runtimes::Weft;
 
     const GET: &[u8] = b"GET / HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n\r\n";
 
@@ -164,6 +170,61 @@ mod tests {
         assert_eq!(answers(post).0.consumed, 0, "its body is not all in");
         let post = b"POST / HTTP/1.1\r\ncontent-length: 3\r\n\r\nabc";
         assert_eq!(answers(post).0.consumed, post.len());
+    }
+
+    /// On one keep-alive connection to `address`: `GET /` alone three
+    /// times, then two pipelined in one write; each answer as read.
+    fn exchange(address: SocketAddr) -> Vec<Vec<u8>> {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answers = Vec::new();
+        for requests in [1, 1, 1, 2] {
+            stream.write_all(&GET.repeat(requests)).unwrap();
+            let mut answer = Vec::new();
+            while count(&answer) < requests {
+                let mut buffer = [0u8; 1024];
+                let read = stream.read(&mut buffer).unwrap();
+                assert!(read > 0, "the server closed a keep-alive connection");
+                answer.extend_from_slice(&buffer[..read]);
+            }
+            answers.push(answer);
+        }
+        answers
+    }
+
+    /// `answer` with every date's value starred out, and its dates.
+    fn undated(answer: &[u8]) -> (String, Vec<SystemTime>) {
+        let mut text = String::from_utf8(answer.to_vec()).unwrap();
+        let mut dates = Vec::new();
+        let mut from = 0;
+        while let Some(at) = text[from..].find("date: ") {
+            let start = from + at + "date: ".len();
+            let end = start + text[start..].find("\r\n").unwrap();
+            dates.push(httpdate::parse_http_date(&text[start..end]).unwrap());
+            text.replace_range(start..end, "*");
+            from = start;
+        }
+        (text, dates)
+    }
+
+    #[test]
+    fn the_floor_answers_with_hypers_bytes_over_keep_alive() {
+        let floor = Floor::start::<Hello>(2).unwrap();
+        let hyper = crate::http::server::start::<Weft>(1).unwrap();
+        let (ours, theirs) = (exchange(floor.address()), exchange(hyper.address()));
+        floor.stop().unwrap();
+        hyper.stop().unwrap();
+        for (ours, theirs) in ours.iter().zip(&theirs) {
+            let ((ours, dates), (theirs, _)) = (undated(ours), undated(theirs));
+            assert_eq!(ours, theirs);
+            for date in dates {
+                let off = SystemTime::now().duration_since(date).unwrap();
+                assert!(off < Duration::from_secs(60), "dated {off:?} ago");
+            }
+        }
+        assert_eq!(ours.len(), 4);
     }
 
     #[test]
