@@ -23,7 +23,9 @@
 //! peer's and its p99 over the best peer's, and whether it meets the
 //! issue's targets (req/s ≥ the best peer's, p99 ≤ 1.1× the best peer's).
 //! [`result`] is the JSON, the figures `compare` gates and the ratios,
-//! [`report`] the table. A missed target never fails the run; a runtime
+//! [`report`] the table. Each row also runs on the floor
+//! ([`crate::floor`]: echo with no runtime) after the runtimes, never a
+//! peer (`--no-floor`: not). A missed target never fails the run; a runtime
 //! that failed a row does.
 
 pub mod cost;

@@ -13,7 +13,10 @@
 //! `measure_pair`); only one server is ever alive. Per runtime: req/s,
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
-//! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse).
+//! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse). After
+//! the runtimes, the floor ([`floor`], [`crate::floor`]: the same request
+//! answered with no runtime) runs the same way, never a peer
+//! (`--no-floor`: not).
 //! [`result`] is the JSON and the figures `compare` gates (the echo
 //! lane's, with this lane's floors), [`report`] the table. A missed target
 //! never fails the run; a runtime that failed does.
