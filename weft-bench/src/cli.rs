@@ -68,12 +68,12 @@ enum Command {
     /// The echo lane alone: TCP echo over loopback, one load generator.
     ///
     /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and
-    /// runtime, the lane in about 20 s; full: 1 s and 6 s.
+    /// runtime (and the floor), the lane in about 45 s; full: 1 s and 6 s.
     Echo(EchoArgs),
     /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
     ///
-    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
-    /// in about 15 s; full: 1 s and 10 s.
+    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime (and the
+    /// floor), the lane in about 35 s; full: 1 s and 10 s.
     Http(HttpArgs),
     /// The file lane alone: 64 tasks reading and writing 8 MiB files beside
     /// a 1 ms ticker.

@@ -50,7 +50,8 @@ pub const ROW: &str = "hello_conn64";
 pub const CONNECTIONS: usize = 64;
 
 /// The timing of `profile`. Quick: 0.5 s warm-up and 3 s measured per
-/// runtime, about 12 s for the three; full: 1 s and 10 s.
+/// runtime, about 35 s for the three and the floor, at the lane's load and
+/// paced; full: 1 s and 10 s.
 pub fn timing(profile: Profile) -> Timing {
     Timing::measuring(profile, Duration::from_secs(3), Duration::from_secs(10))
 }
