@@ -15,18 +15,20 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
+use crate::echo::server::Serving;
 use crate::echo::{self, EchoConfig, Row};
 use crate::figure::gate::Tolerances;
 use crate::figure::lane::Setup;
 use crate::figure::{self, table::header};
 use crate::file::{self, FileConfig};
+use crate::floor::Floor;
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
 use crate::json::{self, Document};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
-use crate::runtimes::{RuntimeKind, Tuning};
+use crate::runtimes::{RuntimeKind, Smol, Tokio, Tuning, Weft};
 use crate::service::soak::SoakConfig;
 use crate::service::{self, ServiceConfig};
 use crate::summary;
@@ -92,8 +94,9 @@ enum Command {
     /// Run weft-service with these arguments (run by the service lane).
     #[command(hide = true)]
     ServiceServe(ServiceServeArgs),
-    /// Serve the HTTP lane's hello server on one runtime for an outside
-    /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
+    /// Serve the HTTP lane's hello server on one runtime (or its floor)
+    /// for an outside load generator (`wrk -c64 http://ADDRESS/`); prints
+    /// its address.
     HttpServe(HttpServeArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
@@ -288,8 +291,12 @@ struct EchoArgs {
 #[derive(Debug, Args)]
 struct HttpServeArgs {
     /// The runtime serving.
-    #[arg(long, value_enum)]
-    runtime: RuntimeKind,
+    #[arg(long, value_enum, required_unless_present = "floor")]
+    runtime: Option<RuntimeKind>,
+    /// Serve the lane's floor instead: the hello answer with no async
+    /// runtime (`weft_bench::floor`).
+    #[arg(long, conflicts_with = "runtime")]
+    floor: bool,
     /// Its worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
@@ -740,18 +747,18 @@ impl Lanes {
 
 /// Serves the HTTP lane's hello server for an outside load generator.
 fn http_serve(args: &HttpServeArgs) -> ExitCode {
-    fn serve<R: http::server::HttpRuntime>(workers: usize, seconds: u64) -> std::io::Result<()> {
-        let server = http::server::start::<R>(workers)?;
+    fn serve<S: Serving>(started: std::io::Result<S>, seconds: u64) -> std::io::Result<()> {
+        let server = started?;
         println!("http://{}/", server.address());
         std::thread::sleep(std::time::Duration::from_secs(seconds));
-        drop(server);
-        Ok(())
+        server.stop()
     }
-    let workers = usize::from(args.workers);
-    let served = match args.runtime {
-        RuntimeKind::Weft => serve::<crate::runtimes::Weft>(workers, args.seconds),
-        RuntimeKind::Tokio => serve::<crate::runtimes::Tokio>(workers, args.seconds),
-        RuntimeKind::Smol => serve::<crate::runtimes::Smol>(workers, args.seconds),
+    let (workers, seconds) = (usize::from(args.workers), args.seconds);
+    let served = match args.runtime.filter(|_| !args.floor) {
+        Some(RuntimeKind::Weft) => serve(http::server::start::<Weft>(workers), seconds),
+        Some(RuntimeKind::Tokio) => serve(http::server::start::<Tokio>(workers), seconds),
+        Some(RuntimeKind::Smol) => serve(http::server::start::<Smol>(workers), seconds),
+        None => serve(Floor::start::<http::floor::Hello>(workers), seconds),
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
