@@ -33,6 +33,12 @@
 # two builds of weft, alternated. Defaults: 3 rounds, 10 s each, 64
 # connections, 1 s of warm-up per server and round.
 #
+# The HTTP lane's floor (the same answer with no async runtime,
+# weft-bench/src/floor.rs) serves the same way, to show what the machine
+# needs for the work beside the servers: `floor="target/release/weft-bench
+# http-serve --floor --seconds 3600"` (or `--runtime weft|tokio|smol` for
+# the lane's own servers).
+#
 # Counts (system calls, switches per request) hold on a loaded machine; the
 # CPU time per request moves with what else runs (caches, frequency,
 # preemption): alternate, and read the spread. Needs root or

@@ -15,18 +15,20 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
+use crate::echo::server::Serving;
 use crate::echo::{self, EchoConfig, Row};
 use crate::figure::gate::Tolerances;
 use crate::figure::lane::Setup;
 use crate::figure::{self, table::header};
 use crate::file::{self, FileConfig};
+use crate::floor::Floor;
 use crate::harness::{self, Profile, RunConfig};
 use crate::http::{self, HttpConfig};
 use crate::json::{self, Document};
 use crate::metrics::{self, MetricsConfig, Part, dump, wait::Mechanism};
 use crate::mixed::{self, Load, MixedConfig, Variant};
 use crate::report;
-use crate::runtimes::{RuntimeKind, Tuning};
+use crate::runtimes::{RuntimeKind, Smol, Tokio, Tuning, Weft};
 use crate::service::soak::SoakConfig;
 use crate::service::{self, ServiceConfig};
 use crate::summary;
@@ -68,12 +70,12 @@ enum Command {
     /// The echo lane alone: TCP echo over loopback, one load generator.
     ///
     /// Quick profile: 0.5 s warm-up and 1.5 s measured per row and
-    /// runtime, the lane in about 20 s; full: 1 s and 6 s.
+    /// runtime (and the floor), the lane in about 45 s; full: 1 s and 6 s.
     Echo(EchoArgs),
     /// The HTTP lane alone: hyper's hello server, one hyper-client thread.
     ///
-    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime, the lane
-    /// in about 15 s; full: 1 s and 10 s.
+    /// Quick profile: 0.5 s warm-up and 3 s measured per runtime (and the
+    /// floor), the lane in about 35 s; full: 1 s and 10 s.
     Http(HttpArgs),
     /// The file lane alone: 64 tasks reading and writing 8 MiB files beside
     /// a 1 ms ticker.
@@ -92,8 +94,9 @@ enum Command {
     /// Run weft-service with these arguments (run by the service lane).
     #[command(hide = true)]
     ServiceServe(ServiceServeArgs),
-    /// Serve the HTTP lane's hello server on one runtime for an outside
-    /// load generator (`wrk -c64 http://ADDRESS/`); prints its address.
+    /// Serve the HTTP lane's hello server on one runtime (or its floor)
+    /// for an outside load generator (`wrk -c64 http://ADDRESS/`); prints
+    /// its address.
     HttpServe(HttpServeArgs),
     /// Measure `bytes_per_timer` in this process (run by the timers lane).
     #[command(hide = true)]
@@ -279,13 +282,21 @@ struct EchoArgs {
     /// Run only these rows (repeat the flag or separate with commas).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ROW")]
     only: Vec<Row>,
+    /// Skip the floor row (each row served with no async runtime, after
+    /// the runtimes: what this machine needs for the same work).
+    #[arg(long)]
+    no_floor: bool,
 }
 
 #[derive(Debug, Args)]
 struct HttpServeArgs {
     /// The runtime serving.
-    #[arg(long, value_enum)]
-    runtime: RuntimeKind,
+    #[arg(long, value_enum, required_unless_present = "floor")]
+    runtime: Option<RuntimeKind>,
+    /// Serve the lane's floor instead: the hello answer with no async
+    /// runtime (`weft_bench::floor`).
+    #[arg(long, conflicts_with = "runtime")]
+    floor: bool,
     /// Its worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     workers: u16,
@@ -301,6 +312,10 @@ struct HttpArgs {
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     connections: u16,
+    /// Skip the floor row (the hello request answered with no async
+    /// runtime, after the runtimes: what this machine needs for it).
+    #[arg(long)]
+    no_floor: bool,
 }
 
 #[derive(Debug, Args)]
@@ -509,6 +524,7 @@ impl HttpArgs {
     fn http_config(&self) -> HttpConfig {
         HttpConfig {
             connections: usize::from(self.connections),
+            floor: !self.no_floor,
             ..HttpConfig::new(self.lane.setup())
         }
     }
@@ -518,6 +534,7 @@ impl EchoArgs {
     fn echo_config(&self) -> EchoConfig {
         EchoConfig {
             rows: only(Row::ALL, &self.only),
+            floor: !self.no_floor,
             ..EchoConfig::new(self.lane.setup())
         }
     }
@@ -730,18 +747,18 @@ impl Lanes {
 
 /// Serves the HTTP lane's hello server for an outside load generator.
 fn http_serve(args: &HttpServeArgs) -> ExitCode {
-    fn serve<R: http::server::HttpRuntime>(workers: usize, seconds: u64) -> std::io::Result<()> {
-        let server = http::server::start::<R>(workers)?;
+    fn serve<S: Serving>(started: std::io::Result<S>, seconds: u64) -> std::io::Result<()> {
+        let server = started?;
         println!("http://{}/", server.address());
         std::thread::sleep(std::time::Duration::from_secs(seconds));
-        drop(server);
-        Ok(())
+        server.stop()
     }
-    let workers = usize::from(args.workers);
-    let served = match args.runtime {
-        RuntimeKind::Weft => serve::<crate::runtimes::Weft>(workers, args.seconds),
-        RuntimeKind::Tokio => serve::<crate::runtimes::Tokio>(workers, args.seconds),
-        RuntimeKind::Smol => serve::<crate::runtimes::Smol>(workers, args.seconds),
+    let (workers, seconds) = (usize::from(args.workers), args.seconds);
+    let served = match args.runtime.filter(|_| !args.floor) {
+        Some(RuntimeKind::Weft) => serve(http::server::start::<Weft>(workers), seconds),
+        Some(RuntimeKind::Tokio) => serve(http::server::start::<Tokio>(workers), seconds),
+        Some(RuntimeKind::Smol) => serve(http::server::start::<Smol>(workers), seconds),
+        None => serve(Floor::start::<http::floor::Hello>(workers), seconds),
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,

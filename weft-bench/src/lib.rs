@@ -41,6 +41,10 @@
 //! and CPU per request against tokio and smol; its row joins the same
 //! document and gate.
 //!
+//! [`floor`] answers the echo and HTTP lanes' requests with no async
+//! runtime (a thread and an epoll set per worker): what this machine needs
+//! for the same work, shown beside the runtimes, never a peer.
+//!
 //! [`file`](mod@file) is the file lane (`weft-bench file`, and the sixth lane of the
 //! default run): 32 tasks writing and 32 reading 8 MiB files through each
 //! runtime's file API beside a 1 ms ticker; total time, the ticker's
@@ -53,6 +57,7 @@ pub mod driver;
 pub mod echo;
 pub mod figure;
 pub mod file;
+pub mod floor;
 pub mod harness;
 pub mod http;
 pub mod json;

@@ -8,10 +8,16 @@
 //! HTTP lanes' requests per second, the file lane's total time and its
 //! ticker's p99 lateness. "ahead" means better than every peer
 //! that finished (lower time or latency, higher throughput).
+//!
+//! Below the table, a note per echo or HTTP row with cost targets that
+//! also ran on the floor (`crate::floor`): its server CPU and system calls
+//! per request beside weft's and tokio's, never in a ratio.
 
 use std::collections::BTreeMap;
 
+use crate::echo::result::EchoRun;
 use crate::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
+use crate::floor::FLOOR;
 use crate::json::{Document, MEDIAN_MS};
 use crate::table::Table;
 use crate::{echo, file, mixed, service, timers};
@@ -143,6 +149,42 @@ fn cost_lines<R: Row<Run = echo::result::EchoRun>>(
     }
 }
 
+/// The floor's notes: for each echo or HTTP row with cost targets that
+/// ran on the floor, the server's CPU (µs) and system calls per request
+/// of the floor, weft and tokio, at the lane's load and paced.
+fn floor_notes(document: &Document) -> Vec<String> {
+    let echo = document.lanes.echo.iter().flat_map(|e| &e.rows);
+    let http = document.lanes.http.iter().flat_map(|h| &h.rows);
+    let rows = echo.map(|r| ("echo", r)).chain(http.map(|r| ("http", r)));
+    let rows = rows.filter(|(_, row)| !row.targets.is_empty() && row.runtimes.contains_key(FLOOR));
+    rows.map(|(lane, row)| {
+        let paced = row.paced.iter().map(|p| {
+            let rate = format!("{:.0}/s", p.rate_per_s);
+            format!("; at {rate} {}", floor_cells(&p.runtimes))
+        });
+        format!(
+            "{lane} {} server µs/req and syscalls/req, floor | weft | tokio: at the lane's load \
+             {}{}",
+            row.name,
+            floor_cells(&row.runtimes),
+            paced.collect::<String>()
+        )
+    })
+    .collect()
+}
+
+/// `CPU/syscalls` of the floor, weft and tokio in `runs`, `-` where not
+/// counted.
+fn floor_cells(runs: &BTreeMap<String, EchoRun>) -> String {
+    let cost = |runtime: &str| {
+        let cost = runs.get(runtime).and_then(|r| r.ok()?.server.as_ref());
+        cost.map_or("-".to_owned(), |c| {
+            format!("{:.2}/{:.3}", c.cpu_us_per_req, c.syscalls_per_req)
+        })
+    };
+    [FLOOR, WEFT, "tokio"].map(cost).join(" | ")
+}
+
 fn cell(value: Option<f64>) -> String {
     match value {
         None => "-".to_owned(),
@@ -175,8 +217,12 @@ pub fn render(document: &Document) -> String {
     }
     let ahead = lines.iter().filter(|l| l.verdict() == "ahead").count();
     let compared = lines.iter().filter(|l| l.ratio().is_some()).count();
+    let notes: String = floor_notes(document)
+        .iter()
+        .map(|note| format!("{note}\n"))
+        .collect();
     format!(
-        "\nsummary: every lane's headline figure (÷best: weft's over the best peer's)\n{}weft ahead of both peers on {ahead} of {compared} compared figures\n",
+        "\nsummary: every lane's headline figure (÷best: weft's over the best peer's)\n{}weft ahead of both peers on {ahead} of {compared} compared figures\n{notes}",
         table.render()
     )
 }

@@ -1,7 +1,8 @@
 //! Smoke test of the echo lane: every row on every runtime, with tiny
 //! timing, gives throughput, percentiles and CPU, no round trip is left
-//! unfinished, and weft's ratios to the best peer are filled in; the
-//! document with the lane round-trips through JSON.
+//! unfinished, and weft's ratios to the best peer are filled in; every
+//! row runs on the floor too, in no ratio; the document with the lane
+//! round-trips through JSON.
 //!
 //! One test in its own binary: the CPU figures read the whole process's
 //! CPU time, which tests running beside it would disturb.
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use weft_bench::echo::result::Figures;
 use weft_bench::echo::{self, EchoConfig, Row, Timing};
+use weft_bench::floor::FLOOR;
 use weft_bench::mixed::latency::Percentiles;
 use weft_bench::runtimes::RuntimeKind;
 
@@ -24,14 +26,23 @@ fn every_row_gives_figures_on_every_runtime() {
     // About 3 s on the 2-core dev machine.
     let result = common::tiny_lane(Duration::from_secs(60), || echo::run(&config));
     assert_eq!(result.rows.len(), Row::ALL.len());
-    let runtimes = RuntimeKind::ALL.map(RuntimeKind::name);
-    for (_, _, f) in common::every_run(&result.rows, runtimes, latency) {
+    let [weft, tokio, smol] = RuntimeKind::ALL.map(RuntimeKind::name);
+    let servers = [weft, tokio, smol, FLOOR];
+    assert_eq!(result.settings.lane.runtimes, servers);
+    for (_, _, f) in common::every_run(&result.rows, servers, latency) {
         assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
     }
     for row in &result.rows {
         let ratios = row.ratios.as_ref().expect("weft's ratios");
-        assert!(ratios.req_per_s_vs_best.is_some() && ratios.p99_vs_best.is_some());
+        let peers = [&ratios.req_per_s_vs_best, &ratios.p99_vs_best];
+        assert!(
+            peers
+                .iter()
+                .all(|r| r.as_ref().is_some_and(|r| r.peer != FLOOR))
+        );
     }
+    let text = echo::report::render(&result);
+    assert!(text.contains("floor: the same requests"), "{text}");
     let back = common::round_trip(&result);
     assert_eq!(back.rows[0].runtimes, result.rows[0].runtimes);
 }

@@ -23,7 +23,9 @@
 //! peer's and its p99 over the best peer's, and whether it meets the
 //! issue's targets (req/s ≥ the best peer's, p99 ≤ 1.1× the best peer's).
 //! [`result`] is the JSON, the figures `compare` gates and the ratios,
-//! [`report`] the table. A missed target never fails the run; a runtime
+//! [`report`] the table. Each row also runs on the floor
+//! ([`crate::floor`]: echo with no runtime) after the runtimes, never a
+//! peer (`--no-floor`: not). A missed target never fails the run; a runtime
 //! that failed a row does.
 
 pub mod cost;
@@ -39,16 +41,17 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::driver::catch_panic;
-use crate::figure::lane::{RowKind, Setup, WindowSettings};
+use crate::figure::lane::{LaneSettings, RowKind, Setup, WindowSettings};
 use crate::figure::skew::Watch;
 use crate::figure::target::Target;
+use crate::floor::{self, FLOOR, Floor};
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
 use cost::Probe;
 use generator::{Outcome, Plan, RunOptions};
 use result::{EchoResult, EchoRun, EchoSettings, Figures, Paced, RowResult};
-use server::{EchoRuntime, Server};
+use server::{Server, Serving};
 
 crate::figure::lane::rows! {
     /// One row of the lane.
@@ -171,6 +174,9 @@ pub struct EchoConfig {
     pub timing: Timing,
     /// The rows, in order.
     pub rows: Vec<Row>,
+    /// Whether each row also runs on the floor ([`crate::floor`]), after
+    /// the runtimes (`--no-floor`: not).
+    pub floor: bool,
 }
 
 impl EchoConfig {
@@ -180,6 +186,7 @@ impl EchoConfig {
         EchoConfig {
             timing: Timing::of(setup.profile),
             rows: Row::ALL.to_vec(),
+            floor: true,
             setup,
         }
     }
@@ -243,6 +250,27 @@ pub(crate) trait Lane {
     fn setup(&self) -> &Setup;
     /// Durations.
     fn timing(&self) -> &Timing;
+    /// Whether the floor runs after the runtimes.
+    fn floor(&self) -> bool;
+
+    /// The servers a row runs on, in order: the runtimes, then (`None`)
+    /// the floor.
+    fn servers(&self) -> Vec<Option<RuntimeKind>> {
+        let runtimes = self.setup().runtimes.iter().copied().map(Some);
+        runtimes.chain(self.floor().then_some(None)).collect()
+    }
+
+    /// The lane's settings in the document: the floor is listed last.
+    fn settings(&self) -> LaneSettings {
+        let names = self.servers().into_iter().map(server_name);
+        let setup = self.setup();
+        LaneSettings::new(setup.profile, setup.workers, names)
+    }
+}
+
+/// A server's name in the runs: its runtime's, or [`FLOOR`].
+pub fn server_name(server: Option<RuntimeKind>) -> &'static str {
+    server.map_or(FLOOR, RuntimeKind::name)
 }
 
 impl Lane for EchoConfig {
@@ -252,19 +280,23 @@ impl Lane for EchoConfig {
     fn timing(&self) -> &Timing {
         &self.timing
     }
+    fn floor(&self) -> bool {
+        self.floor
+    }
 }
 
-/// Runs `row` on every runtime of the lane, one after the other, and then,
-/// if the row has `cost` targets and tokio completed it, again on every
-/// runtime at [`PACED_SHARE`] of tokio's req/s. `measure` measures one
-/// runtime at a rate (`None`: the lane's load; a run it abandons warns
+/// Runs `row` on every runtime of the lane, one after the other (and on
+/// the floor, if the lane runs it), and then, if the row has `cost`
+/// targets and tokio completed it, again on each of them at
+/// [`PACED_SHARE`] of tokio's req/s. `measure` measures one server (`None`:
+/// the floor) at a rate (`None`: the lane's load; a run it abandons warns
 /// through the watch).
 pub(crate) fn run_row(
     row: &Served,
     lane: &impl Lane,
     watch: &mut Watch,
     cost: &'static [Target<Figures>],
-    mut measure: impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
+    mut measure: impl FnMut(Option<RuntimeKind>, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> (BTreeMap<String, EchoRun>, Option<Paced>) {
     let runs = run_runtimes(row, lane, watch, None, &mut measure);
     let tokio = runs.get(RuntimeKind::Tokio.name()).and_then(|r| r.ok());
@@ -278,30 +310,29 @@ pub(crate) fn run_row(
     (runs, paced)
 }
 
-/// Runs `row` on every runtime at `rate` (`None`: the lane's load): prints
-/// each run's progress line and warns about its window.
+/// Runs `row` on every server of the lane at `rate` (`None`: the lane's
+/// load): prints each run's progress line and warns about its window.
 fn run_runtimes(
     row: &Served,
     lane: &impl Lane,
     watch: &mut Watch,
     rate: Option<f64>,
-    measure: &mut impl FnMut(RuntimeKind, Option<f64>, &mut Watch) -> Result<Outcome, String>,
+    measure: &mut impl FnMut(Option<RuntimeKind>, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> BTreeMap<String, EchoRun> {
     let mut runs = BTreeMap::new();
     let paced = rate.map_or(String::new(), |r| format!(" at {r:.0}/s"));
-    for &kind in &lane.setup().runtimes {
-        let measured = measure(kind, rate, watch);
+    for server in lane.servers() {
+        let name = server_name(server);
+        let measured = measure(server, rate, watch);
         let run = measured.map_or_else(EchoRun::failed, |o| EchoRun::from_outcome(&o));
         let line = (row.line)(&run);
         eprintln!(
-            "weft-bench: {}: {}{paced} on {}: {line}",
-            row.lane,
-            row.label,
-            kind.name()
+            "weft-bench: {}: {}{paced} on {name}: {line}",
+            row.lane, row.label,
         );
-        let what = format!("{}: {}{paced} on {}", row.lane, row.name, kind.name());
+        let what = format!("{}: {}{paced} on {name}", row.lane, row.name);
         watch.window(&what, &run, row.units, lane.timing().drain_timeout);
-        runs.insert(kind.name().to_owned(), run);
+        runs.insert(name.to_owned(), run);
     }
     runs
 }
@@ -317,10 +348,10 @@ pub(crate) enum Report {
     Panicked(String),
 }
 
-/// One row on one runtime, on a thread of its own, abandoned if it does
-/// not answer in time.
+/// One row on one server (`None`: the floor), on a thread of its own,
+/// abandoned if it does not answer in time.
 fn measure(
-    kind: RuntimeKind,
+    server: Option<RuntimeKind>,
     row: Row,
     rate: Option<f64>,
     config: &EchoConfig,
@@ -331,14 +362,17 @@ fn measure(
         plan.options.probe = probe;
         generator::run(address, &plan)
     };
-    let pair = move |sender: &mpsc::Sender<Report>| match kind {
-        RuntimeKind::Weft => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
-        RuntimeKind::Tokio => serve_and_load(|| Server::<Tokio>::start(workers), load, sender),
-        RuntimeKind::Smol => serve_and_load(|| Server::<Smol>::start(workers), load, sender),
+    let pair = move |sender: &mpsc::Sender<Report>| match server {
+        Some(RuntimeKind::Weft) => serve_and_load(|| Server::<Weft>::start(workers), load, sender),
+        Some(RuntimeKind::Tokio) => {
+            serve_and_load(|| Server::<Tokio>::start(workers), load, sender)
+        }
+        Some(RuntimeKind::Smol) => serve_and_load(|| Server::<Smol>::start(workers), load, sender),
+        None => serve_and_load(|| Floor::start::<floor::Echo>(workers), load, sender),
     };
     measure_pair(
         "echo",
-        kind,
+        server_name(server),
         row.name(),
         config.timing.timeout(),
         &mut watch.warnings,
@@ -346,14 +380,14 @@ fn measure(
     )
 }
 
-/// Runs `pair` (a server on `kind`, and its load) on a thread of its own,
+/// Runs `pair` (the server `name`, and its load) on a thread of its own,
 /// `lane`'s `row`, and waits for its reports at most `timeout` for the
 /// figures and then [`STOP_TIMEOUT`] for the server to stop; abandons the
 /// thread (with a warning) if it does not answer in time. The HTTP lane
 /// runs its pairs here too.
 pub(crate) fn measure_pair(
     lane: &str,
-    kind: RuntimeKind,
+    name: &str,
     row: &str,
     timeout: Duration,
     warnings: &mut Vec<String>,
@@ -361,7 +395,7 @@ pub(crate) fn measure_pair(
 ) -> Result<Outcome, String> {
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()
-        .name(format!("{lane}-{}", kind.name()))
+        .name(format!("{lane}-{name}"))
         .spawn(move || {
             if let Err(panic) = catch_panic(|| pair(&sender)) {
                 let _ = sender.send(Report::Panicked(panic));
@@ -386,9 +420,8 @@ pub(crate) fn measure_pair(
                     "gave no figures"
                 };
                 warnings.push(format!(
-                    "{lane}: {} {what} in {row} in time; abandoned, it may still be running \
+                    "{lane}: {name} {what} in {row} in time; abandoned, it may still be running \
                      and disturb what follows",
-                    kind.name(),
                 ));
                 // The thread is never joined: a hang must not hang the run.
                 return Err(match measured {
@@ -408,12 +441,12 @@ pub(crate) fn measure_pair(
     }
 }
 
-/// Starts a server on `R` with `start`, attaches perf to its threads
-/// ([`cost`]), runs the load generator `load` against it from this thread
-/// (with the probe, to count over its window), stops the server; reports
-/// each step to `reports`.
-pub(crate) fn serve_and_load<R: EchoRuntime>(
-    start: impl FnOnce() -> std::io::Result<Server<R>>,
+/// Starts a server with `start`, attaches perf to its threads ([`cost`]),
+/// runs the load generator `load` against it from this thread (with the
+/// probe, to count over its window), stops the server; reports each step
+/// to `reports`.
+pub(crate) fn serve_and_load<S: Serving>(
+    start: impl FnOnce() -> std::io::Result<S>,
     load: impl FnOnce(std::net::SocketAddr, Option<Arc<Probe>>) -> std::io::Result<Outcome>,
     reports: &mpsc::Sender<Report>,
 ) {
@@ -427,7 +460,7 @@ pub(crate) fn serve_and_load<R: EchoRuntime>(
         }
     };
     let mut tids: Vec<u32> = cost::threads().difference(&before).copied().collect();
-    tids.extend(R::SHARED_THREADS.iter().flat_map(|name| cost::named(name)));
+    tids.extend(S::SHARED_THREADS.iter().flat_map(|name| cost::named(name)));
     let probe = Probe::attach(&tids).map(Arc::new);
     let outcome = load(server.address(), probe.as_ref().ok().cloned());
     let outcome = outcome.map(|mut outcome| {

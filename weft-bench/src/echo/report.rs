@@ -11,6 +11,7 @@ use super::result::{
 use crate::figure::WEFT;
 use crate::figure::lane::RowKind;
 use crate::figure::table::{Runs, lane_text};
+use crate::floor::FLOOR;
 use crate::mixed::latency::Percentiles;
 use crate::table::{Table, us};
 
@@ -36,10 +37,23 @@ pub fn render(result: &EchoResult) -> String {
          process's (server, generator, helper threads), ms per s; gen CPU: the load \
          generator thread's part of it; req÷best: weft's req/s over the best peer's (target ≥ \
          {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target ≤ \
-         {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
+         {P99_TARGET}); others: the machine's CPU other processes used meanwhile{}",
+        floor_legend(&s.lane.runtimes)
     );
     let cost = cost_text(&result.rows, &s.lane.runtimes);
     lane_text(&title, &table, &legend) + &cost + &result.skew.footer()
+}
+
+/// What the legends of the echo and HTTP lanes say of the floor, when it
+/// is among `runtimes`.
+pub(crate) fn floor_legend(runtimes: &[String]) -> &'static str {
+    if runtimes.iter().any(|r| r == FLOOR) {
+        "; floor: the same requests answered with no async runtime (a thread and an epoll set \
+         per worker, one read and one write per readiness event): what this machine needs for \
+         the work, not a peer (no ratio, no target)"
+    } else {
+        ""
+    }
 }
 
 /// The columns of the lane's table: the row's and the runtime's, a run's

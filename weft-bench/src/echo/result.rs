@@ -18,7 +18,6 @@ use crate::figure::skew::{self, Window};
 use crate::figure::target::{Check, Target, check_all};
 use crate::figure::{self, Figure, Format, Peer, PeerRatio, Run};
 use crate::mixed::latency::Percentiles;
-use crate::runtimes::RuntimeKind;
 
 /// weft's throughput over the best peer's must be at least this (issue
 /// #16's target).
@@ -161,7 +160,7 @@ impl EchoSettings {
     /// The settings of `config`.
     pub fn new(config: &EchoConfig) -> EchoSettings {
         EchoSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            lane: super::Lane::settings(config),
             window: config.timing.window(),
             server_buffer_bytes: super::server::BUFFER_BYTES,
         }

@@ -76,6 +76,42 @@ pub trait EchoRuntime: BenchRuntime + 'static {
     fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static;
 }
 
+/// A server the lanes run under their generator: a runtime's [`Server`]
+/// or the floor ([`crate::floor::Floor`]).
+pub trait Serving {
+    /// The names of the process's threads that serve it beside those its
+    /// start created ([`EchoRuntime::SHARED_THREADS`]).
+    const SHARED_THREADS: &'static [&'static str] = &[];
+
+    /// Where it listens.
+    fn address(&self) -> SocketAddr;
+
+    /// Stops it; the error it ended on, if any.
+    fn stop(self) -> io::Result<()>;
+}
+
+impl<R: EchoRuntime> Serving for Server<R> {
+    const SHARED_THREADS: &'static [&'static str] = R::SHARED_THREADS;
+
+    fn address(&self) -> SocketAddr {
+        Server::address(self)
+    }
+
+    fn stop(self) -> io::Result<()> {
+        Server::stop(self)
+    }
+}
+
+impl Serving for crate::floor::Floor {
+    fn address(&self) -> SocketAddr {
+        crate::floor::Floor::address(self)
+    }
+
+    fn stop(self) -> io::Result<()> {
+        crate::floor::Floor::stop(self)
+    }
+}
+
 /// A runtime serving echo on a listener until [`Server::stop`].
 pub struct Server<R: EchoRuntime> {
     runtime: R,

@@ -13,11 +13,15 @@
 //! `measure_pair`); only one server is ever alive. Per runtime: req/s,
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
-//! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse).
+//! issue's targets (req/s ≥ 1.1× the best peer's, p99 no worse). After
+//! the runtimes, the floor ([`floor`], [`crate::floor`]: the same request
+//! answered with no runtime) runs the same way, never a peer
+//! (`--no-floor`: not).
 //! [`result`] is the JSON and the figures `compare` gates (the echo
 //! lane's, with this lane's floors), [`report`] the table. A missed target
 //! never fails the run; a runtime that failed does.
 
+pub mod floor;
 pub mod generator;
 pub mod report;
 pub mod result;
@@ -27,9 +31,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::echo::generator::{Outcome, Plan};
-use crate::echo::{Lane, Report, Served, Timing, measure_pair, run_row, serve_and_load};
+use crate::echo::{
+    Lane, Report, Served, Timing, measure_pair, run_row, serve_and_load, server_name,
+};
 use crate::figure::lane::Setup;
 use crate::figure::skew::Watch;
+use crate::floor::Floor;
 use crate::harness::Profile;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 
@@ -43,7 +50,8 @@ pub const ROW: &str = "hello_conn64";
 pub const CONNECTIONS: usize = 64;
 
 /// The timing of `profile`. Quick: 0.5 s warm-up and 3 s measured per
-/// runtime, about 12 s for the three; full: 1 s and 10 s.
+/// runtime, about 35 s for the three and the floor, at the lane's load and
+/// paced; full: 1 s and 10 s.
 pub fn timing(profile: Profile) -> Timing {
     Timing::measuring(profile, Duration::from_secs(3), Duration::from_secs(10))
 }
@@ -57,6 +65,9 @@ pub struct HttpConfig {
     pub timing: Timing,
     /// The generator's keep-alive connections.
     pub connections: usize,
+    /// Whether the row also runs on the floor ([`floor`]), after the
+    /// runtimes (`--no-floor`: not).
+    pub floor: bool,
 }
 
 impl HttpConfig {
@@ -66,6 +77,7 @@ impl HttpConfig {
         HttpConfig {
             timing: timing(setup.profile),
             connections: CONNECTIONS,
+            floor: true,
             setup,
         }
     }
@@ -81,6 +93,9 @@ impl Lane for HttpConfig {
     }
     fn timing(&self) -> &Timing {
         &self.timing
+    }
+    fn floor(&self) -> bool {
+        self.floor
     }
 }
 
@@ -103,9 +118,10 @@ pub fn run(config: &HttpConfig) -> HttpResult {
     }
 }
 
-/// The hello server on `kind` under the generator, on a thread of its own.
+/// The hello server on `server` (`None`: the floor) under the generator,
+/// on a thread of its own.
 fn measure(
-    kind: RuntimeKind,
+    server: Option<RuntimeKind>,
     rate: Option<f64>,
     config: &HttpConfig,
     watch: &mut Watch,
@@ -115,11 +131,14 @@ fn measure(
         plan.options.probe = probe;
         generator::run(address, &plan)
     };
-    let pair = move |sender: &mpsc::Sender<Report>| match kind {
-        RuntimeKind::Weft => serve_and_load(|| server::start::<Weft>(workers), load, sender),
-        RuntimeKind::Tokio => serve_and_load(|| server::start::<Tokio>(workers), load, sender),
-        RuntimeKind::Smol => serve_and_load(|| server::start::<Smol>(workers), load, sender),
+    let pair = move |sender: &mpsc::Sender<Report>| match server {
+        Some(RuntimeKind::Weft) => serve_and_load(|| server::start::<Weft>(workers), load, sender),
+        Some(RuntimeKind::Tokio) => {
+            serve_and_load(|| server::start::<Tokio>(workers), load, sender)
+        }
+        Some(RuntimeKind::Smol) => serve_and_load(|| server::start::<Smol>(workers), load, sender),
+        None => serve_and_load(|| Floor::start::<floor::Hello>(workers), load, sender),
     };
-    let timeout = config.timing.timeout();
-    measure_pair("http", kind, ROW, timeout, &mut watch.warnings, pair)
+    let (timeout, name) = (config.timing.timeout(), server_name(server));
+    measure_pair("http", name, ROW, timeout, &mut watch.warnings, pair)
 }

@@ -4,7 +4,7 @@
 //! targets; the settings above, a legend and warnings below.
 
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
-use crate::echo::report::{cost_text, runs_table};
+use crate::echo::report::{cost_text, floor_legend, runs_table};
 use crate::echo::result::EchoRun;
 use crate::figure::table::lane_text;
 use crate::mixed::latency::Percentiles;
@@ -28,7 +28,8 @@ pub fn render(result: &HttpResult) -> String {
          that CPU per request; gen CPU: the load generator thread's part, ms per s (near \
          1000 the generator bounds the figures); req÷best: weft's req/s over the best peer's \
          (target ≥ {REQ_PER_S_TARGET}), p99÷best: weft's p99 over the lowest peer p99 (target \
-         ≤ {P99_TARGET}); others: the machine's CPU other processes used meanwhile"
+         ≤ {P99_TARGET}); others: the machine's CPU other processes used meanwhile{}",
+        floor_legend(&s.lane.runtimes)
     );
     let cost = cost_text(&result.rows, &s.lane.runtimes);
     lane_text(&title, &table, &legend) + &cost + &result.skew.footer()

@@ -17,7 +17,6 @@ use crate::echo::result::{
 use crate::figure::Figure;
 use crate::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
 use crate::figure::target::Target;
-use crate::runtimes::RuntimeKind;
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
 /// target: ≥ 1.1× the best peer).
@@ -70,7 +69,7 @@ impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
         HttpSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            lane: crate::echo::Lane::settings(config),
             connections: config.connections,
             window: config.timing.window(),
             body_bytes: BODY.len(),
