@@ -287,7 +287,9 @@ impl Builder {
     }
 
     /// How long an idle blocking-pool thread waits for work before it
-    /// exits. Default 10 s; must be between 1 ms and 1 hour.
+    /// exits. Default 10 s; must be between 1 ms and 1 hour. New work goes
+    /// to the thread that became idle last, so under a steady load the
+    /// threads a burst started stay unused and exit after this long.
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Self {
         self.thread_keep_alive = keep_alive;
         self
