@@ -422,7 +422,10 @@ fn dropping_the_owner_races_a_completion(abort: bool) {
     if !abort {
         assert_eq!(log.completions.get(), 1, "nothing aborted the task");
     }
-    assert!(kept.is_finished(), "the task ended, its AbortHandle says not");
+    assert!(
+        kept.is_finished(),
+        "the task ended, its AbortHandle says not"
+    );
     drop((kept, other));
     finish(shared);
 }
