@@ -241,6 +241,26 @@ fn join_next_races_completions() {
     });
 }
 
+/// A thread that aborts through `abort`, asks whether the task finished,
+/// runs what its abort queued (as a worker would) and asks again; it
+/// returns `abort`.
+fn spawn_aborter(
+    shared: &Arc<Shared>,
+    race: &RacePoint,
+    abort: crate::task::AbortHandle,
+) -> thread::JoinHandle<crate::task::AbortHandle> {
+    let (shared, race) = (shared.clone(), race.clone());
+    thread::spawn(move || {
+        race.touch();
+        abort.abort();
+        race.touch();
+        let _ = abort.is_finished();
+        run_queued(&shared);
+        let _ = abort.is_finished();
+        abort
+    })
+}
+
 /// An `AbortHandle` on another thread aborts a member while the runner
 /// polls it and this thread waits in `join_next`, then asks whether it
 /// finished (a poll of the aborting task with the set's waker, which must
@@ -254,18 +274,7 @@ fn abort_handle_races_join_next(yields: usize) {
     let mut set = JoinSet::new();
     let abort = add(&mut set, &shared, Member::new(0, yields, &log, &race));
     let runner = spawn_runner(&shared);
-    let aborter = {
-        let (shared, race) = (shared.clone(), race.clone());
-        thread::spawn(move || {
-            race.touch();
-            abort.abort();
-            race.touch();
-            let _ = abort.is_finished();
-            run_queued(&shared);
-            let _ = abort.is_finished();
-            abort
-        })
-    };
+    let aborter = spawn_aborter(&shared, &race, abort);
     let results = join_all(Some(&shared), &mut set);
     runner.join().unwrap();
     let abort = aborter.join().unwrap();
@@ -388,8 +397,7 @@ fn dropping_the_set_races_a_completion_with_abort_handles_alive() {
 
 /// A `JoinHandle` is dropped on this thread while the runner completes its
 /// task (after a yield), and, if `abort`, while an `AbortHandle` on a third
-/// thread aborts it and asks whether it finished (then runs what its abort
-/// queued, as a worker would). Once every thread is done, the output of a
+/// thread aborts it (`spawn_aborter`). Once every thread is done, the output of a
 /// task that completed is already dropped, exactly once, though the
 /// `AbortHandle` is alive: the handle's reaper was woken by the
 /// completion, by the abort's notify, or by whoever put the task back in
@@ -401,17 +409,7 @@ fn dropping_the_owner_races_a_completion(abort: bool) {
     let handle = spawn_on(&shared, Member::new(0, 1, &log, &race));
     let kept = handle.abort_handle();
     let runner = spawn_runner(&shared);
-    let aborter = abort.then(|| {
-        let (shared, race, abort) = (shared.clone(), race.clone(), handle.abort_handle());
-        thread::spawn(move || {
-            race.touch();
-            abort.abort();
-            race.touch();
-            let _ = abort.is_finished();
-            run_queued(&shared);
-            abort
-        })
-    });
+    let aborter = abort.then(|| spawn_aborter(&shared, &race, handle.abort_handle()));
     race.touch();
     drop(handle);
     race.touch();
