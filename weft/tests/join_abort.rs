@@ -182,6 +182,60 @@ fn abort_after_completion_keeps_the_output() {
     });
 }
 
+/// A task whose `JoinHandle` was dropped while an `AbortHandle` lives: its
+/// output is dropped as soon as it completes (tokio's behaviour; the
+/// `AbortHandle` has no right to it), and the `AbortHandle` still says it
+/// finished. The output completes on a worker after the drop.
+#[test]
+fn an_abort_handle_does_not_keep_the_output_of_a_task_completing_after_its_join_handle_drop() {
+    on_every_shape(|rt| {
+        let drops = DropCounter::default();
+        let output = drops.track();
+        let (release, released) = common::oneshot::<()>();
+        let handle = rt.spawn(async move {
+            released.await;
+            output
+        });
+        let abort = handle.abort_handle();
+        drop(handle);
+        release.send(());
+        assert!(
+            common::wait_until(Duration::from_secs(10), || drops.drops() == 1),
+            "the output of a completed task outlived its JoinHandle (an AbortHandle is alive)"
+        );
+        assert!(abort.is_finished());
+        abort.abort(); // harmless once finished
+        assert!(abort.is_finished());
+        drop(abort);
+        assert_eq!(drops.drops(), 1, "the output dropped exactly once");
+    });
+}
+
+/// The `JoinHandle` of a completed task dropped while an `AbortHandle`
+/// lives: the output is dropped by that drop, at once.
+#[test]
+fn an_abort_handle_does_not_keep_the_output_of_a_completed_task_when_its_join_handle_drops() {
+    on_every_shape(|rt| {
+        let drops = DropCounter::default();
+        let output = drops.track();
+        let handle = rt.spawn(async move { output });
+        let abort = handle.abort_handle();
+        assert!(common::wait_until(Duration::from_secs(10), || {
+            abort.is_finished()
+        }));
+        assert_eq!(drops.drops(), 0, "the JoinHandle still holds the output");
+        drop(handle);
+        assert_eq!(
+            drops.drops(),
+            1,
+            "the JoinHandle's drop kept the output (an AbortHandle is alive)"
+        );
+        assert!(abort.is_finished());
+        drop(abort);
+        assert_eq!(drops.drops(), 1);
+    });
+}
+
 #[test]
 fn join_handles_are_send_and_sync_and_errors_are_errors() {
     fn assert_send_sync<T: Send + Sync>() {}

@@ -298,6 +298,64 @@ fn dropping_the_set_aborts_every_task() {
     });
 }
 
+/// The `AbortHandle`s `spawn_on` returned, kept alive, do not keep the
+/// outputs once the set is gone: the set's drop drops the outputs of its
+/// completed members at once, and `detach_all` leaves each output to be
+/// dropped when its task completes.
+#[test]
+fn abort_handles_do_not_keep_the_outputs_of_a_dropped_or_detached_set() {
+    on_every_shape(|rt| {
+        let drops = DropCounter::default();
+        let mut set = JoinSet::new();
+        let aborts: Vec<_> = (0..10)
+            .map(|_| {
+                let output = drops.track();
+                set.spawn_on(async move { output }, rt.handle())
+            })
+            .collect();
+        for abort in &aborts {
+            wait_finished(abort);
+        }
+        assert_eq!(drops.drops(), 0, "the set still holds the outputs");
+        drop(set);
+        assert_eq!(
+            drops.drops(),
+            10,
+            "the set's drop kept its outputs (their AbortHandles are alive)"
+        );
+
+        let drops = DropCounter::default();
+        let mut set = JoinSet::new();
+        let mut senders = Vec::new();
+        let aborts: Vec<_> = (0..10)
+            .map(|_| {
+                let (tx, rx) = oneshot::<()>();
+                senders.push(tx);
+                let output = drops.track();
+                set.spawn_on(
+                    async move {
+                        rx.await;
+                        output
+                    },
+                    rt.handle(),
+                )
+            })
+            .collect();
+        set.detach_all();
+        for tx in senders {
+            tx.send(());
+        }
+        assert!(
+            common::wait_until(Duration::from_secs(10), || drops.drops() == 10),
+            "{} of 10 outputs of detached tasks dropped (their AbortHandles are alive)",
+            drops.drops()
+        );
+        assert!(aborts.iter().all(AbortHandle::is_finished));
+        drop(aborts);
+        assert_eq!(drops.drops(), 10);
+    });
+}
+
 #[test]
 fn detach_all_lets_the_tasks_run_on() {
     on_every_shape(|rt| {

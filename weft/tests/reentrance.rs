@@ -331,6 +331,53 @@ fn a_tasks_output_and_a_dropped_join_handle_reenter() {
     });
 }
 
+/// A task's output that re-enters when dropped, whose `JoinHandle` is
+/// dropped while an `AbortHandle` lives: dropped by the handle's drop if
+/// the task had completed; else when it completes (on the worker that
+/// completes it, from async-task's wake of the handle's reaper). And a
+/// task that never completes, so ended by its abort or the runtime's end.
+#[test]
+fn an_output_whose_join_handle_dropped_before_its_abort_handle_reenters() {
+    on_every_shape_and_stage("an output with an abort handle", |workers, stage| {
+        let rt = runtime(workers);
+        let reentry = Reentry::new(rt.handle(), 8);
+        let output = reentry.on_drop();
+        let handle = rt.spawn(async move { output });
+        let completed = handle.abort_handle();
+        eventually("the task finished", || completed.is_finished());
+        drop(handle);
+        assert_eq!(reentry.count(), 1, "the JoinHandle's drop kept the output");
+
+        let (release, released) = common::oneshot::<()>();
+        let output = reentry.on_drop();
+        let handle = rt.spawn(async move {
+            released.await;
+            output
+        });
+        let later = handle.abort_handle();
+        drop(handle);
+        release.send(());
+        eventually("the output dropped at completion", || reentry.count() == 2);
+
+        let on_drop = reentry.on_drop();
+        let handle = rt.spawn(async move {
+            let _on_drop = on_drop;
+            std::future::pending::<()>().await
+        });
+        let never = handle.abort_handle();
+        drop(handle);
+        if stage == Stage::Running {
+            never.abort();
+            eventually("the aborted future dropped", || reentry.count() == 3);
+        }
+        end(rt, stage);
+        assert_eq!(reentry.count(), 3);
+        assert!(completed.is_finished() && later.is_finished() && never.is_finished());
+        drop((completed, later, never));
+        assert_eq!(reentry.count(), 3);
+    });
+}
+
 /// Issue 39's case: one blocking thread held busy, a second closure
 /// queued whose capture's `Drop` calls `spawn_blocking` (and the rest),
 /// then the closure cancelled by `abort`, by `shutdown_timeout`, or by the
@@ -711,8 +758,8 @@ fn join_set_reenters(workers: usize, how: SetEnd) {
     eventually("the finished task woke the set", || {
         finished.is_finished() && waker_calls.count() >= 3
     });
-    // (An `AbortHandle` alive keeps a finished task's output alive too.)
-    drop(finished);
+    // `finished`, an `AbortHandle`, stays alive: it must not keep the
+    // output once the set is gone.
     match how {
         SetEnd::AbortAll => {
             set.abort_all();
@@ -749,4 +796,5 @@ fn join_set_reenters(workers: usize, how: SetEnd) {
         }
     }
     assert_eq!(drops.count(), 5);
+    drop(finished);
 }

@@ -142,9 +142,10 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// [`JoinHandle::abort_handle`] or [`JoinSet::spawn`](super::JoinSet::spawn).
 ///
 /// Dropping it does nothing to the task. It may be sent to and used from
-/// any thread, and outlives the task's `JoinHandle`. (While an `AbortHandle`
-/// is alive after the `JoinHandle` was dropped, a completed task's output
-/// is kept until the last `AbortHandle` is dropped.)
+/// any thread, and outlives the task's `JoinHandle`. It does not keep the
+/// task's output: once the `JoinHandle` (or the `JoinSet` holding it) is
+/// dropped, the output is dropped when the task completes, or at once if it
+/// had, whether `AbortHandle`s are alive or not.
 ///
 /// ```
 /// let rt = weft::runtime::Runtime::new().unwrap();

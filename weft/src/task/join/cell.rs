@@ -50,13 +50,33 @@
 //! such a poll finds the task finished, the thread that made it wakes the
 //! owner itself.
 //!
+//! # The owner's drop
+//!
+//! When the owner is dropped, its task's output must be dropped as soon
+//! as the task completes (at once if it has), as when no `AbortHandle`
+//! exists; but the task cannot be detached while `AbortHandle`s may still
+//! abort it through the shared cell. So the drop gives the shared cell a
+//! new owner, a reaper (`Reaper`): a waker that, when woken, makes the
+//! owner's poll with itself as the waker and drops the output it gets.
+//! Its first poll, in the owner's drop, drops an output already there, or
+//! makes it the awaiter (the task's, and the one the `AbortHandle`s poll
+//! with); from then on the protocol above wakes it as it would wake the
+//! owner: async-task when the task ends (inside the completing thread's
+//! run, or a cancellation's notify), or the thread that found the task
+//! finished or put the handle back after the reaper found the cell `Busy`.
+//! The output is moved out under the lock, so one poll gets it; a poll
+//! after that only answers `PolledAfterReady`, which the reaper ignores.
+//! The reaper holds the cell weakly: once the last `AbortHandle` is gone,
+//! the cell's drop detaches the task, and async-task drops the output.
+//!
 //! The loom models in `join_set/loom_tests.rs` race an `AbortHandle`'s
-//! abort against the owner's poll through this protocol.
+//! abort against the owner's poll through this protocol, and the owner's
+//! drop against a completion and an abort.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Wake, Waker};
 
 use crate::sync::{Mutex, MutexGuard};
 
@@ -89,7 +109,9 @@ enum State<T> {
     Ready(Option<Output<T>>),
     Taken,
     Busy(Requests),
-    Shared(Arc<Cell<T>>),
+    /// `orphaned::<T>`, made where `T: Send + 'static` is known: what the
+    /// owner's drop does to the shared cell (below).
+    Shared(Arc<Cell<T>>, fn(Arc<Cell<T>>)),
 }
 
 /// What arrived while the async-task handle was out of the cell.
@@ -224,6 +246,27 @@ impl<T: Send + 'static> Cell<T> {
         Cell::with_state(State::Ready(None))
     }
 
+    /// The cell an `AbortHandle` holds: this one's state, moved into a
+    /// shared cell the first time.
+    pub(super) fn share(&self) -> Arc<Cell<T>> {
+        let mut inner = self.lock();
+        if let State::Shared(shared, _) = &inner.state {
+            return shared.clone();
+        }
+        // A `Busy` state moves too: the thread holding the handle finds
+        // the shared cell through `locked` when it puts the handle back.
+        let state = std::mem::replace(&mut inner.state, State::Taken);
+        let shared = Arc::new(Cell {
+            inner: Mutex::new(Inner {
+                state,
+                awaiter: None,
+            }),
+            cancel: self.cancel,
+        });
+        inner.state = State::Shared(shared.clone(), orphaned::<T>);
+        shared
+    }
+
     fn with_state(state: State<T>) -> Cell<T> {
         Cell {
             inner: Mutex::new(Inner {
@@ -246,34 +289,13 @@ impl<T> Cell<T> {
     /// cell to the shared one once it was shared.
     fn locked<R>(&self, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
         let mut inner = self.lock();
-        if let State::Shared(shared) = &inner.state {
+        if let State::Shared(shared, _) = &inner.state {
             let shared = shared.clone();
             drop(inner);
             // Never the last reference: the own cell keeps one.
             return shared.locked(f);
         }
         f(&mut inner)
-    }
-
-    /// The cell an `AbortHandle` holds: this one's state, moved into a
-    /// shared cell the first time.
-    pub(super) fn share(&self) -> Arc<Cell<T>> {
-        let mut inner = self.lock();
-        if let State::Shared(shared) = &inner.state {
-            return shared.clone();
-        }
-        // A `Busy` state moves too: the thread holding the handle finds
-        // the shared cell through `locked` when it puts the handle back.
-        let state = std::mem::replace(&mut inner.state, State::Taken);
-        let shared = Arc::new(Cell {
-            inner: Mutex::new(Inner {
-                state,
-                awaiter: None,
-            }),
-            cancel: self.cancel,
-        });
-        inner.state = State::Shared(shared.clone());
-        shared
     }
 
     /// Requests the task's cancellation (see `JoinHandle::abort`).
@@ -291,7 +313,7 @@ impl<T> Cell<T> {
     pub(super) fn poll_owner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Output<T>>> {
         let cancel = self.cancel;
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Shared(shared) = &inner.state {
+        if let State::Shared(shared, _) = &inner.state {
             return match shared.drive(Want::Output, Some(cx)) {
                 Answer::Output(output) => Poll::Ready(output),
                 Answer::PolledAfterReady => polled_after_ready(),
@@ -303,7 +325,7 @@ impl<T> Cell<T> {
             State::Aborting(future) => Work::Cancel(future),
             State::Ready(output) => return Poll::Ready(output),
             State::Taken => polled_after_ready(),
-            State::Busy(_) | State::Shared(_) => {
+            State::Busy(_) | State::Shared(..) => {
                 unreachable!("an exclusive borrow leaves nobody else holding the task")
             }
         };
@@ -364,7 +386,7 @@ impl<T> Inner<T> {
     /// `mine` is the owner's waker (`Want::Output` only).
     fn start(&mut self, want: Want, mine: Option<Waker>) -> Start<T> {
         let answer = match (&mut self.state, want) {
-            (State::Shared(_), _) => unreachable!("`locked` follows a shared cell"),
+            (State::Shared(..), _) => unreachable!("`locked` follows a shared cell"),
             (State::Busy(requests), Want::Output) => {
                 let replaced = std::mem::replace(&mut requests.waiter, mine);
                 return Start::Answer(Answer::Pending, Carried::dropping(replaced, None));
@@ -485,12 +507,61 @@ impl<T> Drop for Cell<T> {
         // tokio's) contract is to detach it. (Nobody holds the task out:
         // that thread would hold a reference to this cell.)
         // Detaching may drop a finished task's output; an output or a
-        // cancellation left in the cell is dropped here too.
+        // cancellation left in the cell is dropped here too. A shared
+        // cell lets go of its output as `orphaned` says.
         crate::sync::user_code("a join handle's drop (a task's output)");
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Waiting(task) = std::mem::replace(&mut inner.state, State::Taken) {
-            task.detach();
+        match std::mem::replace(&mut inner.state, State::Taken) {
+            State::Waiting(task) => task.detach(),
+            State::Shared(shared, orphaned) => orphaned(shared),
+            _ => {}
         }
+    }
+}
+
+/// The owner of a shared cell is gone (module documentation).
+fn orphaned<T: Send + 'static>(shared: Arc<Cell<T>>) {
+    if Arc::strong_count(&shared) == 1 {
+        // No `AbortHandle` is left, and none can be made without the
+        // owner: the cell's drop detaches the task.
+        return;
+    }
+    if matches!(shared.lock().state, State::Taken) {
+        return; // the owner took the output: nothing to reap
+    }
+    let reaper = Arc::new(Reaper(Arc::downgrade(&shared)));
+    shared.reap(&Waker::from(reaper));
+}
+
+/// The owner a shared cell gets when its `JoinHandle` is dropped while
+/// `AbortHandle`s live: a waker that, each time it is woken, polls the
+/// output as the owner would and drops what it gets. It holds the cell
+/// weakly: once the last `AbortHandle` is gone too, the cell's drop has
+/// detached the task, and async-task drops the output itself.
+struct Reaper<T>(Weak<Cell<T>>);
+
+impl<T: Send + 'static> Wake for Reaper<T> {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(cell) = self.0.upgrade() {
+            cell.reap(&Waker::from(self.clone()));
+        }
+    }
+}
+
+impl<T> Cell<T> {
+    /// The reaper's poll (`reaper` is its waker): the owner's poll, whose
+    /// output, if any, is dropped here, with no lock held. It never
+    /// panics (it may run inside async-task's notify, which aborts the
+    /// process on a panic): an output's drop is contained (`Contained`),
+    /// and a poll after the output was taken only answers so.
+    fn reap(&self, reaper: &Waker) {
+        let answer = self.drive(Want::Output, Some(&mut Context::from_waker(reaper)));
+        crate::sync::user_code("a task's output's drop (its JoinHandle dropped)");
+        drop(answer);
     }
 }
 

@@ -1,7 +1,9 @@
 //! loom models of a `JoinSet` racing its members' tasks: `join_next`
 //! against completions, against an abort through an `AbortHandle` from
 //! another thread, `abort_all` against a completion, and the set's drop
-//! against a completion.
+//! against a completion; and the drop of a `JoinHandle` (or a set) whose
+//! `AbortHandle` lives on against its task's completion and an abort
+//! through that `AbortHandle` (the reaper of `join/cell.rs`).
 //!
 //! The members are real weft tasks on the real `Shared` with no worker
 //! thread: a "runner" thread plays the worker, running what the inject
@@ -21,6 +23,10 @@
 //!   is dropped exactly once (by whoever ends up with it).
 //! - `Ok` only for a task that completed; an aborted task that never
 //!   completed is returned as cancelled.
+//! - Once the owner (a `JoinHandle` or the set) is dropped and the task has
+//!   ended, its output is already dropped, exactly once, though an
+//!   `AbortHandle` is still alive; and that `AbortHandle` says the task
+//!   finished.
 //!
 //! Bound: `LOOM_MAX_PREEMPTIONS=3` (scripts/loom.sh).
 
@@ -235,6 +241,26 @@ fn join_next_races_completions() {
     });
 }
 
+/// A thread that aborts through `abort`, asks whether the task finished,
+/// runs what its abort queued (as a worker would) and asks again; it
+/// returns `abort`.
+fn spawn_aborter(
+    shared: &Arc<Shared>,
+    race: &RacePoint,
+    abort: crate::task::AbortHandle,
+) -> thread::JoinHandle<crate::task::AbortHandle> {
+    let (shared, race) = (shared.clone(), race.clone());
+    thread::spawn(move || {
+        race.touch();
+        abort.abort();
+        race.touch();
+        let _ = abort.is_finished();
+        run_queued(&shared);
+        let _ = abort.is_finished();
+        abort
+    })
+}
+
 /// An `AbortHandle` on another thread aborts a member while the runner
 /// polls it and this thread waits in `join_next`, then asks whether it
 /// finished (a poll of the aborting task with the set's waker, which must
@@ -248,18 +274,7 @@ fn abort_handle_races_join_next(yields: usize) {
     let mut set = JoinSet::new();
     let abort = add(&mut set, &shared, Member::new(0, yields, &log, &race));
     let runner = spawn_runner(&shared);
-    let aborter = {
-        let (shared, race) = (shared.clone(), race.clone());
-        thread::spawn(move || {
-            race.touch();
-            abort.abort();
-            race.touch();
-            let _ = abort.is_finished();
-            run_queued(&shared);
-            let _ = abort.is_finished();
-            abort
-        })
-    };
+    let aborter = spawn_aborter(&shared, &race, abort);
     let results = join_all(Some(&shared), &mut set);
     runner.join().unwrap();
     let abort = aborter.join().unwrap();
@@ -344,23 +359,81 @@ fn abort_all_races_a_completion() {
 
 /// The set is dropped while the runner completes one member and the other
 /// waits forever: each task is aborted or its output dropped, exactly once
-/// either way.
+/// either way; and before their `AbortHandle`s are dropped if
+/// `keep_aborts` (the set's drop then gives each cell a reaper).
+fn the_sets_drop_races_a_completion(keep_aborts: bool) {
+    let (shared, _locals) = shared(WORKERS);
+    let log = Log::default();
+    let race = RacePoint::new();
+    let mut set = JoinSet::new();
+    let mut aborts = vec![
+        add(&mut set, &shared, Member::new(0, 1, &log, &race)),
+        add(&mut set, &shared, Member::new(1, NEVER, &log, &race)),
+    ];
+    if !keep_aborts {
+        aborts.clear();
+    }
+    let runner = spawn_runner(&shared);
+    race.touch();
+    drop(set);
+    race.touch();
+    runner.join().unwrap();
+    run_queued(&shared);
+    assert_accounted(&log, 2, Vec::new());
+    assert!(aborts.iter().all(|abort| abort.is_finished()));
+    drop(aborts);
+    finish(shared);
+}
+
 #[test]
 fn dropping_the_set_races_a_completion() {
-    loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
-        let log = Log::default();
-        let race = RacePoint::new();
-        let mut set = JoinSet::new();
-        add(&mut set, &shared, Member::new(0, 1, &log, &race));
-        add(&mut set, &shared, Member::new(1, NEVER, &log, &race));
-        let runner = spawn_runner(&shared);
-        race.touch();
-        drop(set);
-        race.touch();
-        runner.join().unwrap();
-        run_queued(&shared);
-        assert_accounted(&log, 2, Vec::new());
-        finish(shared);
-    });
+    loom::model(|| the_sets_drop_races_a_completion(false));
+}
+
+#[test]
+fn dropping_the_set_races_a_completion_with_abort_handles_alive() {
+    loom::model(|| the_sets_drop_races_a_completion(true));
+}
+
+/// A `JoinHandle` is dropped on this thread while the runner completes its
+/// task (after a yield), and, if `abort`, while an `AbortHandle` on a third
+/// thread aborts it (`spawn_aborter`). Once every thread is done, the output of a
+/// task that completed is already dropped, exactly once, though the
+/// `AbortHandle` is alive: the handle's reaper was woken by the
+/// completion, by the abort's notify, or by whoever put the task back in
+/// the cell, or found the output at the handle's drop.
+fn dropping_the_owner_races_a_completion(abort: bool) {
+    let (shared, _locals) = shared(WORKERS);
+    let log = Log::default();
+    let race = RacePoint::new();
+    let handle = spawn_on(&shared, Member::new(0, 1, &log, &race));
+    let kept = handle.abort_handle();
+    let runner = spawn_runner(&shared);
+    let aborter = abort.then(|| spawn_aborter(&shared, &race, handle.abort_handle()));
+    race.touch();
+    drop(handle);
+    race.touch();
+    runner.join().unwrap();
+    let other = aborter.map(|aborter| aborter.join().unwrap());
+    run_queued(&shared);
+    assert_accounted(&log, 1, Vec::new());
+    if !abort {
+        assert_eq!(log.completions.get(), 1, "nothing aborted the task");
+    }
+    assert!(
+        kept.is_finished(),
+        "the task ended, its AbortHandle says not"
+    );
+    drop((kept, other));
+    finish(shared);
+}
+
+#[test]
+fn dropping_the_owner_with_an_abort_handle_races_a_completion() {
+    loom::model(|| dropping_the_owner_races_a_completion(false));
+}
+
+#[test]
+fn dropping_the_owner_with_an_abort_handle_races_a_completion_and_an_abort() {
+    loom::model(|| dropping_the_owner_races_a_completion(true));
 }
