@@ -395,7 +395,10 @@ fn shutdown_timeout_leaves_a_blocked_tokio_destructor_behind() {
     rt.shutdown_timeout(Duration::from_millis(100));
     let took = start.elapsed();
     drop(release);
-    assert!(took < Duration::from_secs(5), "shutdown_timeout took {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "shutdown_timeout took {took:?}"
+    );
 }
 
 /// Without the bridge, tokio's timer in a weft task panics with tokio's

@@ -267,6 +267,9 @@ mod tests {
             .await
         });
         let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(marks.expect("the TEMP table of the connection kept open"), 0);
+        assert_eq!(
+            marks.expect("the TEMP table of the connection kept open"),
+            0
+        );
     }
 }

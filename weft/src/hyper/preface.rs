@@ -207,7 +207,10 @@ mod tests {
             let mut read = [0; 32];
             let n = stream.read(&mut read).await.unwrap();
             assert_eq!(&read[..n], head);
-            assert!(stream.deadline.is_none(), "HTTP/1 seen: the deadline is off");
+            assert!(
+                stream.deadline.is_none(),
+                "HTTP/1 seen: the deadline is off"
+            );
 
             // A buffered inner stream: only its flush and close write out.
             let mut stream = PrefaceDeadline::new(BufWriter::with_capacity(64, Vec::new()), None);
