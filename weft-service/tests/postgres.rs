@@ -1,6 +1,7 @@
 //! weft-service on PostgreSQL, on weft and on tokio: every endpoint, a
-//! graceful shutdown, and the server stopped mid-run (503s, no crash) and
-//! started again (200s).
+//! database without the tables (created and seeded), a graceful shutdown,
+//! and the server stopped mid-run (503s, no crash) and started again
+//! (200s).
 //!
 //! Needs `WEFT_SERVICE_POSTGRES_URL` (`bash scripts/postgres.sh start`
 //! prints one; `.ci/run` sets it); without it each test says it skipped
@@ -69,6 +70,91 @@ async fn sigterm_answers_the_requests_in_flight_on_postgres() {
     let _turn = take_turn().await;
     for runtime in RUNTIMES {
         checks::shutdown_in_flight(runtime, &["--database", &url], 1).await;
+    }
+}
+
+/// A connection of the test's own.
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let config: tokio_postgres::Config = url.parse().expect(url);
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        other => panic!("{url}: not a TCP host: {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let stream = tokio::net::TcpStream::connect((host.as_str(), port))
+        .await
+        .expect(url);
+    let (client, connection) = config
+        .connect_raw(stream, tokio_postgres::NoTls)
+        .await
+        .expect(url);
+    drop(tokio::spawn(connection));
+    client
+}
+
+/// The sessions the server has counted on this database (each connection
+/// made to it, counted by the time it ends).
+async fn sessions(url: &str) -> i64 {
+    let client = connect(url).await;
+    let row = client
+        .query_one(
+            "SELECT sessions FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap();
+    row.get(0)
+}
+
+/// On a database without the service's tables, the first connection
+/// creates and seeds them; `/metrics` shows the pool's size and counts its
+/// queries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_without_tables_is_created_and_seeded_on_postgres() {
+    let Some(url) = postgres_url("a_database_without_tables_is_created_and_seeded_on_postgres")
+    else {
+        return;
+    };
+    let _turn = take_turn().await;
+    for runtime in RUNTIMES {
+        connect(&url)
+            .await
+            .batch_execute("DROP TABLE IF EXISTS users, fortune")
+            .await
+            .unwrap();
+        let service = Service::start(runtime, &["--database", &url, "--db-connections", "3"]);
+        checks::users_get(&service).await;
+        checks::fortunes(&service).await;
+        let gauge = |name| checks::gauge(&service, name);
+        assert_eq!(gauge("weft_service_db_connections").await, 3);
+        assert!(
+            gauge("weft_service_db_calls_max").await >= 1,
+            "queries counted"
+        );
+        assert_eq!(gauge("weft_service_db_calls_in_flight").await, 0);
+    }
+}
+
+/// The pool keeps its connections: 50 requests on one connection's pool
+/// make a handful of sessions at most, not one each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pool_reuses_its_connections_on_postgres() {
+    let Some(url) = postgres_url("the_pool_reuses_its_connections_on_postgres") else {
+        return;
+    };
+    let _turn = take_turn().await;
+    for runtime in RUNTIMES {
+        let service = Service::start(runtime, &["--database", &url, "--db-connections", "1"]);
+        assert_eq!(service.get("/users/1").await.status, 200);
+        let before = sessions(&url).await;
+        for id in 1..=50 {
+            assert_eq!(service.get(&format!("/users/{id}")).await.status, 200);
+        }
+        // The sessions of connections closed meanwhile are counted once
+        // their server processes end: give them time.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let made = sessions(&url).await - before;
+        assert!(made <= 5, "{made} sessions for 50 requests ({runtime})");
     }
 }
 

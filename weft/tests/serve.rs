@@ -381,6 +381,28 @@ async fn the_default_header_read_timeout_is_30_s() {
     server.abort();
 }
 
+/// `Serve` shows its listener and settings in `Debug`, its future its name.
+#[test]
+fn serve_and_its_future_show_themselves_in_debug() {
+    run(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let serve = weft::hyper::serve(listener, gated_app().0)
+            .header_read_timeout(Duration::from_secs(5))
+            .tcp_nodelay(false);
+        let shown = format!("{serve:?}");
+        for part in [
+            "Serve {".to_owned(),
+            addr.to_string(),
+            "header_read_timeout: Some(5s)".to_owned(),
+            "tcp_nodelay: false".to_owned(),
+        ] {
+            assert!(shown.contains(&part), "{part:?} in {shown}");
+        }
+        assert_eq!(format!("{:?}", serve.into_future()), "ServeFuture { .. }");
+    });
+}
+
 #[test]
 fn serving_a_listener_whose_runtime_shut_down_returns_that_error() {
     let first = runtime();

@@ -340,6 +340,67 @@ fn shutdown_timeout_bounds_the_tokio_shutdown_too() {
     assert!(start.elapsed() < Duration::from_secs(2));
 }
 
+/// Runs its closure when dropped: a tokio task's destructor that takes time.
+struct OnDrop<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
+/// Dropped (no deadline), the runtime waits for the `weft-tokio` thread to
+/// finish dropping its tasks, even a destructor that takes 300 ms.
+#[test]
+fn dropping_the_runtime_waits_for_the_tokio_tasks_destructors() {
+    let finished = Arc::new(AtomicUsize::new(0));
+    let rt = bridged(1);
+    rt.block_on({
+        let finished = finished.clone();
+        async move {
+            let slow = OnDrop(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                finished.fetch_add(1, Ordering::SeqCst);
+            });
+            drop(tokio::spawn(async move {
+                let _slow = slow;
+                std::future::pending::<()>().await;
+            }));
+        }
+    });
+    drop(rt);
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        1,
+        "the destructor finished before the drop returned"
+    );
+}
+
+/// `shutdown_timeout` does not wait past its deadline for a tokio task's
+/// destructor that blocks: the `weft-tokio` thread is left to finish it.
+#[test]
+fn shutdown_timeout_leaves_a_blocked_tokio_destructor_behind() {
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let rt = bridged(1);
+    rt.block_on(async move {
+        let blocking = OnDrop(move || {
+            let _ = blocked.recv_timeout(Duration::from_secs(10));
+        });
+        drop(tokio::spawn(async move {
+            let _blocking = blocking;
+            std::future::pending::<()>().await;
+        }));
+    });
+    let start = Instant::now();
+    rt.shutdown_timeout(Duration::from_millis(100));
+    let took = start.elapsed();
+    drop(release);
+    assert!(
+        took < Duration::from_secs(5),
+        "shutdown_timeout took {took:?}"
+    );
+}
+
 /// Without the bridge, tokio's timer in a weft task panics with tokio's
 /// message (what `tokio_compat` is for); the panic is the task's.
 #[test]

@@ -161,3 +161,29 @@ impl Drop for CallGuard {
         self.0.now.fetch_sub(1, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_counts_those_under_way_and_the_most_at_once() {
+        let calls = Arc::new(Calls::default());
+        let first = Calls::enter(&calls);
+        let second = Calls::enter(&calls);
+        assert_eq!((calls.now(), calls.max()), (2, 2));
+        drop(first);
+        assert_eq!((calls.now(), calls.max()), (1, 2));
+        drop(second);
+        let third = Calls::enter(&calls);
+        assert_eq!((calls.now(), calls.max()), (1, 2));
+        drop(third);
+        assert_eq!((calls.now(), calls.max()), (0, 2));
+    }
+
+    #[test]
+    fn an_error_displays_its_reason() {
+        assert_eq!(DbError::Unavailable("down".into()).to_string(), "down");
+        assert_eq!(DbError::Failed("bad".into()).to_string(), "bad");
+    }
+}

@@ -166,6 +166,9 @@ impl Pool {
         };
         let result = f(&conn).map_err(classify);
         let mut idle = self.idle.lock().unwrap();
+        // Always true (so `<=` here, a mutant, is equivalent): a connection
+        // is opened only when none is idle, by a call holding a permit, so
+        // at most `connections` exist and the others are fewer than that.
         if idle.len() < self.connections {
             idle.push(conn);
         }
@@ -238,5 +241,35 @@ fn classify(error: rusqlite::Error) -> DbError {
         DbError::Unavailable(message)
     } else {
         DbError::Failed(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call gets the connection the previous one put back (its TEMP
+    /// table is still there): what keeps a point read fast.
+    #[test]
+    fn the_next_call_reuses_the_open_connection() {
+        let dir = std::env::temp_dir().join(format!("weft-service-reuse-{}", std::process::id()));
+        let rt = weft::runtime::Runtime::new().unwrap();
+        let marks = rt.block_on(async {
+            let pool = Pool::open(Rt::Weft, &dir, 1).await.unwrap();
+            pool.call(|conn| conn.execute_batch("CREATE TEMP TABLE mark (x)"))
+                .await
+                .unwrap();
+            pool.call(|conn| {
+                conn.query_row("SELECT count(*) FROM temp.mark", [], |row| {
+                    row.get::<_, i64>(0)
+                })
+            })
+            .await
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            marks.expect("the TEMP table of the connection kept open"),
+            0
+        );
     }
 }

@@ -261,7 +261,9 @@ mod loom_tests {
     use super::*;
 
     /// A waker that counts its wakes (a loom atomic: the wake is part of
-    /// the handshake being modelled).
+    /// the handshake being modelled). Its `wake` emptied (a mutant) survives
+    /// the tests, which do not compile this module; both models fail with
+    /// it (`scripts/loom.sh hyper_drain`).
     #[derive(Default)]
     struct Count(AtomicUsize);
 

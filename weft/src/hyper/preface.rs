@@ -190,4 +190,37 @@ mod tests {
         assert!(!armed(&[b"PRI * HTTP/1.1"]), "HTTP/1 after a common prefix");
         assert!(!armed(&[b"PRI", b""]), "end of stream");
     }
+
+    /// The trait's own read, write, flush and close reach the inner stream
+    /// (`serve` reads through `poll_read_uninit` and writes vectors: these
+    /// are the other ways in, which any wrapped stream may be driven by).
+    #[test]
+    fn reads_writes_flushes_and_closes_reach_the_inner_stream() {
+        use futures_lite::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+
+        let rt = crate::runtime::Runtime::new().unwrap();
+        let _guard = rt.enter();
+        futures_lite::future::block_on(async {
+            let head = b"GET / HTTP/1.1\r\n";
+            let deadline = Some(crate::time::sleep(Duration::from_secs(60)));
+            let mut stream = PrefaceDeadline::new(&head[..], deadline);
+            let mut read = [0; 32];
+            let n = stream.read(&mut read).await.unwrap();
+            assert_eq!(&read[..n], head);
+            assert!(
+                stream.deadline.is_none(),
+                "HTTP/1 seen: the deadline is off"
+            );
+
+            // A buffered inner stream: only its flush and close write out.
+            let mut stream = PrefaceDeadline::new(BufWriter::with_capacity(64, Vec::new()), None);
+            stream.write_all(b"hello").await.unwrap();
+            assert!(stream.inner.get_ref().is_empty(), "buffered until flushed");
+            stream.flush().await.unwrap();
+            assert_eq!(stream.inner.get_ref(), b"hello");
+            stream.write_all(b", world").await.unwrap();
+            stream.close().await.unwrap();
+            assert_eq!(stream.inner.get_ref(), b"hello, world");
+        });
+    }
 }
