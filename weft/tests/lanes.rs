@@ -1632,3 +1632,52 @@ fn every_spare_thread_is_joined_by_the_runtimes_drop() {
         "the first spare's thread-local outlived the runtime's drop"
     );
 }
+
+/// Spares a burst of stalls started retire under a steady trickle of
+/// single stalls: each stall's work goes to the spare that went idle last,
+/// so the others stay unused past their idle timeout. (Woken in turn, each
+/// would run a stall's work within its timeout and none would retire.)
+#[test]
+fn a_burst_of_spares_retires_under_a_steady_trickle_of_stalls() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .spare_idle_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let handle = rt.handle();
+    // The burst: the worker stuck, then each stuck task spawned behind it
+    // taken by a spare of its own.
+    let burst: Vec<Stuck> = (0..4).map(|_| Stuck::new()).collect();
+    let tasks: Vec<_> = burst
+        .iter()
+        .map(|stuck| {
+            let task = rt.spawn(stuck.task());
+            stuck.wait_until_inside();
+            task
+        })
+        .collect();
+    let started = handle.metrics().spare_threads;
+    assert!(started >= 2, "the burst started {started} spares");
+    burst.iter().for_each(Stuck::release);
+    for task in tasks {
+        rt.block_on(task).unwrap();
+    }
+    // The trickle: one stall at a time with work behind it, well inside
+    // the spares' idle timeout of each other.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while handle.metrics().spare_threads >= started {
+        let stuck = Stuck::new();
+        let task = rt.spawn(stuck.task());
+        stuck.wait_until_inside();
+        let ran = spawn_short(handle, &stuck);
+        assert_eq!(ran.recv_timeout(Duration::from_secs(30)), Ok(true));
+        stuck.release();
+        rt.block_on(task).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            Instant::now() < deadline,
+            "still {} spare threads of the burst's {started} under a trickle of stalls",
+            handle.metrics().spare_threads
+        );
+    }
+}

@@ -218,8 +218,6 @@ pub(crate) struct Monitor {
     state: Mutex<State>,
     /// Wakes the monitor thread (a worker left its park; shutdown).
     wake_monitor: Condvar,
-    /// Wakes idle spares (a slot to run; shutdown).
-    wake_spares: Condvar,
     /// Wakes the spawner (spares to start; shutdown).
     wake_spawner: Condvar,
     /// The monitor sleeps until a worker wakes.
@@ -279,7 +277,15 @@ struct State {
     lent: Vec<(usize, Local<Task>)>,
     /// Spare slots held by a spare thread (indexed from `num_workers`).
     held: Vec<bool>,
-    idle_spares: usize,
+    /// Idle spare threads not yet woken, the most recently idle last, each
+    /// by the condvar it waits on. A slot to run wakes the last one: under
+    /// a steady need the same few spares run everything and the others
+    /// time out (woken in turn, each would be woken within its idle
+    /// timeout and none would ever retire).
+    idle_spares: Vec<Arc<Condvar>>,
+    /// Spares taken out of `idle_spares` and woken that have not yet taken
+    /// the lock again: each will look for a slot or an orphan.
+    woken_spares: usize,
     /// Spare threads asked of the spawner that have not yet taken the
     /// lock in `run_spare` (counted in `spare_threads` already).
     starting: usize,
@@ -299,13 +305,13 @@ impl Monitor {
                 free: Vec::new(),
                 lent: Vec::new(),
                 held: vec![false; spare_slots],
-                idle_spares: 0,
+                idle_spares: Vec::new(),
+                woken_spares: 0,
                 starting: 0,
                 to_start: 0,
                 spawner: false,
             }),
             wake_monitor: Condvar::new(),
-            wake_spares: Condvar::new(),
             wake_spawner: Condvar::new(),
             sleeping: crate::loom::sync::atomic::AtomicBool::new(false),
             stalls: AtomicU64::new(0),
@@ -431,7 +437,9 @@ impl Monitor {
         state.lent.clear();
         let orphans = std::mem::take(&mut state.orphans);
         self.wake_monitor.notify_all();
-        self.wake_spares.notify_all();
+        for idle in &state.idle_spares {
+            idle.notify_one();
+        }
         self.wake_spawner.notify_all();
         drop(state);
         // Outside the lock: dropping tasks runs their destructors.

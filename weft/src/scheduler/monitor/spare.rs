@@ -19,7 +19,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::loom::sync::Arc;
-use crate::sync::MutexGuard;
+use crate::sync::{Condvar, MutexGuard};
 
 use super::{HandBack, Monitor, State};
 use crate::scheduler::Shared;
@@ -33,15 +33,24 @@ impl Monitor {
     /// new ones, asked of the spawner.
     pub(super) fn find_threads(&self, shared: &Arc<Shared>, state: &mut MutexGuard<'_, State>) {
         let waiting = state.lent.len() + state.orphans.len();
-        let woken = waiting.min(state.idle_spares);
-        for _ in 0..woken {
-            self.spares_woken.fetch_add(1, Ordering::Relaxed);
-            self.wake_spares.notify_one();
-        }
         // Threads on their way count as found (lanes.rs's
         // `a_spare_slow_to_start_is_waited_for_not_started_again`).
-        let missing = waiting.saturating_sub(state.idle_spares + state.starting);
+        let missing = waiting.saturating_sub(idle_spares(state) + state.starting);
+        self.wake_idle_spares(state, waiting);
         self.start_spares(shared, state, missing);
+    }
+
+    /// Wakes idle spares, the most recently idle first, until `waiting`
+    /// are woken and not yet back (or none is idle).
+    fn wake_idle_spares(&self, state: &mut MutexGuard<'_, State>, waiting: usize) {
+        while state.woken_spares < waiting {
+            let Some(idle) = state.idle_spares.pop() else {
+                break;
+            };
+            state.woken_spares += 1;
+            self.spares_woken.fetch_add(1, Ordering::Relaxed);
+            idle.notify_one();
+        }
     }
 
     /// Asks the spawner thread for `count` more spare threads, as far as
@@ -112,12 +121,11 @@ impl Monitor {
         // threads never passes the count of spare slots (lanes.rs's
         // `a_slot_lent_while_a_core_waits_for_its_thread_gets_another_thread`).
         let waiting = state.lent.len() + state.orphans.len();
-        if state.idle_spares >= waiting {
-            self.spares_woken.fetch_add(1, Ordering::Relaxed);
-            self.wake_spares.notify_one();
+        if idle_spares(state) >= waiting {
+            self.wake_idle_spares(state, waiting);
             return true;
         }
-        if state.idle_spares + state.starting >= waiting || self.start_spares(shared, state, 1) > 0
+        if idle_spares(state) + state.starting >= waiting || self.start_spares(shared, state, 1) > 0
         {
             return true;
         }
@@ -163,6 +171,12 @@ pub(crate) fn run_spawner(shared: &Arc<Shared>) {
     state.to_start = 0;
 }
 
+/// Spare threads idle or woken and not yet back: each will take a slot or
+/// an orphan that waits.
+fn idle_spares(state: &State) -> usize {
+    state.idle_spares.len() + state.woken_spares
+}
+
 /// A spare thread's loop: run lent slots and orphaned worker cores until
 /// none comes for `spare_idle_timeout`, the runtime shuts down, or the
 /// monitor demotes this thread (which then gives back what it holds and
@@ -175,6 +189,7 @@ fn run_spare(shared: &Arc<Shared>) {
     // with the spare uncounted (`lanes.rs`'s
     // `every_spare_thread_is_joined_by_the_runtimes_drop`).
     monitor.spares_started.fetch_add(1, Ordering::Relaxed);
+    let wake_me = Arc::new(Condvar::new());
     let mut state = monitor.lock();
     state.starting -= 1;
     let retired = loop {
@@ -203,17 +218,27 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             continue;
         }
-        state.idle_spares += 1;
-        let (guard, wait) = monitor
-            .wake_spares
+        state.idle_spares.push(Arc::clone(&wake_me));
+        let (guard, wait) = wake_me
             .wait_timeout(state, monitor.config.spare_idle_timeout)
             .unwrap_or_else(|e| e.into_inner());
         state = guard;
-        state.idle_spares -= 1;
-        // Woken with nothing to take (spuriously, or another spare took
-        // the slot first): wait again rather than retire.
-        if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
-            break true;
+        let still_idle = state
+            .idle_spares
+            .iter()
+            .position(|idle| Arc::ptr_eq(idle, &wake_me));
+        match still_idle {
+            // Not woken for work (timed out, spuriously, or shutdown):
+            // retire once timed out with nothing to take.
+            Some(at) => {
+                state.idle_spares.remove(at);
+                if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
+                    break true;
+                }
+            }
+            // Woken for a slot or an orphan; if another spare took it
+            // first, wait again rather than retire.
+            None => state.woken_spares -= 1,
         }
     };
     monitor.spare_thread_gone();
