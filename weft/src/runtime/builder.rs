@@ -398,7 +398,10 @@ impl Builder {
     }
 
     /// How long an idle spare thread waits to be needed again before it
-    /// exits. Default 10 s; must be between 1 ms and 1 hour.
+    /// exits. Default 10 s; must be between 1 ms and 1 hour. A stall's
+    /// work wakes the spare that went idle last, so under a steady need
+    /// the spares a burst of stalls started stay unused and exit after
+    /// this long.
     pub fn spare_idle_timeout(&mut self, timeout: Duration) -> &mut Self {
         self.spare_idle_timeout = timeout;
         self
