@@ -187,10 +187,10 @@ impl Drop for OnDrop {
 /// whose clone, wake and drop each re-enter the runtime.
 fn foreign_waker(reentry: &Reentry) -> Waker {
     let data = Arc::into_raw(Arc::new(reentry.clone())).cast::<()>();
-    // SAFETY: `data` is an `Arc<Reentry>`'s pointer whose count this waker
-    // owns, and `VTABLE`'s functions treat it as exactly that (a clone
-    // adds a count, `wake` and `drop` give theirs back, `wake_by_ref`
-    // borrows); `Reentry` is `Send + Sync`, so any thread may use it.
+    // `VTABLE`'s functions: a clone adds a count, `wake` and `drop` give
+    // theirs back, `wake_by_ref` borrows. SAFETY: `data` is an `Arc<Reentry>`'s
+    // pointer whose count this waker owns, and `VTABLE` treats it as exactly
+    // that; `Reentry` is `Send + Sync`, so any thread may use it.
     unsafe { Waker::from_raw(RawWaker::new(data, &VTABLE)) }
 }
 
