@@ -216,6 +216,7 @@ macro_rules! counted_locks {
     (
         $(#[$mutex_doc:meta])* mutex $mutex:ident, guard $guard:ident,
         $(#[$condvar_doc:meta])* condvar $condvar:ident,
+        $(#[$idle_doc:meta])* idle list $idle:ident,
         backend $backend:ident, new: $($constness:ident)?
     ) => {
         $(#[$mutex_doc])*
@@ -303,6 +304,57 @@ macro_rules! counted_locks {
                 self.0.notify_all();
             }
         }
+
+        $(#[$idle_doc])*
+        ///
+        /// Idle threads, each waiting on a condvar of its own, the most
+        /// recently idle last; kept under the pool's mutex. Work wakes the
+        /// *last* one: under a steady need the same few threads take
+        /// everything and the others time out (woken in turn on one
+        /// condvar, every thread would be handed work within its timeout
+        /// and a pool would keep its largest burst's size for good). A
+        /// thread no longer listed when it wakes was woken for work.
+        #[derive(Debug, Default)]
+        pub(crate) struct $idle(Vec<$backend::Arc<$condvar>>);
+
+        impl $idle {
+            /// Lists `me` as the most recently idle.
+            pub(crate) fn push(&mut self, me: &$backend::Arc<$condvar>) {
+                self.0.push($backend::Arc::clone(me));
+            }
+
+            /// Takes the most recently idle thread out and wakes it;
+            /// whether one was listed.
+            pub(crate) fn wake_last(&mut self) -> bool {
+                let Some(last) = self.0.pop() else {
+                    return false;
+                };
+                last.notify_one();
+                true
+            }
+
+            /// Whether `me` is still listed (not woken for work).
+            #[allow(dead_code)] // not every flavour uses it
+            pub(crate) fn contains(&self, me: &$backend::Arc<$condvar>) -> bool {
+                self.0.iter().any(|idle| $backend::Arc::ptr_eq(idle, me))
+            }
+
+            /// Takes `me` out if still listed; whether it was.
+            pub(crate) fn remove(&mut self, me: &$backend::Arc<$condvar>) -> bool {
+                let listed = self.0.iter().position(|idle| $backend::Arc::ptr_eq(idle, me));
+                listed.map(|at| self.0.remove(at)).is_some()
+            }
+
+            #[allow(dead_code)] // not every flavour uses it
+            pub(crate) fn len(&self) -> usize {
+                self.0.len()
+            }
+
+            /// Wakes every listed thread, leaving it listed (shutdown).
+            pub(crate) fn wake_all(&self) {
+                self.0.iter().for_each(|idle| idle.notify_one());
+            }
+        }
     };
 }
 
@@ -318,6 +370,9 @@ counted_locks! {
     mutex Mutex, guard MutexGuard,
     /// The condvar of a [`Mutex`].
     condvar Condvar,
+    /// A list of idle threads for a [`Mutex`]'s state (the stall
+    /// monitor's spares).
+    idle list IdleThreads,
     backend modelled, new:
 }
 
@@ -328,6 +383,9 @@ counted_locks! {
     mutex StdMutex, guard StdMutexGuard,
     /// The condvar of a [`StdMutex`].
     condvar StdCondvar,
+    /// A list of idle threads for a [`StdMutex`]'s state (the blocking
+    /// pool).
+    idle list StdIdleThreads,
     backend plain, new: const
 }
 

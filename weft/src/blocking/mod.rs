@@ -64,7 +64,7 @@ use std::time::{Duration, Instant};
 
 use crate::loom::sync::Arc;
 use crate::scheduler::Shared;
-use crate::sync::{StdCondvar, StdMutex, StdMutexGuard};
+use crate::sync::{StdCondvar, StdIdleThreads, StdMutex, StdMutexGuard};
 use crate::task::{Contained, JoinHandle, Panic, Task, TaskMeta};
 
 /// Settings of the pool, fixed when the runtime is built.
@@ -91,9 +91,9 @@ struct PoolState {
     queue: VecDeque<Task>,
     threads: usize,
     idle: usize,
-    /// The idle threads not yet promised a task, the most recent last;
-    /// each waits on its own condvar for a task or for shutdown.
-    waiting: Vec<StdArc<StdCondvar>>,
+    /// The idle threads not yet promised a task (each waits on its own
+    /// condvar for a task or for shutdown).
+    waiting: StdIdleThreads,
     shutdown: bool,
     /// Blocking tasks accepted since the runtime started.
     spawned: u64,
@@ -135,9 +135,7 @@ impl BlockingPool {
         }
         state.spawned += 1;
         state.queue.push_back(task);
-        if let Some(idle) = state.waiting.pop() {
-            drop(state);
-            idle.notify_one();
+        if state.waiting.wake_last() {
             return;
         }
         if state.threads >= self.config.max_threads {
@@ -182,7 +180,6 @@ impl BlockingPool {
     /// The loop of one pool thread; returns when it retires.
     fn work(&self) {
         let wake_me = StdArc::new(StdCondvar::new());
-        let is_me = |waiting: &StdArc<StdCondvar>| StdArc::ptr_eq(waiting, &wake_me);
         let mut state = self.lock();
         loop {
             if let Some(task) = state.queue.pop_front() {
@@ -197,15 +194,15 @@ impl BlockingPool {
                 break;
             }
             state.idle += 1;
-            state.waiting.push(StdArc::clone(&wake_me));
+            state.waiting.push(&wake_me);
             let deadline = Instant::now() + self.config.keep_alive;
             let retire = loop {
                 let now = Instant::now();
-                if !state.waiting.iter().any(is_me) {
+                if !state.waiting.contains(&wake_me) {
                     break false; // promised a task by a push
                 }
                 if state.shutdown || now >= deadline {
-                    state.waiting.retain(|waiting| !is_me(waiting));
+                    state.waiting.remove(&wake_me);
                     break true;
                 }
                 state = wake_me
@@ -233,11 +230,8 @@ impl BlockingPool {
         let mut state = self.lock();
         state.shutdown = true;
         let queued: Vec<Task> = state.queue.drain(..).collect();
-        let waiting = state.waiting.clone();
+        state.waiting.wake_all();
         drop(state);
-        for idle in waiting {
-            idle.notify_one();
-        }
         // Dropped outside the lock: a task's destructor may spawn.
         for task in queued {
             crate::scheduler::drop_task(task);

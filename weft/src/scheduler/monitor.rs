@@ -142,7 +142,7 @@ use std::time::Duration;
 
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::fence;
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{Condvar, IdleThreads, Mutex, MutexGuard};
 
 use crate::metrics::RuntimeMetrics;
 
@@ -277,12 +277,9 @@ struct State {
     lent: Vec<(usize, Local<Task>)>,
     /// Spare slots held by a spare thread (indexed from `num_workers`).
     held: Vec<bool>,
-    /// Idle spare threads not yet woken, the most recently idle last, each
-    /// by the condvar it waits on. A slot to run wakes the last one: under
-    /// a steady need the same few spares run everything and the others
-    /// time out (woken in turn, each would be woken within its idle
-    /// timeout and none would ever retire).
-    idle_spares: Vec<Arc<Condvar>>,
+    /// Idle spare threads not yet woken (a slot to run wakes the one idle
+    /// the shortest time).
+    idle_spares: IdleThreads,
     /// Spares taken out of `idle_spares` and woken that have not yet taken
     /// the lock again: each will look for a slot or an orphan.
     woken_spares: usize,
@@ -305,7 +302,7 @@ impl Monitor {
                 free: Vec::new(),
                 lent: Vec::new(),
                 held: vec![false; spare_slots],
-                idle_spares: Vec::new(),
+                idle_spares: IdleThreads::default(),
                 woken_spares: 0,
                 starting: 0,
                 to_start: 0,
@@ -437,9 +434,7 @@ impl Monitor {
         state.lent.clear();
         let orphans = std::mem::take(&mut state.orphans);
         self.wake_monitor.notify_all();
-        for idle in &state.idle_spares {
-            idle.notify_one();
-        }
+        state.idle_spares.wake_all();
         self.wake_spawner.notify_all();
         drop(state);
         // Outside the lock: dropping tasks runs their destructors.

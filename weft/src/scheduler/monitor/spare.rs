@@ -43,13 +43,9 @@ impl Monitor {
     /// Wakes idle spares, the most recently idle first, until `waiting`
     /// are woken and not yet back (or none is idle).
     fn wake_idle_spares(&self, state: &mut MutexGuard<'_, State>, waiting: usize) {
-        while state.woken_spares < waiting {
-            let Some(idle) = state.idle_spares.pop() else {
-                break;
-            };
+        while state.woken_spares < waiting && state.idle_spares.wake_last() {
             state.woken_spares += 1;
             self.spares_woken.fetch_add(1, Ordering::Relaxed);
-            idle.notify_one();
         }
     }
 
@@ -218,27 +214,21 @@ fn run_spare(shared: &Arc<Shared>) {
             }
             continue;
         }
-        state.idle_spares.push(Arc::clone(&wake_me));
+        state.idle_spares.push(&wake_me);
         let (guard, wait) = wake_me
             .wait_timeout(state, monitor.config.spare_idle_timeout)
             .unwrap_or_else(|e| e.into_inner());
         state = guard;
-        let still_idle = state
-            .idle_spares
-            .iter()
-            .position(|idle| Arc::ptr_eq(idle, &wake_me));
-        match still_idle {
+        if state.idle_spares.remove(&wake_me) {
             // Not woken for work (timed out, spuriously, or shutdown):
             // retire once timed out with nothing to take.
-            Some(at) => {
-                state.idle_spares.remove(at);
-                if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
-                    break true;
-                }
+            if wait.timed_out() && state.lent.is_empty() && state.orphans.is_empty() {
+                break true;
             }
+        } else {
             // Woken for a slot or an orphan; if another spare took it
             // first, wait again rather than retire.
-            None => state.woken_spares -= 1,
+            state.woken_spares -= 1;
         }
     };
     monitor.spare_thread_gone();
