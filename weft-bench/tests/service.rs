@@ -63,8 +63,18 @@ fn a_short_soak_samples_the_server_on_both_runtimes() {
     let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
     assert_eq!(result.rows.len(), 1, "a soak runs seed 004 alone");
     let runtimes = service::RUNTIMES.map(RuntimeKind::name);
-    for (_, _, f) in common::every_run(&result.rows, runtimes, latency) {
+    for (_, runtime, f) in common::every_run(&result.rows, runtimes, latency) {
         let soak = f.soak.as_ref().unwrap_or_else(|| panic!("{f:?}"));
+        // weft's /metrics gives its threads by kind; tokio's has no such
+        // figures.
+        for s in &soak.samples {
+            let kinds = s.threads_by_kind.as_ref();
+            let workers = kinds.map(|kinds| kinds.get("worker").map_or(0, |k| k.alive));
+            match runtime {
+                "weft" => assert!(workers.is_some_and(|n| n >= 1), "{s:?}"),
+                _ => assert_eq!(workers, None, "{runtime}: {s:?}"),
+            }
+        }
         let times: Vec<f64> = soak.samples.iter().map(|s| s.t_s).collect();
         // 0, 5, 10, 15 s from the load's start, then the window's end
         // (the warm-up's 0.2 s after 15 s).

@@ -627,16 +627,7 @@ async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
 async fn fetch(address: SocketAddr, path: &str) -> Option<String> {
     let get = async {
         let mut conn = connect(address, &Arc::default()).await.ok()?;
-        let request = Request::get(path)
-            .header(header::HOST, address.to_string())
-            .body(Empty::new())
-            .ok()?;
-        let response = conn.sender.send_request(request).await.ok()?;
-        if response.status() != StatusCode::OK {
-            return None;
-        }
-        let body = response.into_body().collect().await.ok()?.to_bytes();
-        String::from_utf8(body.to_vec()).ok()
+        get_body(&mut conn.sender, address, path, "").await.ok()
     };
     tokio::time::timeout(Duration::from_secs(1), get)
         .await
@@ -666,6 +657,16 @@ async fn get(
     path: &str,
     marker: &str,
 ) -> Result<(), Failure> {
+    get_body(sender, address, path, marker).await.map(drop)
+}
+
+/// [`get`], and the body it got.
+async fn get_body(
+    sender: &mut SendRequest<Empty<Bytes>>,
+    address: SocketAddr,
+    path: &str,
+    marker: &str,
+) -> Result<String, Failure> {
     sender.ready().await.map_err(|e| Failure {
         unsent: true,
         ..Failure::io(e)
@@ -686,7 +687,7 @@ async fn get(
         .await
         .map_err(|e| Failure::io(format!("GET {path}: {e}")))?
         .to_bytes();
-    let text = String::from_utf8_lossy(&body);
+    let text = String::from_utf8_lossy(&body).into_owned();
     if status != StatusCode::OK || !text.contains(marker) {
         return Err(Failure {
             kind: Failed::Status,
@@ -697,5 +698,5 @@ async fn get(
             ),
         });
     }
-    Ok(())
+    Ok(text)
 }
