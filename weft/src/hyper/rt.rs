@@ -16,25 +16,14 @@ use futures_io::{AsyncRead, AsyncWrite};
 type ReadUninit<T> =
     fn(&mut T, &mut Context<'_>, &mut [MaybeUninit<u8>]) -> Poll<std::io::Result<usize>>;
 
-/// How many bytes of hyper's read buffer a `futures_io` read is first
-/// offered (and so zeroed): a request head fits, a read that fills it
-/// doubles it (see `Io::zero_window`).
-const FIRST_ZERO_WINDOW: usize = 1024;
-
 /// A `futures_io` stream as hyper's `rt::Read` + `rt::Write`.
 #[derive(Debug)]
 pub struct Io<T> {
     inner: T,
     /// `serve`'s streams read into hyper's buffer as it is; any other
-    /// stream's `futures_io` read needs it zeroed first.
+    /// stream's `futures_io` read needs it zeroed first (a memset of the
+    /// whole unfilled buffer per read, even one that finds nothing).
     read_uninit: Option<ReadUninit<T>>,
-    /// How much of hyper's unfilled buffer (8 KiB and more) a zeroing read
-    /// offers: zeroing all of it cost a memset per read, cold cache lines
-    /// and page faults on fresh buffers, for requests of a few hundred
-    /// bytes (docs/experiments.md#server-cost-per-request). Doubles each
-    /// time a read fills it, so a large body costs a few more reads once
-    /// per connection; never shrinks.
-    zero_window: usize,
 }
 
 impl<T> Io<T> {
@@ -44,7 +33,6 @@ impl<T> Io<T> {
         Io {
             inner,
             read_uninit: None,
-            zero_window: FIRST_ZERO_WINDOW,
         }
     }
 
@@ -54,7 +42,6 @@ impl<T> Io<T> {
         Io {
             inner,
             read_uninit: Some(read_uninit),
-            zero_window: FIRST_ZERO_WINDOW,
         }
     }
 
@@ -83,41 +70,30 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
         // SAFETY: the slice is only written with initialized bytes (zeroed,
         // or the ones a read fills); nothing is de-initialized through it.
         let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
-        // `offered`: the bytes the read was given, all initialized by it
-        // (`read_uninit`) or zeroed before it.
-        let (n, offered) = match self.read_uninit {
-            Some(read_uninit) => {
-                let offered = unfilled.len();
-                (ready!(read_uninit(&mut self.inner, cx, unfilled))?, offered)
-            }
+        let capacity = unfilled.len();
+        let n = match self.read_uninit {
+            Some(read_uninit) => ready!(read_uninit(&mut self.inner, cx, unfilled))?,
             None => {
-                // `futures_io` reads into initialized memory: zero the
-                // window's share of hyper's buffer (no copy of the data).
-                let capacity = unfilled.len();
-                let offered = capacity.min(self.zero_window);
-                let unfilled = crate::io::poll_evented::zeroed(&mut unfilled[..offered]);
-                let n = ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?;
-                if n == offered && offered < capacity {
-                    self.zero_window = offered.saturating_mul(2);
-                }
-                (n, offered)
+                // `futures_io` reads into initialized memory: zero it (a
+                // memset of hyper's read buffer, no copy of the data).
+                let unfilled = crate::io::poll_evented::zeroed(unfilled);
+                ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?
             }
         };
         // Any `AsyncRead` may be wrapped, and its `n` is only a promise:
-        // past the slice it would mark bytes filled that are not hyper's,
-        // or not initialized.
-        if n > offered {
+        // past the slice it would mark bytes filled that are not hyper's.
+        if n > capacity {
             return Poll::Ready(Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!(
-                    "{} read {n} bytes into a buffer of {offered}",
+                    "{} read {n} bytes into a buffer of {capacity}",
                     std::any::type_name::<T>()
                 ),
             )));
         }
-        // SAFETY: `n` is within the offered part of the slice (checked
-        // above), whose bytes are initialized (zeroed then read into, or
-        // filled by `read_uninit`).
+        // SAFETY: `n` is within the slice (checked above), and its first
+        // `n` bytes are initialized (zeroed then read into, or filled by
+        // `read_uninit`).
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }
@@ -302,64 +278,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// A stream with `left` bytes of 7s, or one that claims `buf.len() +
-    /// lie` bytes read.
-    struct Sevens {
-        left: usize,
-        lie: usize,
-    }
-
-    impl AsyncRead for Sevens {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            buf: &mut [u8],
-        ) -> Poll<std::io::Result<usize>> {
-            assert!(buf.iter().all(|&byte| byte == 0), "offered unzeroed bytes");
-            if self.lie > 0 {
-                return Poll::Ready(Ok(buf.len() + self.lie));
-            }
-            let n = buf.len().min(self.left);
-            buf[..n].fill(7);
-            self.left -= n;
-            Poll::Ready(Ok(n))
-        }
-    }
-
-    /// A `futures_io` read is offered (and zeroes) only the window of
-    /// hyper's buffer, which doubles when a read fills it; a count past the
-    /// window, though inside hyper's buffer, is an error (those bytes were
-    /// never initialized).
-    #[test]
-    fn zeroing_reads_offer_a_window_that_doubles_when_filled() {
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let mut io = Io::new(Sevens { left: 5000, lie: 0 });
-        let mut reads = Vec::new();
-        loop {
-            let mut storage = [MaybeUninit::<u8>::uninit(); 8192];
-            let mut buf = hyper::rt::ReadBuf::uninit(&mut storage);
-            let read = hyper::rt::Read::poll_read(Pin::new(&mut io), &mut cx, buf.unfilled());
-            assert!(matches!(read, Poll::Ready(Ok(()))), "{read:?}");
-            assert!(buf.filled().iter().all(|&byte| byte == 7));
-            if buf.filled().is_empty() {
-                break;
-            }
-            reads.push(buf.filled().len());
-        }
-        assert_eq!(reads, [1024, 2048, 1928]);
-        assert_eq!(io.zero_window, 4096, "a short read leaves the window");
-
-        let mut io = Io::new(Sevens { left: 0, lie: 1 });
-        let mut storage = [MaybeUninit::<u8>::uninit(); 8192];
-        let mut buf = hyper::rt::ReadBuf::uninit(&mut storage);
-        let read = hyper::rt::Read::poll_read(Pin::new(&mut io), &mut cx, buf.unfilled());
-        let Poll::Ready(Err(error)) = read else {
-            panic!("a count past the zeroed window was accepted: {read:?}");
-        };
-        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
-        assert!(buf.filled().is_empty());
     }
 
     /// hyper's flush and shutdown reach the stream (a TLS stream, say,
