@@ -43,10 +43,10 @@ export WEFT_PENDING_TASKS="${WEFT_PENDING_TASKS:-20000}"
 
 echo "building the test binaries"
 build_log="$(mktemp)"
-# `--workspace`, as CI's test step: the same feature set, so its binaries
-# are reused (`-p weft` alone resolves weft's features differently and
-# rebuilds weft and every test binary).
-cargo test --workspace --tests --no-run "$@" 2>&1 | tee "$build_log" >/dev/null
+# The selection of CI's test step (`cargo test --workspace`), so its
+# binaries are reused: another selection (`-p weft`, `--tests`) resolves
+# features differently and rebuilds weft and every test binary.
+cargo test --workspace --no-run "$@" 2>&1 | tee "$build_log" >/dev/null
 binary_of() {
   # cargo prints: "  Executable tests/NAME.rs (target/debug/deps/NAME-HASH)"
   sed -n "s|.*Executable tests/$1\.rs (\(.*\))|\1|p" "$build_log" | tail -n 1
