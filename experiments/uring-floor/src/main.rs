@@ -52,18 +52,28 @@ struct Options {
 }
 
 fn options() -> Options {
-    let mut options = Options { workers: 2, multishot: false, spins: 0 };
+    let mut options = Options {
+        workers: 2,
+        multishot: false,
+        spins: 0,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut number = || -> u32 {
-            let value = args.next().unwrap_or_else(|| panic!("{arg} takes a number"));
-            value.parse().unwrap_or_else(|_| panic!("{arg}: not a number: {value}"))
+            let value = args
+                .next()
+                .unwrap_or_else(|| panic!("{arg} takes a number"));
+            value
+                .parse()
+                .unwrap_or_else(|_| panic!("{arg}: not a number: {value}"))
         };
         match arg.as_str() {
             "--workers" => options.workers = number().max(1) as usize,
             "--spins" => options.spins = number(),
             "--multishot" => options.multishot = true,
-            _ => panic!("unknown argument {arg}: uring-floor [--workers N] [--multishot] [--spins N]"),
+            _ => panic!(
+                "unknown argument {arg}: uring-floor [--workers N] [--multishot] [--spins N]"
+            ),
         }
     }
     options
@@ -139,8 +149,7 @@ struct Provided {
 impl Provided {
     /// Registers `RING_BUFFERS` buffers with `ring` as group `GROUP`.
     fn register(ring: &IoUring) -> Provided {
-        let layout =
-            std::alloc::Layout::from_size_align(RING_BUFFERS as usize * 16, 4096).unwrap();
+        let layout = std::alloc::Layout::from_size_align(RING_BUFFERS as usize * 16, 4096).unwrap();
         // SAFETY: the layout has a non-zero size; the memory is never
         // freed (a worker never returns), so the kernel's use of it, from
         // the registration on, stays valid.
@@ -157,8 +166,11 @@ impl Provided {
         provided.publish();
         // SAFETY: `entries` is page-aligned memory for `RING_BUFFERS`
         // entries (a power of two) that outlives the ring, as above.
-        unsafe { ring.submitter().register_buf_ring_with_flags(entries as u64, RING_BUFFERS, GROUP, 0) }
-            .expect("register the provided-buffer ring");
+        unsafe {
+            ring.submitter()
+                .register_buf_ring_with_flags(entries as u64, RING_BUFFERS, GROUP, 0)
+        }
+        .expect("register the provided-buffer ring");
         provided
     }
 
@@ -234,7 +246,11 @@ impl Worker {
             let args = types::SubmitArgs::new().timespec(timeout);
             match self.ring.submitter().submit_with_args(1, &args) {
                 Ok(_) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) => {}
                 Err(e) => panic!("io_uring_enter: {e}"),
             }
             if !self.ring.completion().is_empty() {
@@ -249,10 +265,14 @@ impl Worker {
     fn run(mut self, new_conns: mpsc::Receiver<i32>) {
         loop {
             while let Ok(fd) = new_conns.try_recv() {
-                let index = self.conns.iter().position(Option::is_none).unwrap_or_else(|| {
-                    self.conns.push(None);
-                    self.conns.len() - 1
-                });
+                let index = self
+                    .conns
+                    .iter()
+                    .position(Option::is_none)
+                    .unwrap_or_else(|| {
+                        self.conns.push(None);
+                        self.conns.len() - 1
+                    });
                 self.conns[index] = Some(Conn {
                     fd,
                     recv: Box::new([0; RECV_BYTES]),
@@ -271,8 +291,11 @@ impl Worker {
                 self.second = second;
                 self.hello = hello_at(now);
             }
-            let done: Vec<(u64, i32, u32)> =
-                self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())).collect();
+            let done: Vec<(u64, i32, u32)> = self
+                .ring
+                .completion()
+                .map(|c| (c.user_data(), c.result(), c.flags()))
+                .collect();
             let mut gave_back = false;
             for (data, result, flags) in done {
                 let index = (data >> 1) as usize;
@@ -291,7 +314,9 @@ impl Worker {
     }
 
     fn on_send(&mut self, index: usize, result: i32) {
-        let Some(conn) = self.conns[index].as_mut() else { return };
+        let Some(conn) = self.conns[index].as_mut() else {
+            return;
+        };
         if result < 0 {
             return self.close(index);
         }
@@ -385,6 +410,8 @@ fn main() {
     for (n, stream) in listener.incoming().enumerate() {
         let Ok(stream) = stream else { continue };
         stream.set_nodelay(true).expect("TCP_NODELAY");
-        workers[n % workers.len()].send(stream.into_raw_fd()).expect("a worker ended");
+        workers[n % workers.len()]
+            .send(stream.into_raw_fd())
+            .expect("a worker ended");
     }
 }
