@@ -42,26 +42,16 @@ export WEFT_STRESS_SCENARIOS="${WEFT_STRESS_SCENARIOS:-100}"
 export WEFT_PENDING_TASKS="${WEFT_PENDING_TASKS:-20000}"
 
 echo "building the test binaries"
-build_log="$(mktemp)"
-# The selection of CI's test step (`cargo test --workspace`), so its
-# binaries are reused: another selection (`-p weft`, `--tests`) resolves
-# features differently and rebuilds weft and every test binary.
-cargo test --workspace --no-run "$@" 2>&1 | tee "$build_log" >/dev/null
-binary_of() {
-  # cargo prints: "  Executable tests/NAME.rs (target/debug/deps/NAME-HASH)"
-  sed -n "s|.*Executable tests/$1\.rs (\(.*\))|\1|p" "$build_log" | tail -n 1
-}
+# CI's test-step selection, so its binaries are reused
+# (scripts/test_binary.sh says why); build errors show here.
+cargo test --workspace --no-run "$@" >/dev/null
 
 failed=0
 report="$(mktemp)"
 for entry in "${SUBSET[@]}"; do
   name="${entry%%|*}"
   tests="${entry#*|}"
-  binary="$(binary_of "$name")"
-  if [ -z "$binary" ]; then
-    echo "no test binary for tests/$name.rs" >&2
-    exit 1
-  fi
+  binary="$(bash scripts/test_binary.sh "$name" "$@")"
   for test in $tests; do
     log="$(mktemp)"
     start=$SECONDS

@@ -132,10 +132,10 @@ fn tag(index: usize, send: bool) -> u64 {
 struct Worker {
     ring: IoUring,
     conns: Vec<Option<Conn>>,
-    multishot: bool,
     spins: u32,
     hello: Vec<u8>,
     second: u64,
+    /// The provided-buffer ring: multishot mode if present.
     provided: Option<Provided>,
 }
 
@@ -214,7 +214,7 @@ impl Worker {
 
     fn arm_recv(&mut self, index: usize) {
         let conn = self.conns[index].as_mut().unwrap();
-        let entry = if self.multishot {
+        let entry = if self.provided.is_some() {
             opcode::RecvMulti::new(types::Fd(conn.fd), GROUP).build()
         } else {
             let free = &mut conn.recv[conn.filled..];
@@ -397,7 +397,6 @@ fn main() {
                 let worker = Worker {
                     ring,
                     conns: Vec::new(),
-                    multishot,
                     spins,
                     hello: hello_at(SystemTime::now()),
                     second: 0,
