@@ -1215,3 +1215,88 @@ fn unix_open_options_options_from_std_and_inodes() {
         assert_eq!(seen, 2);
     });
 }
+
+/// A path whose drop removes its file, as `tempfile::NamedTempFile`'s does.
+struct RemovedOnDrop(PathBuf);
+
+impl AsRef<Path> for RemovedOnDrop {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A path argument lives until the call's future ends, as in tokio: a
+/// path whose drop removes its file still names it while the pool thread
+/// opens, reads or stats it. Fails with the argument dropped when the path
+/// is copied for the pool (each call then meets `NotFound`).
+#[test]
+fn a_path_argument_lives_until_the_call_ends() {
+    let dir = TempDir::new("path-lives");
+    let path = dir.join("file");
+    let fresh = || {
+        std::fs::write(&path, b"kept").unwrap();
+        RemovedOnDrop(path.clone())
+    };
+    runtime(1).block_on(async {
+        assert_eq!(fs::read(fresh()).await.unwrap(), b"kept");
+        assert!(!path.exists(), "the argument was dropped after the call");
+        assert_eq!(fs::read_to_string(fresh()).await.unwrap(), "kept");
+        assert_eq!(fs::metadata(fresh()).await.unwrap().len(), 4);
+        let mut text = String::new();
+        let mut file = OpenOptions::new().read(true).open(fresh()).await.unwrap();
+        file.read_to_string(&mut text).await.unwrap();
+        assert_eq!(text, "kept");
+        let mut file = File::open(fresh()).await.unwrap();
+        text.clear();
+        file.read_to_string(&mut text).await.unwrap();
+        assert_eq!(text, "kept");
+    });
+}
+
+/// A vectored write writes every slice, in order, up to `max_buf_size`
+/// bytes in all (tokio's `File`), through futures-io's and tokio's traits.
+/// Fails with the traits' default, which writes the first slice only.
+#[test]
+fn a_vectored_write_writes_every_slice() {
+    use std::io::IoSlice;
+    let dir = TempDir::new("vectored");
+    let path = dir.join("file");
+    runtime(1).block_on(async {
+        let mut file = File::create(&path).await.unwrap();
+        let slices = [
+            IoSlice::new(b"hello "),
+            IoSlice::new(b""),
+            IoSlice::new(b"world"),
+        ];
+        assert_eq!(file.write_vectored(&slices).await.unwrap(), 11);
+        let again = [IoSlice::new(b", "), IoSlice::new(b"again")];
+        let written = tokio::io::AsyncWriteExt::write_vectored(&mut file, &again)
+            .await
+            .unwrap();
+        assert_eq!(written, 7);
+        assert!(tokio::io::AsyncWrite::is_write_vectored(&file));
+        file.set_max_buf_size(3);
+        let capped = [IoSlice::new(b"ab"), IoSlice::new(b"cd")];
+        assert_eq!(file.write_vectored(&capped).await.unwrap(), 3);
+        file.flush().await.unwrap();
+    });
+    assert_eq!(std::fs::read(&path).unwrap(), b"hello world, againabc");
+}
+
+/// A clone keeps the file's `max_buf_size`, as tokio's does. Fails with the
+/// clone given the default size.
+#[test]
+fn a_clone_keeps_the_buffer_size() {
+    let dir = TempDir::new("clone-buf");
+    runtime(1).block_on(async {
+        let mut file = File::create(dir.join("file")).await.unwrap();
+        file.set_max_buf_size(4096);
+        assert_eq!(file.try_clone().await.unwrap().max_buf_size(), 4096);
+    });
+}

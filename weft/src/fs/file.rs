@@ -7,7 +7,7 @@ mod state;
 use std::fmt;
 use std::fs::{File as StdFile, Metadata, Permissions};
 use std::future::poll_fn;
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, IoSlice, Seek, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -98,7 +98,7 @@ impl File {
     /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
     /// ```
     pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
-        let path = super::owned(path);
+        let path = super::owned(&path);
         let std = super::asyncify("File::open", move || StdFile::open(path)).await?;
         Ok(File::from_std(std))
     }
@@ -106,7 +106,7 @@ impl File {
     /// Opens a file for writing, creating it or truncating it:
     /// [`std::fs::File::create`] on the blocking pool.
     pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
-        let path = super::owned(path);
+        let path = super::owned(&path);
         let std = super::asyncify("File::create", move || StdFile::create(path)).await?;
         Ok(File::from_std(std))
     }
@@ -115,7 +115,7 @@ impl File {
     /// `AlreadyExists` if it exists: [`std::fs::File::create_new`] on the
     /// blocking pool.
     pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
-        let path = super::owned(path);
+        let path = super::owned(&path);
         let std = super::asyncify("File::create_new", move || StdFile::create_new(path)).await?;
         Ok(File::from_std(std))
     }
@@ -243,12 +243,18 @@ impl File {
         self.exclusive(Job::SetPermissions(perm)).await.map(drop)
     }
 
-    /// A new `File` for the same open file (the same position and flags):
+    /// A new `File` for the same open file (the same position and flags)
+    /// and the same [`max_buf_size`](Self::max_buf_size):
     /// [`std::fs::File::try_clone`] on the blocking pool, after the
     /// operations before it.
     pub async fn try_clone(&self) -> io::Result<File> {
         match self.exclusive(Job::TryClone).await? {
-            Reply::File(std) => Ok(File::from_std(std)),
+            Reply::File(std) => {
+                let mut clone = File::from_std(std);
+                // The clone keeps this file's setting, as tokio's does.
+                clone.set_max_buf_size(self.max_buf_size());
+                Ok(clone)
+            }
             _ => unreachable!("a clone job replies with a file"),
         }
     }
@@ -378,6 +384,15 @@ impl futures_io::AsyncWrite for File {
         inner.poll_write(std, cx, buf)
     }
 
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_write_vectored(std, cx, bufs)
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.get_mut().inner_mut().1.poll_flush(cx)
     }
@@ -423,6 +438,19 @@ impl tokio::io::AsyncWrite for File {
     ) -> Poll<io::Result<usize>> {
         let (std, inner) = self.get_mut().inner_mut();
         inner.poll_write(std, cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let (std, inner) = self.get_mut().inner_mut();
+        inner.poll_write_vectored(std, cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -129,7 +129,12 @@ where
     }
 }
 
-fn owned(path: impl AsRef<Path>) -> PathBuf {
+/// The path a pool thread needs, copied from the caller's argument. Taken
+/// by reference: the argument itself lives until the call's future ends
+/// (tokio's behaviour), so a path whose drop removes its file (a
+/// `tempfile::NamedTempFile`, say) still names it while the pool thread
+/// works (`tests/fs.rs`'s `a_path_argument_lives_until_the_call_ends`).
+fn owned(path: &impl AsRef<Path>) -> PathBuf {
     path.as_ref().to_owned()
 }
 
@@ -142,7 +147,7 @@ fn owned(path: impl AsRef<Path>) -> PathBuf {
 /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("read", move || std::fs::read(path)).await
 }
 
@@ -156,7 +161,7 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("read_to_string", move || std::fs::read_to_string(path)).await
 }
 
@@ -173,7 +178,7 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
 /// ```
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     let contents = contents.as_ref().to_owned();
     asyncify("write", move || std::fs::write(path, contents)).await
 }
@@ -183,47 +188,47 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 /// pool call; the kernel copies without the bytes entering user space
 /// where it can).
 pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
-    let (from, to) = (owned(from), owned(to));
+    let (from, to) = (owned(&from), owned(&to));
     asyncify("copy", move || std::fs::copy(from, to)).await
 }
 
 /// Renames a file or directory, replacing `to` if it exists:
 /// [`std::fs::rename`] on the blocking pool.
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
-    let (from, to) = (owned(from), owned(to));
+    let (from, to) = (owned(&from), owned(&to));
     asyncify("rename", move || std::fs::rename(from, to)).await
 }
 
 /// Creates a directory (its parent must exist): [`std::fs::create_dir`] on
 /// the blocking pool.
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("create_dir", move || std::fs::create_dir(path)).await
 }
 
 /// Creates a directory and every missing parent: [`std::fs::create_dir_all`]
 /// on the blocking pool.
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("create_dir_all", move || std::fs::create_dir_all(path)).await
 }
 
 /// Removes a file: [`std::fs::remove_file`] on the blocking pool.
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("remove_file", move || std::fs::remove_file(path)).await
 }
 
 /// Removes an empty directory: [`std::fs::remove_dir`] on the blocking pool.
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("remove_dir", move || std::fs::remove_dir(path)).await
 }
 
 /// Removes a directory and everything in it: [`std::fs::remove_dir_all`]
 /// on the blocking pool, as one pool call.
 pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("remove_dir_all", move || std::fs::remove_dir_all(path)).await
 }
 
@@ -239,35 +244,35 @@ pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
 /// ```
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("metadata", move || std::fs::metadata(path)).await
 }
 
 /// The metadata of a path without following a final symbolic link:
 /// [`std::fs::symlink_metadata`] on the blocking pool.
 pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("symlink_metadata", move || std::fs::symlink_metadata(path)).await
 }
 
 /// The absolute path with every symbolic link and `.`/`..` resolved:
 /// [`std::fs::canonicalize`] on the blocking pool.
 pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("canonicalize", move || std::fs::canonicalize(path)).await
 }
 
 /// Whether a path exists (`Ok(false)` for a broken symbolic link, an error
 /// if that cannot be told): [`std::fs::exists`] on the blocking pool.
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("try_exists", move || std::fs::exists(path)).await
 }
 
 /// Creates a hard link `link` to `original`: [`std::fs::hard_link`] on the
 /// blocking pool.
 pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let (original, link) = (owned(original), owned(link));
+    let (original, link) = (owned(&original), owned(&link));
     asyncify("hard_link", move || std::fs::hard_link(original, link)).await
 }
 
@@ -275,7 +280,7 @@ pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io
 /// [`std::os::unix::fs::symlink`] on the blocking pool.
 #[cfg(unix)]
 pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let (original, link) = (owned(original), owned(link));
+    let (original, link) = (owned(&original), owned(&link));
     asyncify("symlink", move || {
         std::os::unix::fs::symlink(original, link)
     })
@@ -285,14 +290,14 @@ pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::
 /// What a symbolic link points at: [`std::fs::read_link`] on the blocking
 /// pool.
 pub async fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("read_link", move || std::fs::read_link(path)).await
 }
 
 /// Changes the permissions of a path: [`std::fs::set_permissions`] on the
 /// blocking pool.
 pub async fn set_permissions(path: impl AsRef<Path>, perm: std::fs::Permissions) -> io::Result<()> {
-    let path = owned(path);
+    let path = owned(&path);
     asyncify("set_permissions", move || {
         std::fs::set_permissions(path, perm)
     })

@@ -92,7 +92,7 @@ impl OpenOptions {
     /// `InvalidInput` for a combination of flags that makes no sense).
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let options = self.0.clone();
-        let path = super::owned(path);
+        let path = super::owned(&path);
         let std = super::asyncify("OpenOptions::open", move || options.open(path)).await?;
         Ok(File::from_std(std))
     }

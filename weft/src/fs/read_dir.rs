@@ -41,7 +41,7 @@ const CHUNK: usize = 32;
 /// # Ok::<(), std::io::Error>(()) })?; Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
-    let path = super::owned(path);
+    let path = super::owned(&path);
     let std = super::asyncify("read_dir", move || std::fs::read_dir(path)).await?;
     Ok(ReadDir(State::Idle(Chunk {
         entries: VecDeque::new(),

@@ -69,7 +69,7 @@
 
 use std::fs::{File as StdFile, Metadata, Permissions};
 use std::future::Future;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, IoSlice, Read, Seek, SeekFrom, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -221,11 +221,20 @@ impl Buf {
         n
     }
 
-    fn fill_from(&mut self, src: &[u8]) {
+    /// Copies the slices in order, at most `max` bytes in all; returns how
+    /// many were copied.
+    fn fill_from(&mut self, srcs: &[IoSlice<'_>], max: usize) -> usize {
         self.bytes.clear();
-        self.bytes.extend_from_slice(src);
+        for src in srcs {
+            let room = max - self.bytes.len();
+            if room == 0 {
+                break;
+            }
+            self.bytes.extend_from_slice(&src[..src.len().min(room)]);
+        }
         self.start = 0;
-        self.end = src.len();
+        self.end = self.bytes.len();
+        self.end
     }
 
     /// One `read` of up to `want` bytes (retried if interrupted by a signal).
@@ -382,17 +391,30 @@ impl Inner {
         cx: &mut Context<'_>,
         src: &[u8],
     ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(file, cx, &[IoSlice::new(src)])
+    }
+
+    /// `AsyncWrite::poll_write_vectored`: as `poll_write`, with the slices'
+    /// bytes copied in order into one pool write (at most `max_buf` of
+    /// them), so every slice is written, not only the first (tokio's).
+    pub(super) fn poll_write_vectored(
+        &mut self,
+        file: &Arc<StdFile>,
+        cx: &mut Context<'_>,
+        srcs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         loop {
             if let Some(error) = self.write_error.take() {
                 return Poll::Ready(Err(error));
             }
             match &mut self.state {
-                State::Idle(_) if src.is_empty() => return Poll::Ready(Ok(0)),
+                State::Idle(_) if srcs.iter().all(|src| src.is_empty()) => {
+                    return Poll::Ready(Ok(0));
+                }
                 State::Idle(buf) => {
-                    let n = src.len().min(self.max_buf);
                     // Rule 3's move back is the closure's, before the write.
                     let rewind = buf.discard();
-                    buf.fill_from(&src[..n]);
+                    let n = buf.fill_from(srcs, self.max_buf);
                     self.start(file, Kind::Write, Job::Write, rewind);
                     return Poll::Ready(Ok(n));
                 }
