@@ -417,5 +417,7 @@ pub(crate) fn wait_until<T>(
     true
 }
 
-#[cfg(all(test, not(loom)))]
+// The guard and its tests exist only with debug assertions (a release
+// build counts nothing).
+#[cfg(all(test, debug_assertions, not(loom)))]
 pub(crate) mod tests;

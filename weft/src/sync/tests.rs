@@ -6,7 +6,6 @@ use std::time::Duration;
 use super::{Condvar, Mutex, StdCondvar, StdMutex, locks_held, user_code};
 
 #[test]
-#[cfg(debug_assertions)]
 fn a_guard_is_counted_while_held_and_only_then() {
     let modelled = Mutex::new(0);
     let plain = StdMutex::new(0);
@@ -22,7 +21,6 @@ fn a_guard_is_counted_while_held_and_only_then() {
 }
 
 #[test]
-#[cfg(debug_assertions)]
 fn a_condvar_wait_keeps_its_guard_counted() {
     let mutex = StdMutex::new(());
     let condvar = StdCondvar::new();
@@ -47,7 +45,6 @@ fn a_condvar_wait_keeps_its_guard_counted() {
 
 /// A poisoned lock's guard is a guard: counted, and uncounted on drop.
 #[test]
-#[cfg(debug_assertions)]
 fn a_poisoned_locks_guard_is_counted_too() {
     let mutex = std::sync::Arc::new(StdMutex::new(0));
     let poisoner = mutex.clone();
@@ -65,7 +62,6 @@ fn a_poisoned_locks_guard_is_counted_too() {
 /// The point of the guard: user code reached under a runtime lock fails
 /// at once, naming what ran.
 #[test]
-#[cfg(debug_assertions)]
 #[should_panic(
     expected = "weft calls user code (a test's hook) while this thread holds 1 runtime lock"
 )]
@@ -79,7 +75,6 @@ fn user_code_under_a_runtime_lock_fails() {
 /// `WEFT_CHILD` set, and asserts that the child aborted with `message`
 /// on its stderr. (A failed check inside contained code, or inside a drop
 /// async-task runs, ends the process: no `should_panic` can see it.)
-#[cfg(debug_assertions)]
 pub(crate) fn expect_abort_in_child(name: &str, message: &str) {
     use std::os::unix::process::ExitStatusExt;
     let output = std::process::Command::new(std::env::current_exe().unwrap())
@@ -100,7 +95,6 @@ pub(crate) fn expect_abort_in_child(name: &str, message: &str) {
 }
 
 /// Whether this is the child `expect_abort_in_child` started.
-#[cfg(debug_assertions)]
 pub(crate) fn in_child() -> bool {
     std::env::var_os("WEFT_CHILD").is_some()
 }
@@ -108,7 +102,6 @@ pub(crate) fn in_child() -> bool {
 /// A failed check inside code the runtime contains (here, under a lock
 /// that code took) is not contained: the process ends, saying why.
 #[test]
-#[cfg(debug_assertions)]
 fn a_failed_check_inside_contained_code_ends_the_process() {
     if in_child() {
         let mutex = StdMutex::new(());
