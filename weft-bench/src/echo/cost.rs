@@ -140,13 +140,36 @@ fn eventfds() -> Vec<u32> {
     .collect()
 }
 
-/// Where the kernel lists its syscall tracepoints.
+/// Where the kernel lists its syscall tracepoints. On a fresh machine
+/// tracefs is often not mounted yet, and perf mounts it on first use: so
+/// before giving up, perf itself is asked to count one tracepoint, and
+/// when the tracepoints are still missing its own words are the reason.
 fn tracepoints() -> Result<PathBuf, String> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(|root| Path::new(root).join("events/syscalls"))
-        .find(|dir| dir.join("sys_enter_read").exists())
-        .ok_or_else(|| "perf not available: no syscall tracepoints (run as root)".to_owned())
+    let find = || {
+        ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .iter()
+            .map(|root| Path::new(root).join("events/syscalls"))
+            .find(|dir| dir.join("sys_enter_read").exists())
+    };
+    if let Some(dir) = find() {
+        return Ok(dir);
+    }
+    let asked = Command::new("perf")
+        .args(["stat", "-e", "raw_syscalls:sys_enter", "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("perf not available: `perf` could not be run ({e})"))?;
+    find().ok_or_else(|| {
+        let stderr = String::from_utf8_lossy(&asked.stderr);
+        let said = stderr
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("no syscall tracepoints under /sys/kernel/tracing");
+        format!("perf cannot count system calls: {said}")
+    })
 }
 
 /// `perf stat` attached to a server's threads, its events off until
