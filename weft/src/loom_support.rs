@@ -47,13 +47,21 @@ pub(crate) fn shared_with_spares(
     num_workers: usize,
     spare_slots: usize,
 ) -> (Arc<Shared>, Vec<Local<Task>>) {
-    build_shared(num_workers, spare_slots, false)
+    build_shared(num_workers, spare_slots, false, |_| {})
+}
+
+/// As [`shared`], with `tweak` applied to the default settings first.
+pub(crate) fn shared_with(
+    num_workers: usize,
+    tweak: impl FnOnce(&mut Config),
+) -> (Arc<Shared>, Vec<Local<Task>>) {
+    build_shared(num_workers, 0, false, tweak)
 }
 
 /// As [`shared`], with the stall monitor enabled (no monitor thread runs:
 /// the model drives the monitor's side itself).
 pub(crate) fn shared_with_monitor(num_workers: usize) -> (Arc<Shared>, Vec<Local<Task>>) {
-    build_shared(num_workers, 0, true)
+    build_shared(num_workers, 0, true, |_| {})
 }
 
 /// As [`shared_with_spares`], with the stall monitor enabled; its spare
@@ -62,15 +70,16 @@ pub(crate) fn shared_with_monitor_and_spares(
     num_workers: usize,
     spare_slots: usize,
 ) -> (Arc<Shared>, Vec<Local<Task>>) {
-    build_shared(num_workers, spare_slots, true)
+    build_shared(num_workers, spare_slots, true, |_| {})
 }
 
 fn build_shared(
     num_workers: usize,
     spare_slots: usize,
     monitor_enabled: bool,
+    tweak: impl FnOnce(&mut Config),
 ) -> (Arc<Shared>, Vec<Local<Task>>) {
-    let config = Config {
+    let mut config = Config {
         num_workers,
         inject_batch_cap: 32,
         lifo_slot: true,
@@ -84,6 +93,7 @@ fn build_shared(
         fine_timer_slack: false,
         unhandled_panic: crate::scheduler::panic_policy::UnhandledPanic::Ignore,
     };
+    tweak(&mut config);
     // The models never spawn blocking tasks; the pool only has to exist.
     let blocking = BlockingPool::new(PoolConfig {
         max_threads: 1,

@@ -170,6 +170,7 @@ fn prometheus_text_has_every_family_and_consistent_histograms() {
         "weft_parks_total",
         "weft_step_asides_total",
         "weft_monitor_io_wakes_total",
+        "weft_monitor_timer_wakes_total",
         "weft_threads_restored_total",
         "weft_poll_time_seconds",
         "weft_live_tasks",

@@ -311,6 +311,105 @@ fn a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker() {
     }
 }
 
+/// How long a stuck task waits for its own timer before giving up: the
+/// stall the tests below set against a timer due in 20 ms.
+const STALL: Duration = Duration::from_secs(3);
+
+/// What a stall may add to a timer at most in the tests below (the stall
+/// threshold, a monitor sample, a periodic check or two, a loaded CI
+/// machine): far below [`STALL`], so a timer that waits for its worker's
+/// poll fails.
+const LATE_BOUND: Duration = Duration::from_millis(1_000);
+
+/// Inside one poll: arms a `timer` on the polling worker's own wheel, then
+/// blocks the worker (synchronous 1 ms sleeps, as a blocking driver call
+/// would) until that timer has fired, at most [`STALL`]. Raises `stuck`
+/// once blocked. Returns how long after the arming the timer fired.
+async fn arm_then_block_until_fired(timer: Duration, stuck: Arc<AtomicUsize>) -> Duration {
+    let armed_at = std::time::Instant::now();
+    let mut nap = Box::pin(sleep(timer));
+    assert!(poll_once(&mut nap).await, "a sleep ended at once");
+    stuck.fetch_add(1, Ordering::SeqCst);
+    while !nap.is_elapsed() && armed_at.elapsed() < STALL {
+        std::thread::sleep(MS);
+    }
+    armed_at.elapsed()
+}
+
+/// Waits (off the runtime) until `count` tasks are blocked.
+fn wait_until_blocked(stuck: &AtomicUsize, count: usize) {
+    let start = std::time::Instant::now();
+    while stuck.load(Ordering::SeqCst) < count {
+        assert!(start.elapsed() < STALL, "the tasks never blocked");
+        std::thread::sleep(MS);
+    }
+}
+
+/// One worker blocks in a poll with a timer armed on its own wheel while
+/// the other stays busy (a task yielding in a loop, so it never goes idle
+/// and never fires every wheel on its way to sleep): the busy worker's
+/// periodic check fires the stalled worker's wheel. Fails with the
+/// periodic check firing only its own and the outside wheel (the timer
+/// then waits the whole stall).
+#[test]
+fn a_stalled_workers_timer_fires_while_the_other_is_busy() {
+    let rt = rt(2, true);
+    for _ in 0..3 {
+        let stuck = Arc::new(AtomicUsize::new(0));
+        let blocked = rt.spawn(arm_then_block_until_fired(20 * MS, stuck.clone()));
+        wait_until_blocked(&stuck, 1);
+        let busy = rt.spawn(async move {
+            let start = std::time::Instant::now();
+            while !blocked.is_finished() && start.elapsed() < 2 * STALL {
+                weft::task::yield_now().await;
+            }
+            blocked.await.unwrap()
+        });
+        let fired_after = rt.block_on(busy).unwrap();
+        assert!(
+            fired_after < LATE_BOUND,
+            "a 20 ms timer on the stalled worker's wheel fired after {fired_after:?}"
+        );
+    }
+}
+
+/// Every worker blocks in a poll, each with a timer armed on its own
+/// wheel, and a task spawned meanwhile sleeps five times 10 ms: no worker
+/// reaches a periodic check or sleeps as the keeper, so the stall
+/// monitor fires the timers and a spare thread runs the sleeper. Fails
+/// without the monitor's firing (no timer fires until a poll returns).
+#[test]
+fn timers_fire_while_every_worker_is_stuck() {
+    let rt = rt(2, true);
+    for _ in 0..3 {
+        let stuck = Arc::new(AtomicUsize::new(0));
+        let blocked: Vec<_> = (0..2)
+            .map(|_| rt.spawn(arm_then_block_until_fired(20 * MS, stuck.clone())))
+            .collect();
+        wait_until_blocked(&stuck, 2);
+        let ticker = rt.spawn(async {
+            let start = std::time::Instant::now();
+            for _ in 0..5 {
+                sleep(10 * MS).await;
+            }
+            start.elapsed()
+        });
+        let ticked_for = rt.block_on(ticker).unwrap();
+        assert!(
+            ticked_for < LATE_BOUND,
+            "five 10 ms sleeps took {ticked_for:?} while every worker was stuck"
+        );
+        for task in blocked {
+            let fired_after = rt.block_on(task).unwrap();
+            assert!(
+                fired_after < LATE_BOUND,
+                "a 20 ms timer on a stuck worker's wheel fired after {fired_after:?}"
+            );
+        }
+    }
+    assert!(rt.handle().metrics().monitor_timer_wakes > 0);
+}
+
 #[test]
 fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);

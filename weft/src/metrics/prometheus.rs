@@ -29,7 +29,7 @@ impl RuntimeMetrics {
             worker_family(&mut out, name, help, values);
         }
         poll_time_family(&mut out, &self.workers);
-        let runtime_wide: [(&str, &str, &str, u64); 23] = [
+        let runtime_wide: [(&str, &str, &str, u64); 24] = [
             (
                 "workers",
                 "gauge",
@@ -161,6 +161,12 @@ impl RuntimeMetrics {
                 "counter",
                 "Tasks woken by readiness the monitor took while every thread was in a stalled poll.",
                 self.monitor_io_wakes,
+            ),
+            (
+                "monitor_timer_wakes_total",
+                "counter",
+                "Tasks woken by timers the monitor fired while every thread was in a stalled poll.",
+                self.monitor_timer_wakes,
             ),
             (
                 "threads_restored_total",

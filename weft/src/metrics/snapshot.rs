@@ -57,6 +57,10 @@ pub struct RuntimeMetrics {
     /// itself, because every awake thread was inside a stalled poll and
     /// none would look there soon.
     pub monitor_io_wakes: u64,
+    /// Tasks the monitor woke by firing due timers itself, because every
+    /// awake thread was inside a stalled poll, so no worker reached a
+    /// periodic check or slept as the timekeeper.
+    pub monitor_timer_wakes: u64,
     /// Demoted threads given their normal priority back after their poll
     /// (the process may raise priorities: `CAP_SYS_NICE`), which then went
     /// on running their worker instead of handing it to another thread.

@@ -231,6 +231,8 @@ pub(crate) struct Monitor {
     step_asides: AtomicU64,
     /// Tasks woken by readiness the monitor delivered (`Sampler::deliver_io`).
     io_deliveries: AtomicU64,
+    /// Tasks woken by timers the monitor fired (`Sampler::fire_timers`).
+    timer_fires: AtomicU64,
     /// Demoted threads given their priority back after their poll.
     threads_restored: AtomicU64,
     /// A demoted thread got its priority back once: this process may raise
@@ -319,6 +321,7 @@ impl Monitor {
             threads_demoted: AtomicU64::new(0),
             step_asides: AtomicU64::new(0),
             io_deliveries: AtomicU64::new(0),
+            timer_fires: AtomicU64::new(0),
             threads_restored: AtomicU64::new(0),
             restores_work: std::sync::atomic::AtomicBool::new(false),
             spare_threads: crate::loom::sync::atomic::AtomicUsize::new(0),
@@ -452,6 +455,7 @@ impl Monitor {
         metrics.threads_demoted = self.threads_demoted.load(Ordering::Relaxed);
         metrics.step_asides = self.step_asides.load(Ordering::Relaxed);
         metrics.monitor_io_wakes = self.io_deliveries.load(Ordering::Relaxed);
+        metrics.monitor_timer_wakes = self.timer_fires.load(Ordering::Relaxed);
         metrics.threads_restored = self.threads_restored.load(Ordering::Relaxed);
         metrics.spare_threads = self.spare_threads.load(Ordering::Relaxed);
     }

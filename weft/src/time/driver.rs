@@ -316,8 +316,8 @@ impl Driver {
         fired == Fired::BudgetSpent
     }
 
-    /// Every wheel, for a caller that fires them all.
-    #[cfg(feature = "test-util")]
+    /// Every wheel, for a caller that fires them all (the stall monitor,
+    /// the test clock's `advance`).
     pub(crate) fn num_wheels(&self) -> usize {
         self.wheels.len()
     }

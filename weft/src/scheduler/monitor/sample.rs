@@ -154,6 +154,7 @@ pub(crate) fn run_monitor(shared: &Arc<Shared>) {
             sampler.report_stalls();
             if unwatched {
                 sampler.deliver_io();
+                sampler.fire_timers();
             }
             state = monitor.lock();
         }
@@ -276,6 +277,42 @@ impl<'a> Sampler<'a> {
                     .io_deliveries
                     .fetch_add(woken as u64, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Fires the due timers of every wheel, skipping a wheel whose lock is
+    /// held (its holder is serving it): with every awake thread inside a
+    /// stalled poll no worker reaches a periodic check, and none sleeps as
+    /// the keeper (`time/driver.rs`), so without this no timer fires until
+    /// a poll returns. The monitor is no worker: the tasks the timers wake
+    /// go to the inject queue, where [`Sampler::act`] sees them as waiting
+    /// work and lends them a spare thread, so they run on a thread that is
+    /// not stuck. A timer is late by at most a sample period (the period
+    /// stays at its base while a poll is stalled). Without the monitor's
+    /// lock: waking calls wakers, which are user code. Correctness of "no
+    /// timer waits on a stuck poll" with every worker stuck: `tests/time.rs`'s
+    /// `timers_fire_while_every_worker_is_stuck` fails without it.
+    fn fire_timers(&self) {
+        let time = &self.shared.time;
+        let now = time.clock.now_ns();
+        let mut wakers = Vec::new();
+        for wheel in 0..time.num_wheels() {
+            if time.is_due(wheel, now) {
+                time.fire_due(wheel, now, false, &mut wakers);
+            }
+        }
+        if wakers.is_empty() {
+            return;
+        }
+        self.shared
+            .monitor
+            .timer_fires
+            .fetch_add(wakers.len() as u64, Ordering::Relaxed);
+        for waker in wakers {
+            let _ =
+                crate::sync::call_user("a waker's wake (timer fired by the monitor)", move || {
+                    waker.wake()
+                });
         }
     }
 

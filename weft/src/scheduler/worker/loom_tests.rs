@@ -230,3 +230,113 @@ fn tasks_spawned_on_a_worker_run_once_while_the_other_steals() {
         shut_down(shared, workers);
     });
 }
+
+/// The waker of a timer in the model below: raises its flag when fired.
+#[derive(Default)]
+struct FiredFlag(loom::sync::atomic::AtomicBool);
+
+impl std::task::Wake for FiredFlag {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, loom::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Polls past the busy worker's next periodic check before it gives up on
+/// the timer: the model makes a check come every `MIN_GLOBAL_INTERVAL`
+/// ticks (the countdown set to it, and a check target of 1 ns, so every
+/// tuning clamps to it), which keeps the model within loom's branch limit.
+const BUSY_POLLS: usize = super::MIN_GLOBAL_INTERVAL as usize + 2;
+
+/// A task that keeps its worker busy: its first poll waits until the
+/// stalled worker's timer is armed (`armed`), then it yields (so its worker
+/// never goes idle, where it would fire every wheel on its way to sleep)
+/// until the timer has fired, at most [`BUSY_POLLS`] times. Its output is
+/// whether the timer fired while it kept its worker busy.
+struct BusyUntilFired {
+    armed: Signal,
+    fired: std::sync::Arc<FiredFlag>,
+    polls: usize,
+}
+
+impl Future for BusyUntilFired {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.polls == 0 {
+            self.armed.wait();
+        }
+        if self.fired.0.load(loom::sync::atomic::Ordering::Acquire) {
+            return Poll::Ready(true);
+        }
+        self.polls += 1;
+        if self.polls > BUSY_POLLS {
+            return Poll::Ready(false);
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Worker 0 is stuck in a poll (its loop never runs in the model: the poll
+/// never returns) after arming a due timer on its own wheel, and the
+/// monitor has marked it stalled, while worker 1 runs a task that keeps it
+/// busy. The timer must fire from worker 1 while it stays busy: at its
+/// periodic check (`Wheels::OwnOutsideAndStalled`), not only when it goes
+/// idle. Fails with the periodic check firing only its own and the outside
+/// wheel (the busy task gives up after [`BUSY_POLLS`] polls with the timer
+/// still pending).
+#[test]
+fn a_timer_on_a_stalled_workers_wheel_fires_from_the_busy_one() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let (shared, mut locals) =
+            crate::loom_support::shared_with(WORKERS, |config| config.global_check_target_ns = 1);
+        let busy_local = locals.pop().expect("worker 1's ring");
+        let stuck_core = Core::new(0, shared.clone(), locals.pop().expect("worker 0's ring"));
+        let busy_core = Core::new(1, shared.clone(), busy_local);
+        busy_core
+            .ticks_to_global_check
+            .set(super::MIN_GLOBAL_INTERVAL);
+        let busy_loop = thread::spawn(move || {
+            let exit = {
+                let _core = crate::scheduler::context::set_core(&busy_core);
+                busy_core.run()
+            };
+            assert_eq!(exit, super::RunExit::Shutdown);
+            busy_core.close();
+        });
+        let armed = Signal::default();
+        let fired = std::sync::Arc::new(FiredFlag::default());
+        let stuck = {
+            let (shared, armed, fired) = (shared.clone(), armed.clone(), fired.clone());
+            // Worker 0's thread inside its poll: arms on its own wheel, as
+            // a `Sleep` polled there does, and never returns; the monitor
+            // marks its slot stalled.
+            thread::spawn(move || {
+                let due_now = shared.time.clock.now_ns();
+                let waker = std::task::Waker::from(fired);
+                let (_timer, poke) = shared.time.arm(0, due_now, &waker).unwrap();
+                shared.poke_timekeeper(poke);
+                crate::scheduler::monitor::mark_stalled(&shared, 0);
+                armed.raise();
+            })
+        };
+        let busy = spawn_on(
+            &shared,
+            BusyUntilFired {
+                armed,
+                fired,
+                polls: 0,
+            },
+        );
+        let fired_while_busy = crate::loom_support::block_on(busy).unwrap();
+        assert!(
+            fired_while_busy,
+            "the stalled worker's timer waited while the other worker was busy"
+        );
+        stuck.join().unwrap();
+        shut_down(shared, vec![busy_loop]);
+        stuck_core.close();
+    });
+}

@@ -26,7 +26,7 @@ impl Core {
         if countdown == 0 {
             self.tune_global_interval();
             self.help_with_fired_timers();
-            self.fire_timers(Wheels::OwnAndOutside);
+            self.fire_timers(Wheels::OwnOutsideAndStalled);
             self.poll_io_now();
             // The batch lane's share comes before the latency lane, so a
             // latency flood cannot starve it.
@@ -38,7 +38,7 @@ impl Core {
                 }
             }
         } else if self.timers_due.get() {
-            self.fire_timers(Wheels::OwnAndOutside);
+            self.fire_timers(Wheels::OwnOutsideAndStalled);
         }
         if let Some(task) = self.take_lane(Lane::Latency) {
             return Some(task);

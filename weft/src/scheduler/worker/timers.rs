@@ -16,6 +16,7 @@
 //! `a_timer_on_a_stuck_workers_own_wheel_is_fired_by_the_idle_worker`
 //! pins that the timer fires, not how many wakes it took).
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Core;
@@ -32,8 +33,10 @@ const PAUSED_CLOCK_RECHECK: Duration = Duration::from_millis(1);
 /// `sleep(1 ms)` loop never waits on it). A speed rule (CPU against
 /// lateness), not correctness: 400 µs is the shortest gap whose CPU stays
 /// under tokio's in the timers lane.
-/// Measured: docs/experiments.md#dense-timers
-const KEEPER_MIN_GAP_NS: u64 = 400_000;
+/// Measured: docs/experiments.md#dense-timers. None under loom: a model
+/// must take the same path at every replay, and this rule reads the real
+/// clock.
+const KEEPER_MIN_GAP_NS: u64 = if cfg!(loom) { 0 } else { 400_000 };
 
 /// Tasks of fired timers a worker starts on alone before it wakes another
 /// worker to help. Timer tasks are usually short (a timeout's check, a
@@ -50,8 +53,17 @@ const UNHELPED_WAIT_NS: u64 = 200_000;
 /// Whose timer wheels a worker fires.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Wheels {
-    /// Its own and the outside wheel (a busy worker's periodic check).
-    OwnAndOutside,
+    /// Its own, the outside wheel, and the wheel of every worker the stall
+    /// monitor found stalled (a busy worker's periodic check). A stalled
+    /// worker reaches no periodic check of its own until its poll returns:
+    /// without the last part its timers wait for that poll whenever no
+    /// other worker goes idle (correctness of "no timer waits on a stuck
+    /// poll": `worker/loom_tests.rs`'s
+    /// `a_timer_on_a_stalled_workers_wheel_fires_from_the_busy_one` and
+    /// `tests/time.rs`'s `a_stalled_workers_timer_fires_while_the_other_is_busy`
+    /// fail without it). While nothing is stalled this costs one relaxed load
+    /// of a line the monitor writes only when a stall begins or ends.
+    OwnOutsideAndStalled,
     /// Every wheel with a due timer whose lock is free: a worker about to
     /// sleep or just woken serves the timers of workers stuck in a poll.
     All,
@@ -73,9 +85,15 @@ impl Core {
         if time.is_due(outside, now) {
             more |= time.fire_due(outside, now, false, &mut wakers);
         }
-        if wheels == Wheels::All {
+        let others = match wheels {
+            Wheels::All => true,
+            Wheels::OwnOutsideAndStalled => self.shared.any_stalled.load(Ordering::Relaxed),
+        };
+        if others {
+            let remotes = &self.shared.remotes;
             for wheel in (0..outside).filter(|&w| w != own) {
-                if time.is_due(wheel, now) {
+                let wanted = wheels == Wheels::All || remotes[wheel].watch.is_stalled();
+                if wanted && time.is_due(wheel, now) {
                     more |= time.fire_due(wheel, now, false, &mut wakers);
                 }
             }
