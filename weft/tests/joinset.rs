@@ -395,6 +395,77 @@ fn detach_all_lets_the_tasks_run_on() {
     });
 }
 
+/// A set emptied by `detach_all` takes new members into fresh slots:
+/// `detach_all` drops the slots and their free list together, whether the
+/// free list was empty (nothing joined before) or not (members joined, so
+/// their slots were listed for reuse), and every new member is joined with
+/// its own output. Fails with the free list kept by `detach_all`
+/// (`self.free.clear()` removed from `JoinSet::empty`): the first spawn
+/// after it takes a listed slot past the end of the emptied set and panics
+/// (index out of bounds). (Checked by hand: every other test of this
+/// file passes that break; none joined a member before a `detach_all` and
+/// spawned after it.)
+#[test]
+fn a_set_reused_after_detach_all_takes_fresh_slots() {
+    let rt = common::rt(2, true);
+    let finished = Arc::new(AtomicUsize::new(0));
+    let mut senders = Vec::new();
+    for join_first in [false, true] {
+        let mut set = JoinSet::new();
+        // Members in slots 0..3 wait to be released (and are detached).
+        for _ in 0..3 {
+            let (tx, rx) = oneshot::<()>();
+            senders.push(tx);
+            let finished = finished.clone();
+            set.spawn_on(
+                async move {
+                    rx.await;
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    usize::MAX
+                },
+                rt.handle(),
+            );
+        }
+        if join_first {
+            // Members in slots 3..6 complete and are joined: the free list
+            // holds 3, 4 and 5 when the set is detached.
+            for n in 3..6 {
+                set.spawn_on(async move { n }, rt.handle());
+            }
+            let mut joined: Vec<usize> = (0..3)
+                .map(|_| rt.block_on(set.join_next()).unwrap().unwrap())
+                .collect();
+            joined.sort_unstable();
+            assert_eq!(joined, [3, 4, 5]);
+        }
+        assert_eq!(set.len(), 3);
+        set.detach_all();
+        assert!(set.is_empty());
+        for n in 0..8 {
+            set.spawn_on(async move { 100 + n }, rt.handle());
+        }
+        assert_eq!(set.len(), 8, "joined before detach_all: {join_first}");
+        let mut joined = Vec::new();
+        while let Some(result) = rt.block_on(set.join_next()) {
+            joined.push(result.unwrap());
+        }
+        joined.sort_unstable();
+        assert_eq!(
+            joined,
+            (100..108).collect::<Vec<_>>(),
+            "joined before detach_all: {join_first}"
+        );
+        assert!(set.is_empty());
+    }
+    // The detached members run on and finish; their wakes reach no set.
+    for tx in senders {
+        tx.send(());
+    }
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        finished.load(Ordering::SeqCst) == 6
+    }));
+}
+
 #[test]
 fn slots_are_reused_without_confusing_old_wakes() {
     let rt = common::rt(2, true);

@@ -48,7 +48,9 @@
 //! happened before, so no later wait returns the token). A source whose
 //! DEL fails (its number was closed while a duplicate keeps the file open)
 //! is kept until the driver drops, since the kernel may still deliver its
-//! token. Tokens below
+//! token; any failure counts, `ENOENT` too, which says the number names
+//! another file now, not that the registration is gone (unit tests
+//! below, for `EBADF` and `ENOENT`). Tokens below
 //! `FIRST_SOURCE_TOKEN` are the waker's and the shards' own (no
 //! `ScheduledIo` lives at such an address).
 //!
@@ -609,6 +611,71 @@ mod tests {
         drop(driver);
         assert!(io.upgrade().is_none(), "the driver's drop releases orphans");
         drop(duplicate);
+    }
+
+    /// The same, when the closed number already names another file: DEL
+    /// then fails with `ENOENT` (epoll keys a registration by the file and
+    /// the number, and the new file under that number is not registered),
+    /// yet the old registration is alive (a duplicate keeps its file open)
+    /// and still delivers this source's token. `ENOENT` is not "already
+    /// gone": the source is kept as an orphan, as for `EBADF`. Fails with
+    /// `ENOENT` taken as a completed delete in `Driver::deregister` (the
+    /// source goes to the release queue and is freed after the next turn
+    /// while the kernel still holds its token: a use-after-free at the
+    /// next event), which the test above passes (its DEL fails with
+    /// `EBADF`).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_source_whose_number_names_another_file_is_kept_after_enoent() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+
+        let driver = Driver::new(1).unwrap();
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let duplicate = a.try_clone().unwrap();
+        let number = a.as_raw_fd();
+        let registered = driver.register(&mut SourceFd(&number)).unwrap();
+        let before = driver.kernel_registrations();
+        // The number is closed and reused at once, for a file this driver
+        // never registered (as another thread's `open` would reuse it).
+        let (other, _other_peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        // SAFETY: integers only. `a` owns `number` and stays alive until
+        // the end of the test, so the number is not closed or reused
+        // behind another owner's back: from here `a` owns (and will close)
+        // a descriptor of `other`'s socket under the same number.
+        let reused = unsafe { libc::dup2(other.as_raw_fd(), number) };
+        assert_eq!(reused, number);
+        let refused = driver.shards[0]
+            .registry
+            .deregister(&mut SourceFd(&number))
+            .unwrap_err();
+        assert_eq!(
+            refused.raw_os_error(),
+            Some(libc::ENOENT),
+            "this test is about a DEL refused with ENOENT"
+        );
+        driver.deregister(&mut SourceFd(&number), &registered);
+        assert_eq!(
+            driver.num_orphaned(),
+            1,
+            "DEL failed with ENOENT, yet the source was released"
+        );
+        assert_eq!(driver.num_registered(), 0);
+        assert_eq!(
+            driver.kernel_registrations(),
+            before,
+            "the kernel should still hold the registration this test is about"
+        );
+        let io = Arc::downgrade(&registered.io);
+        drop(registered);
+        b.write_all(b"x").unwrap();
+        // The stale registration fires: delivered to the kept source.
+        driver.wait(Some(Duration::ZERO), || false);
+        assert!(io.upgrade().is_some(), "an orphan outlived by its token");
+        drop(driver);
+        assert!(io.upgrade().is_none(), "the driver's drop releases orphans");
+        drop((a, duplicate, other));
     }
 
     /// Raises this process's open-file soft limit to at least `needed`

@@ -62,6 +62,14 @@
 //! shutdown is checked on a lock-free replica of the queue
 //! (`scheduler::loom_tests::shutdown_handshake_with_a_lock_free_queue`).
 //!
+//! Fourth: the count of spares woken and not yet back (`woken_spares`).
+//! Two spares run the real `run_spare` (one idle, one on its way) while
+//! the monitor lends the one spare slot (`hand_off`) twice: a spare woken
+//! for a slot the other took first must not stay counted as coming, or the
+//! second stall's slot is lent with no spare woken for it. Fails with
+//! `run_spare` counting a woken spare back only when it finds something to
+//! take.
+//!
 //! Last, one thread and no interleaving: a spare thread that cannot be
 //! started is taken back from every count (`start_spares`' and
 //! `hand_off`'s failure paths, which no other model or test reaches). And the
@@ -384,6 +392,82 @@ fn the_spawner_takes_back_every_thread_it_does_not_start() {
         );
         drop(state);
         assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// Spins (loom's yield, so the other threads run) until the monitor's
+/// state satisfies `done`.
+fn wait_for_state(shared: &crate::scheduler::Shared, done: impl Fn(&super::State) -> bool) {
+    while !done(&shared.monitor.lock()) {
+        thread::yield_now();
+    }
+}
+
+/// A spare woken for a stall whose slot another thread took first goes
+/// back to waiting and is no longer counted as coming (`woken_spares`, the
+/// spares taken off the idle list and not yet back under the lock), so a
+/// later stall still wakes one. The real `run_spare` on two loom threads
+/// and the monitor's `hand_off`, one spare slot: the first spare is idle;
+/// a second is on its way (started earlier, counted in `starting`) when
+/// the first stall lends the slot and wakes the idle one, and in some
+/// interleavings it takes the slot before the woken spare gets the lock
+/// (in others the woken one does, or the second arrives first and is the
+/// one woken). Once both are idle again with the slot back, a second stall
+/// must wake one of them, which runs the slot and gives it back.
+///
+/// Fails with the woken spare counting itself back only when it finds
+/// something to take (`state.woken_spares -= 1` in `run_spare` done only
+/// if `lent` or `orphans` is not empty): the count stays at one with both
+/// spares idle, `find_threads` and `hand_off` take it for a spare on its
+/// way, and the second stall's slot is lent with no thread woken for it.
+/// (Checked by hand: every other model of this file passes that break.)
+#[test]
+fn a_spare_woken_for_a_slot_taken_first_leaves_a_thread_for_the_next_stall() {
+    loom::model(|| {
+        let (shared, mut locals) = shared_with_monitor_and_spares(1, 1);
+        let monitor = &shared.monitor;
+        monitor.add_spare_slots(1, locals.split_off(1));
+        let spare = || {
+            // As the spawner leaves a thread it starts: counted alive and
+            // on its way.
+            monitor.spare_threads.fetch_add(1, Ordering::Relaxed);
+            monitor.lock().starting += 1;
+            let shared = shared.clone();
+            thread::spawn(move || super::spare::run_spare(&shared))
+        };
+        let first = spare();
+        wait_for_state(&shared, |state| state.idle_spares.len() == 1);
+        let second = spare();
+        // The first stall: the slot is lent and the idle spare woken.
+        assert!(monitor.hand_off(&shared, &mut monitor.lock()));
+        let settled = |state: &super::State| state.free.len() == 1 && state.idle_spares.len() == 2;
+        wait_for_state(&shared, settled);
+        // The second stall.
+        {
+            let mut state = monitor.lock();
+            assert!(monitor.hand_off(&shared, &mut state));
+            assert_eq!(
+                state.idle_spares.len(),
+                1,
+                "the second stall woke no spare: one is still counted as coming \
+                 (woken_spares {})",
+                state.woken_spares
+            );
+        }
+        // A spare takes the slot, runs it and gives it back.
+        wait_for_state(&shared, settled);
+        assert_eq!(
+            monitor.lock().woken_spares,
+            0,
+            "spares counted as coming with every spare idle"
+        );
+        shared.begin_shutdown();
+        first.join().unwrap();
+        second.join().unwrap();
+        assert_eq!(monitor.spare_threads.load(Ordering::Relaxed), 0);
+        shared.shutdown_drain();
+        drop(locals);
+        drop(shared);
     });
 }
 

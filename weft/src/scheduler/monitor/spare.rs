@@ -176,8 +176,9 @@ fn idle_spares(state: &State) -> usize {
 /// A spare thread's loop: run lent slots and orphaned worker cores until
 /// none comes for `spare_idle_timeout`, the runtime shuts down, or the
 /// monitor demotes this thread (which then gives back what it holds and
-/// ends, without taking the monitor's lock).
-fn run_spare(shared: &Arc<Shared>) {
+/// ends, without taking the monitor's lock). (`pub(super)` for the loom
+/// models, which run it on their own threads: no thread starts under loom.)
+pub(super) fn run_spare(shared: &Arc<Shared>) {
     let _counted = shared.threads.count(crate::metrics::ThreadKind::Spare);
     let monitor = &shared.monitor;
     // Counted here, before the thread takes any work, not by the spawner
