@@ -27,7 +27,7 @@
 # or explained at the code as harmless.
 #
 # Usage: bash scripts/mutants.sh [PATH_GLOB ...]
-#   e.g. bash scripts/mutants.sh 'weft/src/time/driver.rs'
+#   e.g. bash scripts/mutants.sh 'weft/src/runtime/time/driver.rs'
 # MUTANTS_RE=REGEX keeps only the mutants whose name matches (cargo-mutants'
 # --re), e.g. MUTANTS_RE='Core::(park|search|stop_searching)' for the
 # worker's sleep protocol. MUTANTS_FROM=N resumes at the N-th mutant
@@ -61,7 +61,7 @@ fi
 out=target/mutants
 mkdir -p "$out"
 files=("$@")
-[ ${#files[@]} -eq 0 ] && files=('weft/src/scheduler/**' 'weft/src/task/**' 'weft/src/time/**')
+[ ${#files[@]} -eq 0 ] && files=('weft/src/runtime/**')
 file_args=()
 for f in "${files[@]}"; do file_args+=(--file "$f"); done
 [ -n "${MUTANTS_RE:-}" ] && file_args+=(--re "$MUTANTS_RE")

@@ -35,10 +35,10 @@ fi
 files=("$@")
 # The files whose protocols have loom models, those with fast models first.
 [ ${#files[@]} -eq 0 ] && files=(
-  weft/src/scheduler/queue.rs weft/src/scheduler/inject.rs weft/src/io/scheduled_io.rs
-  weft/src/io/registrations.rs weft/src/time/driver.rs weft/src/task/join.rs
-  weft/src/scheduler/monitor.rs weft/src/scheduler/idle.rs weft/src/scheduler/mod.rs
-  weft/src/scheduler/worker.rs weft/src/scheduler/park.rs
+  weft/src/runtime/scheduler/queue.rs weft/src/runtime/scheduler/inject.rs weft/src/runtime/io/scheduled_io.rs
+  weft/src/runtime/io/registrations.rs weft/src/runtime/time/driver.rs weft/src/runtime/task/join.rs
+  weft/src/runtime/scheduler/monitor.rs weft/src/runtime/scheduler/idle.rs weft/src/runtime/scheduler/mod.rs
+  weft/src/runtime/scheduler/worker.rs weft/src/runtime/scheduler/park.rs
 )
 out=target/mutants/orderings
 mkdir -p "$out"

@@ -39,31 +39,20 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, missing_docs)]
 
-pub(crate) mod blocking;
 #[cfg(not(loom))]
 pub mod fs;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub mod hyper;
-// `hyper::serve`'s drain is std-or-loom code: its models run here, without
-// hyper (which does not build under loom).
-#[cfg(all(feature = "hyper", loom, test))]
-#[path = "hyper/drain.rs"]
-mod hyper_drain;
 pub mod io;
-pub(crate) mod loom;
-
 pub mod metrics;
 #[cfg(not(loom))]
 pub mod net;
 pub mod runtime;
-pub(crate) mod scheduler;
 #[cfg(all(unix, not(loom)))]
 pub mod signal;
-pub(crate) mod sync;
-pub(crate) mod sys;
 pub mod task;
 pub mod time;
-pub(crate) mod tokio_compat;
+pub(crate) mod util;
 
 use std::future::Future;
 
@@ -244,9 +233,9 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let options = task::SpawnOptions::plain(std::panic::Location::caller());
-    let spawned = scheduler::context::with_current(|shared| {
-        shared.map(|shared| task::spawn_on(shared, future, options))
+    let options = runtime::task::SpawnOptions::plain(std::panic::Location::caller());
+    let spawned = runtime::context::with_current(|shared| {
+        shared.map(|shared| runtime::task::spawn_on(shared, future, options))
     });
     match spawned {
         Some(join) => join,
@@ -257,6 +246,3 @@ where
         ),
     }
 }
-
-#[cfg(all(test, loom))]
-mod loom_support;

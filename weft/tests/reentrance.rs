@@ -12,7 +12,7 @@
 //! pool's lock whose capture called `spawn_blocking` hung the runtime's
 //! drop for good). So every scenario runs on a thread of its own and fails
 //! after [`LIMIT`] instead of hanging. In debug builds the lock guard
-//! (`weft/src/sync.rs`) also ends the process at the first user code
+//! (`weft/src/util/locks.rs`) also ends the process at the first user code
 //! reached under a runtime lock, re-entering or not.
 
 mod common;

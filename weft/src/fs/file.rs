@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 
 use state::{Inner, Job, Reply};
 
-use crate::sync::{StdMutex, StdMutexGuard};
+use crate::util::locks::{StdMutex, StdMutexGuard};
 
 use super::{MAX_BUF, OpenOptions};
 
@@ -77,7 +77,7 @@ pub struct File {
 /// What the `&self` methods share (rule 6 of `file/state.rs`): the state
 /// machine is taken out by the method holding the turn and put back when
 /// it is done, so no waker is cloned, no `JoinHandle` polled and no
-/// closure spawned under this lock (`crate::sync`).
+/// closure spawned under this lock (`crate::util::locks`).
 struct Turns {
     /// The state machine, while no `&self` method holds the turn.
     inner: Option<Inner>,
@@ -174,13 +174,13 @@ impl File {
                 return Poll::Pending;
             }
         }
-        crate::sync::user_code("a waker's clone (File's turn)");
+        crate::util::locks::user_code("a waker's clone (File's turn)");
         let waker = cx.waker().clone();
         let mut turns = self.lock();
         match turns.inner.take() {
             Some(inner) => {
                 drop(turns);
-                crate::sync::user_code("a waker's drop (File's turn)");
+                crate::util::locks::user_code("a waker's drop (File's turn)");
                 drop(waker);
                 Poll::Ready(turn(inner))
             }
@@ -343,7 +343,7 @@ impl Drop for TurnGuard<'_> {
         };
         // Every waiter tries again; one gets the turn.
         for waker in waiting {
-            crate::sync::user_code("a waker's wake (File's turn)");
+            crate::util::locks::user_code("a waker's wake (File's turn)");
             waker.wake();
         }
     }

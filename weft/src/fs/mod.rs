@@ -88,8 +88,8 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let spawned = crate::scheduler::context::with_current(|shared| {
-        shared.map(|shared| crate::blocking::spawn_blocking_on(shared, f))
+    let spawned = crate::runtime::context::with_current(|shared| {
+        shared.map(|shared| crate::runtime::blocking::spawn_blocking_on(shared, f))
     });
     match spawned {
         Some(join) => join,

@@ -88,7 +88,7 @@
 
 mod accept;
 mod connection;
-mod drain;
+use crate::util::drain;
 mod preface;
 mod rt;
 mod serve;

@@ -226,7 +226,7 @@ where
     G: Future<Output = ()> + Send + 'static,
 {
     assert!(
-        crate::scheduler::context::current().is_some(),
+        crate::runtime::context::current().is_some(),
         "`weft::hyper::serve` awaited outside of a weft runtime: it spawns a task per \
          connection on the current runtime, so await it in a task or inside \
          `Runtime::block_on`"

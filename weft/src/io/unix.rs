@@ -15,8 +15,8 @@ use std::task::{Context, Poll, ready};
 
 use mio::unix::SourceFd;
 
-use super::poll_evented::PollEvented;
-use super::scheduled_io::{Direction, ReadyEvent};
+use crate::runtime::io::poll_evented::PollEvented;
+use crate::runtime::io::scheduled_io::{Direction, ReadyEvent};
 
 /// The reactor's own duplicate of an `AsyncFd`'s descriptor, as a `mio`
 /// source.
@@ -134,7 +134,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Outside a runtime context.
     #[track_caller]
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
-        let runtime = super::poll_evented::current_runtime("AsyncFd::new");
+        let runtime = crate::runtime::io::poll_evented::current_runtime("AsyncFd::new");
         let fd = Fd::duplicate(inner.as_raw_fd())?;
         Ok(AsyncFd {
             evented: PollEvented::with_runtime(fd, runtime)?,
@@ -260,7 +260,7 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     use super::AsyncFd;
-    use crate::io::poll_evented::current_runtime;
+    use crate::runtime::io::poll_evented::current_runtime;
 
     fn nonblocking_pair() -> (UnixStream, UnixStream) {
         let (a, b) = UnixStream::pair().unwrap();

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::StdMutex as Mutex;
+use crate::util::locks::StdMutex as Mutex;
 
 /// Worker threads that get a contention-free line in every [`Counter`].
 pub(crate) const SLOTS: usize = 64;

@@ -3,7 +3,7 @@
 //! [`UnixStream`], [`UnixDatagram`].
 //!
 //! Every socket is non-blocking, registered once with the reactor of the
-//! runtime it was created in (`io/driver.rs`), and fails with an error once
+//! runtime it was created in (`runtime/io/driver.rs`), and fails with an error once
 //! that runtime has shut down. Errors are the OS's (`ConnectionRefused`,
 //! `AddrInUse`, `ConnectionReset`, `BrokenPipe`); end of stream is
 //! `Ok(0)`. Streams implement [`futures_io::AsyncRead`] and

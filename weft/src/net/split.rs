@@ -3,7 +3,7 @@
 //! for [`TcpStream`](super::TcpStream) (`weft::net::tcp_split`) and
 //! [`UnixStream`](super::UnixStream) (`weft::net::unix_split`). Reading and
 //! writing a socket at once needs no lock: the reactor keeps a waker per
-//! direction (`io/scheduled_io.rs`).
+//! direction (`runtime/io/scheduled_io.rs`).
 
 /// The half types of one stream type, in the module it is invoked in:
 /// `halves!(Stream, Address)`.

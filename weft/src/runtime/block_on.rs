@@ -12,9 +12,9 @@ use loom::thread::{self, Thread};
 #[cfg(not(loom))]
 use std::thread::{self, Thread};
 
-use crate::loom::sync::atomic::AtomicBool;
+use crate::util::loom::sync::atomic::AtomicBool;
 
-use crate::scheduler::Shared;
+use crate::runtime::scheduler::Shared;
 
 /// Wakes a thread blocked in `block_on`. The flag makes a wake that lands
 /// before the thread parks count (std's park token would too, but the flag
@@ -36,7 +36,7 @@ struct ThreadWaker {
     /// jump in between (all workers parked, the woken `block_on` not yet
     /// running): its future is about to run and may arm the next timer.
     #[cfg(feature = "test-util")]
-    waiting_on: crate::sync::StdMutex<Option<crate::loom::sync::Arc<Shared>>>,
+    waiting_on: crate::util::locks::StdMutex<Option<crate::util::loom::sync::Arc<Shared>>>,
 }
 
 impl Wake for ThreadWaker {
@@ -60,14 +60,17 @@ thread_local! {
         notified: AtomicBool::new(false),
         thread: thread::current(),
         #[cfg(feature = "test-util")]
-        waiting_on: crate::sync::StdMutex::new(None),
+        waiting_on: crate::util::locks::StdMutex::new(None),
     });
 }
 
 /// Polls `future` on this thread until it completes, sleeping while it is
 /// pending. The caller has set up the runtime context.
 #[track_caller]
-pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F) -> F::Output {
+pub(crate) fn run<F: Future>(
+    shared: &crate::util::loom::sync::Arc<Shared>,
+    future: F,
+) -> F::Output {
     let thread_waker = THREAD_WAKER.with(Arc::clone);
     let waker = Waker::from(thread_waker.clone());
     let mut cx = Context::from_waker(&waker);
@@ -80,11 +83,11 @@ pub(crate) fn run<F: Future>(shared: &crate::loom::sync::Arc<Shared>, future: F)
     loop {
         shared.panic_policy.check();
         // The future gets a cooperative budget per poll, as a task does
-        // (`task/coop.rs`); the caller's is put back after.
-        let saved = crate::task::coop::reset();
-        crate::sync::user_code("block_on's poll of its future");
+        // (`runtime/coop.rs`); the caller's is put back after.
+        let saved = crate::runtime::coop::reset();
+        crate::util::locks::user_code("block_on's poll of its future");
         let polled = future.as_mut().poll(&mut cx);
-        crate::task::coop::restore(saved);
+        crate::runtime::coop::restore(saved);
         if let Poll::Ready(output) = polled {
             shared.panic_policy.check();
             return output;
@@ -143,12 +146,12 @@ const YIELDS_BEFORE_PARK: u32 = 3;
 
 impl ThreadWaker {
     #[cfg(feature = "test-util")]
-    fn set_waiting_on(&self, shared: Option<crate::loom::sync::Arc<Shared>>) {
+    fn set_waiting_on(&self, shared: Option<crate::util::loom::sync::Arc<Shared>>) {
         *self.waiting_on.lock().unwrap_or_else(|e| e.into_inner()) = shared;
     }
 
     #[cfg(feature = "test-util")]
-    fn take_waiting_on(&self) -> Option<crate::loom::sync::Arc<Shared>> {
+    fn take_waiting_on(&self) -> Option<crate::util::loom::sync::Arc<Shared>> {
         self.waiting_on
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -64,7 +64,7 @@ pub struct Builder {
     pub(super) tokio_compat: bool,
 }
 
-use crate::scheduler::monitor::StallHook;
+use crate::runtime::scheduler::monitor::StallHook;
 
 /// Implemented by nothing: the bound of `Builder::tokio_compat` without the
 /// `tokio-compat` feature, whose message is the compile error.
@@ -303,7 +303,7 @@ impl Builder {
         self
     }
 
-    /// Whether the stall monitor runs (`scheduler/monitor.rs`): one thread
+    /// Whether the stall monitor runs (`runtime/scheduler/monitor.rs`): one thread
     /// that notices a worker stuck inside one poll while work waits and
     /// lets a spare thread run that work. Default: on. Off, a long poll
     /// holds up everything queued behind it, as in tokio.
@@ -322,7 +322,7 @@ impl Builder {
 
     /// A poll longer than this makes its task slow: a `Default`-lane task
     /// is then demoted to the `Batch` lane (see
-    /// [`task::Lane`](crate::task::Lane)). Default 10 ms; must be between
+    /// [`task::Lane`](crate::runtime::task::Lane)). Default 10 ms; must be between
     /// 100 µs and 10 s.
     pub fn slow_poll_threshold(&mut self, threshold: Duration) -> &mut Self {
         self.slow_poll_threshold = threshold;
@@ -463,7 +463,7 @@ impl Builder {
         self
     }
 
-    /// Epoll instances of the reactor (`io/driver.rs`, "At 64 cores"):
+    /// Epoll instances of the reactor (`runtime/io/driver.rs`, "At 64 cores"):
     /// sources are spread over them so registrations and waits of many
     /// workers do not queue on one instance's kernel lock. Default: one per
     /// 8 workers, rounded up. Must be at least 1 and at most
@@ -484,7 +484,7 @@ impl Builder {
 
     pub(super) fn resolved_io_shards(&self, workers: usize) -> usize {
         self.io_shards
-            .unwrap_or_else(|| workers.div_ceil(crate::io::WORKERS_PER_SHARD))
+            .unwrap_or_else(|| workers.div_ceil(crate::runtime::io::WORKERS_PER_SHARD))
     }
 
     pub(super) fn resolved_max_threads(&self) -> usize {

@@ -1,10 +1,10 @@
 //! Task dumps: [`Handle::dump`](super::Handle::dump).
 //!
 //! A dump reads two things the runtime keeps anyway. The registry
-//! (`task/registry.rs`) has an entry per task that has returned `Pending`
+//! (`runtime/task/registry.rs`) has an entry per task that has returned `Pending`
 //! at least once and is not finished; each entry's counters are written by
 //! the task's own polls and its wakes, lock-free. Each worker slot's poll
-//! watch (`scheduler/monitor/watch.rs`) says which task it is polling.
+//! watch (`runtime/scheduler/monitor/watch.rs`) says which task it is polling.
 //! A dump copies the entries one shard lock at a time, reads the watches
 //! without a lock, and builds and sorts its rows after, with no runtime
 //! lock held; nothing it does runs code the runtime does not own.
@@ -13,9 +13,9 @@ use std::fmt;
 use std::panic::Location;
 use std::time::{Duration, Instant};
 
-use crate::scheduler::Shared;
-use crate::task::label::Label;
-use crate::task::{EntrySnapshot, Lane, lane_of};
+use crate::runtime::scheduler::Shared;
+use crate::runtime::task::label::Label;
+use crate::runtime::task::{EntrySnapshot, Lane, lane_of};
 
 /// A snapshot of the tasks of a runtime, from
 /// [`Handle::dump`](super::Handle::dump).

@@ -3,11 +3,11 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::loom::sync::Arc;
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::Shared;
-use crate::scheduler::context::{self, Driving};
-use crate::task::{self, JoinHandle};
+use crate::runtime::context::{self, Driving};
+use crate::runtime::scheduler::Shared;
+use crate::runtime::task::{self, JoinHandle};
+use crate::util::loom::sync::Arc;
 
 /// A handle to a runtime: spawn onto it and block on futures from any
 /// thread. Cheap to clone; it does not keep the worker threads running
@@ -79,7 +79,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        crate::blocking::spawn_blocking_on(&self.shared, f)
+        crate::runtime::blocking::spawn_blocking_on(&self.shared, f)
     }
 
     /// Runs `future` to completion on the current thread, with this runtime
@@ -161,7 +161,7 @@ impl fmt::Debug for Handle {
 #[must_use = "the runtime context is left as soon as the guard is dropped"]
 pub struct EnterGuard<'a> {
     /// Declared first: dropped first, as it was entered last.
-    _tokio: crate::tokio_compat::TokioGuard<'a>,
+    _tokio: crate::runtime::tokio_compat::TokioGuard<'a>,
     _guard: context::CurrentGuard,
     /// Borrows the handle, and is `!Send`: it restores *this* thread's context.
     _handle: std::marker::PhantomData<(&'a Handle, *const ())>,

@@ -20,34 +20,42 @@
 //!    task's registry waker is taken out exactly once.
 //! 5. The blocking pool's threads are waited for (same deadline).
 //! 6. With `tokio_compat`, the tokio runtime is stopped last, once no weft
-//!    thread polls a tokio socket or timer any more (`tokio_compat.rs`).
+//!    thread polls a tokio socket or timer any more (`runtime/tokio_compat.rs`).
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
 
 mod block_on;
+pub(crate) mod blocking;
 mod builder;
+pub(crate) mod context;
+pub(crate) mod coop;
 mod dump;
 mod handle;
+pub(crate) mod io;
+pub(crate) mod scheduler;
+pub(crate) mod sys;
+pub(crate) mod task;
+pub(crate) mod time;
+pub(crate) mod tokio_compat;
 
 use std::fmt;
 use std::future::Future;
-use std::io;
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::blocking::{BlockingPool, PoolConfig};
 use crate::metrics::ThreadKind;
-use crate::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
-use crate::scheduler::queue::Local;
-use crate::scheduler::worker::{Core, RunExit};
-use crate::scheduler::{Config, Shared, context};
-use crate::sync::{StdCondvar, StdMutex, wait_until};
-use crate::task::{JoinHandle, Task};
-use crate::tokio_compat::TokioThread;
+use crate::runtime::blocking::{BlockingPool, PoolConfig};
+use crate::runtime::scheduler::monitor::{HandBack, Monitor, MonitorConfig, SpawnThread};
+use crate::runtime::scheduler::queue::Local;
+use crate::runtime::scheduler::worker::{Core, RunExit};
+use crate::runtime::scheduler::{Config, Shared};
+use crate::runtime::task::{JoinHandle, Task};
+use crate::runtime::tokio_compat::TokioThread;
+use crate::util::locks::{StdCondvar, StdMutex, wait_until};
 
-pub use crate::scheduler::monitor::StallInfo;
+pub use crate::runtime::scheduler::monitor::StallInfo;
 #[cfg(not(feature = "tokio-compat"))]
 #[doc(hidden)]
 pub use builder::TokioCompatFeatureIsOff;
@@ -57,7 +65,7 @@ pub use builder::{
 pub use dump::{Dump, TaskInfo, TaskState};
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 
-pub use crate::scheduler::panic_policy::UnhandledPanic;
+pub use crate::runtime::scheduler::panic_policy::UnhandledPanic;
 
 /// A multi-thread, work-stealing async runtime.
 ///
@@ -134,11 +142,11 @@ impl ExitLatch {
 
 impl Runtime {
     /// A runtime with default settings: one worker per available core.
-    pub fn new() -> io::Result<Runtime> {
+    pub fn new() -> std::io::Result<Runtime> {
         Builder::new_multi_thread().build()
     }
 
-    pub(crate) fn start(builder: &Builder) -> io::Result<Runtime> {
+    pub(crate) fn start(builder: &Builder) -> std::io::Result<Runtime> {
         let num_workers = builder.resolved_worker_threads();
         let spare_slots = if builder.stall_monitor {
             builder.resolved_max_threads() - num_workers
@@ -152,7 +160,7 @@ impl Runtime {
             all_exited: StdCondvar::new(),
             helpers: StdMutex::new(Vec::new()),
         });
-        let (mut tokio, tokio_context) = crate::tokio_compat::start(builder.tokio_compat)?;
+        let (mut tokio, tokio_context) = crate::runtime::tokio_compat::start(builder.tokio_compat)?;
         let (shared, mut locals) = Shared::new(
             scheduler_config(builder, num_workers, spare_slots),
             blocking_pool(builder),
@@ -180,14 +188,22 @@ impl Runtime {
             let spawn = helper_thread_spawner(builder, runtime.exited.clone(), false);
             // Named here, with no lock held.
             let name = Some(helper_thread_name(builder));
-            spawn(shared.clone(), crate::scheduler::monitor::run_monitor, name)?;
+            spawn(
+                shared.clone(),
+                crate::runtime::scheduler::monitor::run_monitor,
+                name,
+            )?;
         }
         Ok(runtime)
     }
 
     /// Starts a worker thread per ring in `locals` and waits until each has
     /// run `on_thread_start`.
-    fn start_workers(&mut self, builder: &Builder, locals: Vec<Local<Task>>) -> io::Result<()> {
+    fn start_workers(
+        &mut self,
+        builder: &Builder,
+        locals: Vec<Local<Task>>,
+    ) -> std::io::Result<()> {
         let (started_tx, started_rx) = mpsc::channel();
         for (index, local) in locals.into_iter().enumerate() {
             let mut thread = thread::Builder::new().name(thread_name(builder)?);
@@ -216,11 +232,15 @@ impl Runtime {
             match started_rx.recv() {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => {
-                    return Err(io::Error::other(format!(
+                    return Err(std::io::Error::other(format!(
                         "the `on_thread_start` hook panicked on a worker thread: {message}"
                     )));
                 }
-                Err(_) => return Err(io::Error::other("a worker thread exited during start-up")),
+                Err(_) => {
+                    return Err(std::io::Error::other(
+                        "a worker thread exited during start-up",
+                    ));
+                }
             }
         }
         Ok(())
@@ -348,7 +368,7 @@ impl Runtime {
 
     fn shutdown(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
-        let on_own_worker = crate::scheduler::context::with_core(|core| {
+        let on_own_worker = crate::runtime::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
         });
         if std::mem::replace(&mut self.shut_down, true) {
@@ -373,7 +393,7 @@ impl Runtime {
         self.exited
             .join(std::mem::take(&mut self.workers), deadline);
         shared.shutdown_drain();
-        if crate::blocking::is_pool_thread_of(shared) {
+        if crate::runtime::blocking::is_pool_thread_of(shared) {
             // Called from one of the pool's own threads (a blocking closure
             // dropping the runtime): waiting would wait for itself. The
             // tokio runtime is stopped without waiting, as above.
@@ -432,7 +452,7 @@ impl WorkerThread {
         let _driving = context::enter_driving(context::Driving::Worker);
         let started = match &self.on_start {
             None => Ok(()),
-            Some(hook) => crate::sync::call_user("on_thread_start (worker)", || hook())
+            Some(hook) => crate::util::locks::call_user("on_thread_start (worker)", || hook())
                 .map_err(|panic| panic_message(&*panic)),
         };
         let start_failed = started.is_err();
@@ -456,7 +476,7 @@ impl WorkerThread {
             }
         }
         if let Some(hook) = &self.on_stop {
-            let _ = crate::sync::call_user("on_thread_stop (worker)", || hook());
+            let _ = crate::util::locks::call_user("on_thread_stop (worker)", || hook());
         }
     }
 }
@@ -467,7 +487,7 @@ impl WorkerThread {
 /// exit latch so shutdown waits for them as for the workers. (Each body
 /// counts itself in the runtime's thread counts, by its kind.)
 fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool) -> SpawnThread {
-    type SharedArc = crate::loom::sync::Arc<Shared>;
+    type SharedArc = crate::util::loom::sync::Arc<Shared>;
     let name_fn = builder.thread_name.clone();
     let stack_size = builder.thread_stack_size;
     let on_start = builder.on_thread_start.clone().filter(|_| hooks);
@@ -491,11 +511,13 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
                 let _tokio = shared.tokio.enter();
                 let _driving = context::enter_driving(context::Driving::Worker);
                 if let Some(hook) = &on_start {
-                    let _ = crate::sync::call_user("on_thread_start (helper thread)", || hook());
+                    let _ =
+                        crate::util::locks::call_user("on_thread_start (helper thread)", || hook());
                 }
                 body(&shared);
                 if let Some(hook) = &on_stop {
-                    let _ = crate::sync::call_user("on_thread_stop (helper thread)", || hook());
+                    let _ =
+                        crate::util::locks::call_user("on_thread_stop (helper thread)", || hook());
                 }
             });
             match spawned {
@@ -518,7 +540,7 @@ fn helper_thread_spawner(builder: &Builder, exited: Arc<ExitLatch>, hooks: bool)
 /// A helper thread's name from the program's `thread_name` hook (a hook
 /// that panics gives `weft-spare`).
 fn name_of(name_fn: &(dyn Fn() -> String + Send + Sync)) -> String {
-    crate::sync::call_user("the thread_name hook (helper thread)", name_fn)
+    crate::util::locks::call_user("the thread_name hook (helper thread)", name_fn)
         .unwrap_or_else(|_| "weft-spare".to_owned())
 }
 
@@ -528,17 +550,18 @@ fn helper_thread_name(builder: &Builder) -> String {
 
 /// The next worker's name from the builder's name function, which must not
 /// panic and must give a name the OS accepts (no NUL byte).
-fn thread_name(builder: &Builder) -> io::Result<String> {
-    let name = crate::sync::call_user("the thread_name hook (worker)", || (builder.thread_name)())
-        .map_err(|panic| {
-            io::Error::other(format!(
-                "the `thread_name_fn` function panicked: {}",
-                panic_message(&*panic)
-            ))
-        })?;
+fn thread_name(builder: &Builder) -> std::io::Result<String> {
+    let name =
+        crate::util::locks::call_user("the thread_name hook (worker)", || (builder.thread_name)())
+            .map_err(|panic| {
+                std::io::Error::other(format!(
+                    "the `thread_name_fn` function panicked: {}",
+                    panic_message(&*panic)
+                ))
+            })?;
     if name.contains('\0') {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
             format!("invalid weft runtime setting `thread_name`: {name:?} contains a NUL byte"),
         ));
     }

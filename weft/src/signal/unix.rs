@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use crate::sync::StdMutex as Mutex;
+use crate::util::locks::StdMutex as Mutex;
 
 /// A kind of signal: one of the constructors, or any number with
 /// [`SignalKind::from_raw`].
@@ -152,7 +152,7 @@ fn dispatch(registry: &'static Registry, mut read: UnixStream) {
                 slot.delivered.fetch_add(1, Ordering::AcqRel);
                 let waiters = std::mem::take(&mut *slot.waiters.lock().unwrap());
                 for waker in waiters {
-                    crate::sync::user_code("a waker's wake (signal)");
+                    crate::util::locks::user_code("a waker's wake (signal)");
                     waker.wake();
                 }
             }
@@ -254,9 +254,9 @@ impl Signal {
             return Poll::Ready(Some(()));
         }
         // Cloned before the lock, and dropped after it if not needed: a
-        // waker is the program's code (`crate::sync`). Signals are rare:
+        // waker is the program's code (`crate::util::locks`). Signals are rare:
         // the clone a listener polled again pays is nothing beside them.
-        crate::sync::user_code("a waker's clone (signal)");
+        crate::util::locks::user_code("a waker's clone (signal)");
         let waker = cx.waker().clone();
         let (ready, unused) = {
             let mut waiters = self.slot.waiters.lock().unwrap();
@@ -273,7 +273,7 @@ impl Signal {
                 (false, None)
             }
         };
-        crate::sync::user_code("a waker's drop (signal)");
+        crate::util::locks::user_code("a waker's drop (signal)");
         drop(unused);
         if ready {
             Poll::Ready(Some(()))

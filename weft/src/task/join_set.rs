@@ -46,9 +46,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{AbortHandle, JoinError, JoinHandle, SpawnOptions, coop};
 use crate::runtime::Handle;
-use crate::scheduler::context;
+use crate::runtime::context;
+use crate::runtime::coop;
+use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, SpawnOptions};
 use ready::{Member, ReadyList};
 
 /// Pending members `poll_join_next` polls in one call before it yields.
@@ -166,7 +167,7 @@ impl<T> JoinSet<T> {
     /// ```
     pub fn abort_all(&mut self) {
         // An abort drops an idle task's future, and wakes its awaiter.
-        crate::sync::user_code("a JoinSet's abort (a task's future's drop)");
+        crate::util::locks::user_code("a JoinSet's abort (a task's future's drop)");
         for slot in self.slots.iter().flatten() {
             slot.handle.abort();
         }
@@ -206,7 +207,7 @@ impl<T> JoinSet<T> {
         let (woken, waiter) = self.ready.clear();
         // Dropped here, with no lock held: dropping a handle can drop a
         // completed task's output, and the waiter is the user's waker.
-        crate::sync::user_code("a JoinSet's drop of its members (outputs, a waker)");
+        crate::util::locks::user_code("a JoinSet's drop of its members (outputs, a waker)");
         drop(slots);
         drop(woken);
         drop(waiter);
@@ -279,7 +280,7 @@ impl<T> JoinSet<T> {
         }
         // Many members woke without finishing (their cancellation still in
         // progress): let other tasks run before polling more.
-        crate::sync::user_code("a waker's wake (a JoinSet yielding)");
+        crate::util::locks::user_code("a waker's wake (a JoinSet yielding)");
         cx.waker().wake_by_ref();
         Poll::Pending
     }
@@ -398,7 +399,7 @@ impl<T> JoinSet<T> {
         let slot = self.slots[index].take();
         self.free.push(index);
         self.len -= 1;
-        crate::sync::user_code("a JoinSet member's drop (its handle)");
+        crate::util::locks::user_code("a JoinSet member's drop (its handle)");
         drop(slot);
         Poll::Ready(result)
     }
@@ -431,7 +432,7 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         let options = SpawnOptions::plain(Location::caller());
         let spawned = context::with_current(|shared| {
-            shared.map(|shared| super::spawn_on(shared, task, options))
+            shared.map(|shared| crate::runtime::task::spawn_on(shared, task, options))
         });
         match spawned {
             Some(join) => self.insert(join),
@@ -458,7 +459,11 @@ impl<T: Send + 'static> JoinSet<T> {
         F: Future<Output = T> + Send + 'static,
     {
         let options = SpawnOptions::plain(Location::caller());
-        self.insert(super::spawn_on(&handle.shared, task, options))
+        self.insert(crate::runtime::task::spawn_on(
+            &handle.shared,
+            task,
+            options,
+        ))
     }
 
     /// Runs `f` on the current runtime's blocking pool (see
@@ -485,7 +490,7 @@ impl<T: Send + 'static> JoinSet<T> {
         F: FnOnce() -> T + Send + 'static,
     {
         let spawned = context::with_current(|shared| {
-            shared.map(|shared| crate::blocking::spawn_blocking_on(shared, f))
+            shared.map(|shared| crate::runtime::blocking::spawn_blocking_on(shared, f))
         });
         match spawned {
             Some(join) => self.insert(join),
@@ -512,7 +517,10 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        self.insert(crate::blocking::spawn_blocking_on(&handle.shared, f))
+        self.insert(crate::runtime::blocking::spawn_blocking_on(
+            &handle.shared,
+            f,
+        ))
     }
 
     /// Adds a spawned task to the set. Its handle is polled once with the

@@ -33,7 +33,7 @@ impl Instant {
     #[must_use]
     pub fn now() -> Instant {
         #[cfg(feature = "test-util")]
-        if let Some(now) = crate::scheduler::context::with_current(|shared| {
+        if let Some(now) = crate::runtime::context::with_current(|shared| {
             // Always the runtime's clock: after a pause and `resume` it
             // runs on from where it stood, ahead of the real clock.
             shared.map(|shared| shared.time.clock.now())

@@ -27,14 +27,14 @@
 //! # Dense timers
 //!
 //! A keeper that has just fired timers sleeps at least 400 µs before it
-//! fires again (`KEEPER_MIN_GAP_NS` in `scheduler/worker/timers.rs`), and
+//! fires again (`KEEPER_MIN_GAP_NS` in `runtime/scheduler/worker/timers.rs`), and
 //! runs a fired batch of up to 128 tasks alone unless they still wait
 //! 200 µs later: a speed rule that keeps dense timers' lateness under
 //! tokio's on less CPU than one wake per deadline would cost (measured:
 //! docs/experiments.md#dense-timers). A timer armed after a quiet gap (a
 //! `sleep(1 ms)` loop, a request timeout) never waits on the gap: it fires
 //! within the kernel's wake-up latency (workers ask Linux for 1 µs timer
-//! slack, `sys.rs`).
+//! slack, `runtime/sys.rs`).
 //!
 //! # Test clock
 //!
@@ -44,14 +44,11 @@
 //! to the next timer at once (tokio's auto-advance), so time-driven code is
 //! tested without waiting.
 
-pub(crate) mod clock;
-pub(crate) mod driver;
 pub mod error;
 mod instant;
 mod interval;
 mod sleep;
 mod timeout;
-pub(crate) mod wheel;
 
 pub use instant::{FAR_FUTURE, Instant};
 pub use interval::{Interval, MissedTickBehavior, interval, interval_at};

@@ -20,9 +20,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::Instant;
-use super::driver::{Closed, TimerRef};
-use crate::loom::sync::Arc;
-use crate::scheduler::{Shared, context};
+use crate::runtime::context;
+use crate::runtime::scheduler::Shared;
+use crate::runtime::time::driver::{Closed, TimerRef};
+use crate::util::loom::sync::Arc;
 
 /// Waits until `duration` has elapsed.
 ///
@@ -165,10 +166,10 @@ impl Sleep {
         if let Some(waker) = waker {
             // Keep the waiting task's registration, as tokio does.
             if let Poll::Ready(()) = this.poll_deadline(&waker) {
-                crate::sync::user_code("a waker's wake (Sleep::reset)");
+                crate::util::locks::user_code("a waker's wake (Sleep::reset)");
                 waker.wake();
             } else {
-                crate::sync::user_code("a waker's drop (Sleep::reset)");
+                crate::util::locks::user_code("a waker's drop (Sleep::reset)");
             }
         }
     }
@@ -230,16 +231,16 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // A completed sleep spends the task's cooperative budget: a loop of
-        // elapsed sleeps yields like a loop of ready reads (`task/coop.rs`).
+        // elapsed sleeps yields like a loop of ready reads (`runtime/coop.rs`).
         let this = self.get_mut();
-        crate::task::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
+        crate::runtime::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
     }
 }
 
 impl Drop for Sleep {
     fn drop(&mut self) {
         let waker = self.disarm();
-        crate::sync::user_code("a waker's drop (Sleep's drop)");
+        crate::util::locks::user_code("a waker's drop (Sleep's drop)");
         drop(waker);
     }
 }

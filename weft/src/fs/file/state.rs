@@ -62,7 +62,7 @@
 //! loom model): `Inner` sits behind its `File`'s mutex, which the `&mut
 //! self` paths reach without locking (`get_mut`) and the `&self` paths lock
 //! only to take the machine out and put it back (no waker, `JoinHandle`
-//! or spawn under the lock: `crate::sync`). `tests/fs.rs` pins
+//! or spawn under the lock: `crate::util::locks`). `tests/fs.rs` pins
 //! them: rules 1-3 by the interleaved sequences checked against `std` and
 //! by the read-ahead test, rule 4 by the writes to `/dev/full`, rule 6 by
 //! 64 tasks sharing one `File`, the seek identity by its own test.

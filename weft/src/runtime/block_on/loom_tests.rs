@@ -27,7 +27,7 @@ fn thread_waker() -> Arc<ThreadWaker> {
         notified: AtomicBool::new(false),
         thread: thread::current(),
         #[cfg(feature = "test-util")]
-        waiting_on: crate::sync::StdMutex::new(None),
+        waiting_on: crate::util::locks::StdMutex::new(None),
     })
 }
 

@@ -30,8 +30,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::sync::{Mutex, MutexGuard};
+use crate::util::locks::{Mutex, MutexGuard};
+use crate::util::loom::sync::atomic::{AtomicBool, Ordering};
 
 /// The shared part of one `JoinSet`.
 pub(super) struct ReadyList {
@@ -81,7 +81,7 @@ impl ReadyList {
         if let Some(member) = self.pop() {
             return Some(member);
         }
-        crate::sync::user_code("a waker's clone (a JoinSet's join_next)");
+        crate::util::locks::user_code("a waker's clone (a JoinSet's join_next)");
         let mine = waker.clone();
         let (member, unused) = {
             let mut inner = self.lock();
@@ -95,7 +95,7 @@ impl ReadyList {
                 },
             }
         };
-        crate::sync::user_code("a waker's drop (a JoinSet's join_next)");
+        crate::util::locks::user_code("a waker's drop (a JoinSet's join_next)");
         drop(unused);
         member
     }
@@ -154,7 +154,7 @@ impl Wake for Member {
         };
         // After the unlock: this may be the list's last reference (the set
         // was dropped meanwhile), and the waiter is the user's waker.
-        crate::sync::user_code("a waker's wake (a JoinSet member's wake)");
+        crate::util::locks::user_code("a waker's wake (a JoinSet member's wake)");
         drop(list);
         if let Some(waiter) = waiter {
             waiter.wake();
