@@ -42,6 +42,7 @@ pub fn render(result: &StallResult) -> String {
         "I/O",
         "p99 calm µs",
         "p99 stall µs",
+        "max stall µs",
         "ticks/s",
         "tasks/s",
         "trips/s",
@@ -77,12 +78,14 @@ pub fn render(result: &StallResult) -> String {
     let legend = format!(
         "timers, tasks, I/O: each kind's rate while the blockers held their workers, as a share \
          of its rate in the calm window before (the median of the trials{lowest}); p99 calm, \
-         p99 stall: the ticker's lateness (wake − deadline), of the ticks woken in the calm \
-         window and of those outstanding during the stall (a tick never fired counts until the \
-         trial's end); ticks/s, tasks/s, trips/s: the calm rates; blockers: how far apart they \
-         started and, on weft, the slots polling them during the stall (at or above {workers}: \
-         a spare slot, not a worker); ÷best: weft's over the best peer's (none when every peer \
-         is at 0); others: the machine's CPU other processes used during the stalls"
+         p99 stall, max stall: the ticker's lateness (wake − deadline), of the ticks woken in \
+         the calm window and of those outstanding during the stall (a tick never fired counts \
+         until the trial's end; one tick stranded for part of the stall lowers the timers' \
+         share and shows in the max, not in the p99 of ~200 ticks); ticks/s, tasks/s, \
+         trips/s: the calm rates; blockers: how far apart they started and, on weft, the slots \
+         polling them during the stall (at or above {workers}: a spare slot, not a worker); \
+         ÷best: weft's over the best peer's (none when every peer is at 0); others: the \
+         machine's CPU other processes used during the stalls"
     );
     let mut out = lane_text(&title, &runs, &legend);
     out.push_str(&monitor_lines(result));
@@ -121,7 +124,7 @@ fn figure_cells(f: &Figures) -> Vec<String> {
         .iter()
         .map(|&(_, median, min)| share(median, min, trials))
         .collect();
-    cells.extend([us(f.calm_tick_p99_us), us(f.tick_p99_us)]);
+    cells.extend([us(f.calm_tick_p99_us), us(f.tick_p99_us), us(f.tick_max_us)]);
     match f.calm_per_s() {
         Some(calm) => cells.extend([calm.timers, calm.tasks, calm.io].map(|r| format!("{r:.0}"))),
         None => cells.extend(["-", "-", "-"].map(str::to_owned)),
@@ -195,7 +198,8 @@ pub fn trial_line(figures: &TrialFigures, trial: &Trial) -> String {
     });
     format!(
         "timers {:.0}%, tasks {:.0}%, I/O {:.0}% of calm ({:.0} ticks, {:.0} tasks, {:.0} round \
-         trips per s); tick p99 {} µs calm, {} µs stall; stall {:.0} ms, blockers: {}{others}\
+         trips per s); tick p99 {} µs calm, {} µs stall (max {} µs); stall {:.0} ms, blockers: \
+         {}{others}\
          {monitor}",
         share.timers,
         share.tasks,
@@ -205,6 +209,7 @@ pub fn trial_line(figures: &TrialFigures, trial: &Trial) -> String {
         calm.io,
         us(figures.calm_tick_p99_us),
         us(figures.tick_p99_us),
+        us(figures.tick_max_us),
         figures.stall_ms,
         blockers(figures),
     )
