@@ -1,7 +1,7 @@
 //! The command line: `weft-bench [run] [OPTIONS]` (the default: the
-//! scheduler lane, then the timers, mixed, echo, HTTP, file and service
-//! lanes), `weft-bench timers`, `mixed`, `echo`, `http`, `file` and
-//! `service` (one lane alone), `weft-bench compare BASE.json NEW.json`,
+//! scheduler lane, then the timers, mixed, echo, HTTP, file, service and
+//! stall lanes), `weft-bench timers`, `mixed`, `echo`, `http`, `file`,
+//! `service` and `stall` (one lane alone), `weft-bench compare BASE.json NEW.json`,
 //! `weft-bench metrics` (the metrics lane) and `weft-bench metrics-dump
 //! --format json|prometheus`. `timers-rss` and `service-serve` are hidden:
 //! the timers lane re-runs this binary with the first to measure
@@ -31,6 +31,7 @@ use crate::report;
 use crate::runtimes::{RuntimeKind, Smol, Tokio, Tuning, Weft};
 use crate::service::soak::SoakConfig;
 use crate::service::{self, ServiceConfig};
+use crate::stall::{self, Case, StallConfig};
 use crate::summary;
 use crate::timers::{self, Experiment, TimersConfig};
 use crate::workloads::Workload;
@@ -49,8 +50,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the scheduler, timers, mixed, echo, HTTP, file and service
-    /// lanes, and print their tables (the default).
+    /// Run the scheduler, timers, mixed, echo, HTTP, file, service and
+    /// stall lanes, and print their tables (the default).
     ///
     /// Quick profile: the scheduler lane in well under two minutes; full:
     /// twice the rounds, twice the iterations per round (and each lane's
@@ -91,6 +92,13 @@ enum Command {
     /// 004 alone for that long per runtime, the server's RSS, threads,
     /// descriptors and the errors sampled every 10 s, and a verdict.
     Service(ServiceArgs),
+    /// The stall lane alone: a ticker, tasks and TCP round trips while
+    /// tasks block one or every worker in a synchronous sleep.
+    ///
+    /// Quick profile: 1 s calm and a 2 s stall per case and runtime, one
+    /// trial, the lane in about 20 s; full: 2 s calm, 3 s stall, three
+    /// trials.
+    Stall(StallArgs),
     /// Run weft-service with these arguments (run by the service lane).
     #[command(hide = true)]
     ServiceServe(ServiceServeArgs),
@@ -183,12 +191,12 @@ struct RunArgs {
     #[arg(long, hide = true)]
     no_lifo: bool,
     /// The lanes to run (always in the order scheduler, timers, mixed, echo,
-    /// http, file, service).
+    /// http, file, service, stall).
     #[arg(
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "scheduler,timers,mixed,echo,http,file,service"
+        default_value = "scheduler,timers,mixed,echo,http,file,service,stall"
     )]
     lanes: Vec<Lane>,
     /// Worker threads of every runtime in the timers lane.
@@ -209,6 +217,9 @@ struct RunArgs {
     /// Worker threads of every server in the service lane.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     service_workers: u16,
+    /// Worker threads of every runtime in the stall lane.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    stall_workers: u16,
     /// The service lane's database: a postgres:// URL (default: the
     /// service's embedded SQLite).
     #[arg(long, value_name = "URL")]
@@ -236,6 +247,8 @@ enum Lane {
     File,
     /// weft-service under HTTP load.
     Service,
+    /// Timers, tasks and I/O while workers are blocked.
+    Stall,
 }
 
 #[derive(Debug, Args)]
@@ -322,6 +335,15 @@ struct HttpArgs {
 struct FileArgs {
     #[command(flatten)]
     lane: LaneArgs,
+}
+
+#[derive(Debug, Args)]
+struct StallArgs {
+    #[command(flatten)]
+    lane: LaneArgs,
+    /// Run only these cases (repeat the flag or separate with commas).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CASE")]
+    only: Vec<Case>,
 }
 
 #[derive(Debug, Args)]
@@ -482,6 +504,7 @@ impl RunArgs {
             echo: on(Lane::Echo).then(|| EchoConfig::new(self.setup(self.echo_workers))),
             http: on(Lane::Http).then(|| HttpConfig::new(self.setup(self.http_workers))),
             file: on(Lane::File).then(|| FileConfig::new(self.setup(self.file_workers))),
+            stall: on(Lane::Stall).then(|| StallConfig::new(self.setup(self.stall_workers))),
             service: on(Lane::Service).then(|| {
                 let setup = self.setup(self.service_workers);
                 let runtimes: Vec<RuntimeKind> = (setup.runtimes.iter())
@@ -561,6 +584,15 @@ impl MixedArgs {
     }
 }
 
+impl StallArgs {
+    fn stall_config(&self) -> StallConfig {
+        StallConfig {
+            cases: only(Case::ALL, &self.only),
+            ..StallConfig::new(self.lane.setup())
+        }
+    }
+}
+
 impl TimersArgs {
     fn timers_config(&self) -> TimersConfig {
         TimersConfig {
@@ -617,6 +649,10 @@ pub fn main() -> ExitCode {
         }),
         Command::File(args) => run(Lanes {
             file: Some(FileConfig::new(args.lane.setup())),
+            ..Lanes::alone(&args.lane)
+        }),
+        Command::Stall(args) => run(Lanes {
+            stall: Some(args.stall_config()),
             ..Lanes::alone(&args.lane)
         }),
         Command::Service(args) => match args.config() {
@@ -713,6 +749,8 @@ struct Lanes {
     file: Option<FileConfig>,
     /// The service lane, if it runs.
     service: Option<ServiceConfig>,
+    /// The stall lane, if it runs.
+    stall: Option<StallConfig>,
     /// `--json`.
     json: Option<PathBuf>,
     /// `--chart`: the mixed lane's chart, if not the default place.
@@ -731,6 +769,7 @@ impl Lanes {
             http: None,
             file: None,
             service: None,
+            stall: None,
             json: None,
             chart: None,
         }
@@ -769,11 +808,12 @@ fn http_serve(args: &HttpServeArgs) -> ExitCode {
     }
 }
 
-/// Runs the scheduler, timers, mixed, echo, HTTP and file lanes (those
-/// given, in that order), prints their tables, writes one document and the
-/// mixed lane's chart; exits 1 if any runtime failed a workload, a timer
-/// row, a mixed load, an echo row, the HTTP row or the file row (a missed
-/// target does not fail the run).
+/// Runs the scheduler, timers, mixed, echo, HTTP, file, service and stall
+/// lanes (those given, in that order), prints their tables, writes one
+/// document and the mixed and service lanes' charts; exits 1 if any
+/// runtime failed a workload, a timer row, a mixed load, an echo row, the
+/// HTTP row, the file row, a service load or a stall case (a missed target
+/// does not fail the run).
 fn run(lanes: Lanes) -> ExitCode {
     let mut document = match &lanes.scheduler {
         Some(config) => {
@@ -792,6 +832,7 @@ fn run(lanes: Lanes) -> ExitCode {
             ("http", lanes.http.is_some()),
             ("file", lanes.file.is_some()),
             ("service", lanes.service.is_some()),
+            ("stall", lanes.stall.is_some()),
         ]
         .into_iter()
         .find(|&(_, runs)| runs);
@@ -823,6 +864,7 @@ fn run(lanes: Lanes) -> ExitCode {
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", chart.display()),
         }
     }
+    document.lanes.stall = lane(lanes.stall, stall::run, stall::report::render);
     print!("{}", summary::render(&document));
     if let Some(path) = lanes.json.as_deref() {
         if let Err(err) = json::write(path, &document) {
@@ -857,4 +899,5 @@ fn any_failed(document: &Document) -> bool {
         || rows(&document.lanes.http).is_some_and(failed)
         || rows(&document.lanes.file).is_some_and(failed)
         || rows(&document.lanes.service).is_some_and(failed)
+        || rows(&document.lanes.stall).is_some_and(failed)
 }

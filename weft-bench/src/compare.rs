@@ -6,7 +6,8 @@
 //! figures: the scheduler lane's [`json::SCHEDULER`] (weft's median over
 //! the best peer's and over tokio's, its context switches), the timers
 //! lane's rows ([`crate::timers::RowSpec`]), and the figures of the mixed,
-//! echo, HTTP and file lanes (`mixed::result::FIGURES` and so on). Two documents
+//! echo, HTTP, file, service and stall lanes (`mixed::result::FIGURES`
+//! and so on). Two documents
 //! come from the same machine when they have the same core count and CPU
 //! model; only then are weft's absolute values gated.
 //!
@@ -21,7 +22,7 @@ use crate::figure::gate::{Gate, Tolerances};
 use crate::figure::lane::LaneResult;
 use crate::json::{self, Document};
 use crate::mixed::result::LoadResult;
-use crate::{echo, file, http, mixed, service, timers};
+use crate::{echo, file, http, mixed, service, stall, timers};
 
 /// Default tolerance of times, throughputs and ratios, percent: no re-run
 /// of one build grew a ratio by more than 48% (README).
@@ -66,6 +67,7 @@ pub fn check(base: &Document, new: &Document, tolerances: Tolerances) -> (String
         gate.check(&http::result::LANE, rows(&b.http), rows(&n.http)),
         gate.check(&file::result::LANE, rows(&b.file), rows(&n.file)),
         gate.check(&service::result::LANE, rows(&b.service), rows(&n.service)),
+        gate.check(&stall::result::LANE, rows(&b.stall), rows(&n.stall)),
     ];
     let mut text = header(base, new, &gate);
     let mut passed = true;

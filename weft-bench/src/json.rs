@@ -1,14 +1,15 @@
 //! The result document (schema [`SCHEMA`]): what a run measured, as
 //! written by `--json FILE` and read back by `compare`: the scheduler
 //! lane's workloads ([`WorkloadResult`]), and in `timers`, `mixed`, `echo`,
-//! `http` and `file` the other lanes' results ([`TimersResult`],
-//! [`MixedResult`], [`EchoResult`], [`HttpResult`], [`FileResult`], each
-//! documented with its part of the JSON). The scheduler lane's figures, those `compare` gates, are
+//! `http`, `file`, `service` and `stall` the other lanes' results
+//! ([`TimersResult`], [`MixedResult`], [`EchoResult`], [`HttpResult`],
+//! [`FileResult`], [`ServiceResult`], [`StallResult`], each documented
+//! with its part of the JSON). The scheduler lane's figures, those `compare` gates, are
 //! [`SCHEDULER`].
 //!
 //! The document is compact JSON (read it with `jq .`); times are
 //! milliseconds unless a field's name says otherwise. `weft-bench timers
-//! --json FILE` (and `mixed`, `echo`, `http`, `file`) write the same document with
+//! --json FILE` (and `mixed`, `echo`, `http`, `file`, `stall`) write the same document with
 //! no workloads, its `settings` then describing that lane's run (profile,
 //! workers, runtimes). The lane fields are optional, so documents written
 //! before a lane existed still parse, under the same schema string.
@@ -34,6 +35,7 @@ use crate::http::result::HttpResult;
 use crate::measure::Sample;
 use crate::mixed::result::MixedResult;
 use crate::service::result::ServiceResult;
+use crate::stall::result::StallResult;
 use crate::stats::{Comparison, Summary};
 use crate::timers::result::TimersResult;
 
@@ -99,7 +101,8 @@ pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
 ///   "echo": { … },                                 // EchoResult; likewise
 ///   "http": { … },                                 // HttpResult; likewise
 ///   "file": { … },                                 // FileResult; likewise
-///   "service": { … }                               // ServiceResult; likewise
+///   "service": { … },                              // ServiceResult; likewise
+///   "stall": { … }                                 // StallResult; likewise
 /// }
 /// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,6 +152,9 @@ pub struct LaneResults {
     /// The service lane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceResult>,
+    /// The stall lane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<StallResult>,
 }
 
 /// The machine a run was measured on.

@@ -50,6 +50,13 @@
 //! runtime's file API beside a 1 ms ticker; total time, the ticker's
 //! lateness and CPU against tokio and smol; its row joins the same
 //! document and gate.
+//!
+//! [`stall`] is the stall lane (`weft-bench stall`, and the last lane of
+//! the default run): a ticker, tasks spawned from outside and TCP round
+//! trips on a runtime while tasks block one or every worker in a
+//! synchronous sleep; each kind's rate during the stall as a share of its
+//! calm rate, against tokio and smol; its cases join the same document
+//! and gate.
 
 pub mod cli;
 pub mod compare;
@@ -67,6 +74,7 @@ pub mod mixed;
 pub mod report;
 pub mod runtimes;
 pub mod service;
+pub mod stall;
 pub mod stats;
 pub mod summary;
 pub mod system;

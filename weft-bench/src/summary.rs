@@ -6,12 +6,16 @@
 //! Headline figures: the scheduler lane's median ms per iteration, each
 //! timers row's value, the mixed lane's short-request p99, the echo and
 //! HTTP lanes' requests per second, the file lane's total time and its
-//! ticker's p99 lateness. "ahead" means better than every peer
-//! that finished (lower time or latency, higher throughput).
+//! ticker's p99 lateness, the service lane's figures, and per stall-lane
+//! case each kind's share of its calm rate and the ticker's p99 in the
+//! stall. "ahead" means better than every peer that finished (lower time
+//! or latency, higher throughput or share).
 //!
 //! Below the table, a note per echo or HTTP row with cost targets that
 //! also ran on the floor (`crate::floor`): its server CPU and system calls
-//! per request beside weft's and tokio's, never in a ratio.
+//! per request beside weft's and tokio's, never in a ratio; and per
+//! stall-lane case, weft's targets met or missed (they are absolute
+//! shares, not ratios).
 
 use std::collections::BTreeMap;
 
@@ -20,7 +24,7 @@ use crate::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
 use crate::floor::FLOOR;
 use crate::json::{Document, MEDIAN_MS};
 use crate::table::Table;
-use crate::{echo, file, mixed, service, timers};
+use crate::{echo, file, mixed, service, stall, timers};
 
 const RUNTIMES: [&str; 3] = ["weft", "tokio", "smol"];
 
@@ -123,7 +127,28 @@ fn lines(document: &Document) -> Vec<Line> {
             lines.push(Line::new("service", name, figure, row));
         }
     }
+    for row in document.lanes.stall.iter().flat_map(|s| &s.rows) {
+        for figure in &stall::result::FIGURES {
+            let name = format!("{} {}", row.name, figure.name);
+            lines.push(Line::new("stall", name, figure, row));
+        }
+    }
     lines
+}
+
+/// The stall lane's notes: per case, weft's targets met or missed.
+fn stall_notes(document: &Document) -> Vec<String> {
+    let rows = document.lanes.stall.iter().flat_map(|s| &s.rows);
+    rows.filter(|row| !row.targets.is_empty())
+        .map(|row| {
+            let checks: Vec<String> = row.targets.iter().map(|check| check.line()).collect();
+            format!(
+                "stall {}: weft's targets (the lowest trial's share): {}",
+                row.name,
+                checks.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// The server's cost per request on `row` of `lane` (echo's and HTTP's
@@ -219,6 +244,7 @@ pub fn render(document: &Document) -> String {
     let compared = lines.iter().filter(|l| l.ratio().is_some()).count();
     let notes: String = floor_notes(document)
         .iter()
+        .chain(&stall_notes(document))
         .map(|note| format!("{note}\n"))
         .collect();
     format!(

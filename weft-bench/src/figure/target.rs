@@ -107,12 +107,13 @@ impl Check {
         verdict(self.met)
     }
 
-    /// The value as the table prints it: a ratio as a percentage, ms, or
-    /// the number.
+    /// The value as the table prints it: a ratio as a percentage, a
+    /// percentage (`_pct`) as one, ms, or the number.
     pub fn value_text(&self) -> String {
         match self.value {
             None => "-".to_owned(),
             Some(v) if self.figure.contains("_vs_") => format!("{:.0}%", v * 100.0),
+            Some(v) if self.figure.ends_with("_pct") => format!("{v:.0}%"),
             Some(v) if self.figure.ends_with("_ms") => crate::table::ms(v),
             Some(v) => format!("{v:.3}"),
         }
