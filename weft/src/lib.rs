@@ -233,9 +233,9 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let options = runtime::task::SpawnOptions::plain(std::panic::Location::caller());
+    let options = runtime::SpawnOptions::plain(std::panic::Location::caller());
     let spawned = runtime::context::with_current(|shared| {
-        shared.map(|shared| runtime::task::spawn_on(shared, future, options))
+        shared.map(|shared| runtime::spawn_on(shared, future, options))
     });
     match spawned {
         Some(join) => join,

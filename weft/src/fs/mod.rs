@@ -89,7 +89,7 @@ where
     T: Send + 'static,
 {
     let spawned = crate::runtime::context::with_current(|shared| {
-        shared.map(|shared| crate::runtime::blocking::spawn_blocking_on(shared, f))
+        shared.map(|shared| crate::runtime::spawn_blocking_on(shared, f))
     });
     match spawned {
         Some(join) => join,

@@ -17,7 +17,7 @@
 use std::io;
 use std::time::Duration;
 
-use crate::runtime::sys::{AcceptFailure, accept_failure};
+use crate::runtime::{AcceptFailure, accept_failure};
 
 /// The first pause after a resource failure.
 const FIRST_PAUSE: Duration = Duration::from_millis(1);
@@ -140,7 +140,7 @@ mod tests {
                 os(code)
             );
         }
-        let shut_down = crate::runtime::io::scheduled_io::shutdown_error();
+        let shut_down = crate::runtime::shutdown_error();
         assert_eq!(Backoff::new().failed(&shut_down), AfterFailure::Return);
     }
 }

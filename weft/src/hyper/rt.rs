@@ -76,7 +76,7 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for Io<T> {
             None => {
                 // `futures_io` reads into initialized memory: zero it (a
                 // memset of hyper's read buffer, no copy of the data).
-                let unfilled = crate::runtime::io::poll_evented::zeroed(unfilled);
+                let unfilled = crate::runtime::zeroed(unfilled);
                 ready!(Pin::new(&mut self.inner).poll_read(cx, unfilled))?
             }
         };

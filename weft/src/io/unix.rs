@@ -15,8 +15,7 @@ use std::task::{Context, Poll, ready};
 
 use mio::unix::SourceFd;
 
-use crate::runtime::io::poll_evented::PollEvented;
-use crate::runtime::io::scheduled_io::{Direction, ReadyEvent};
+use crate::runtime::{Direction, PollEvented, ReadyEvent};
 
 /// The reactor's own duplicate of an `AsyncFd`'s descriptor, as a `mio`
 /// source.
@@ -134,7 +133,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Outside a runtime context.
     #[track_caller]
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
-        let runtime = crate::runtime::io::poll_evented::current_runtime("AsyncFd::new");
+        let runtime = crate::runtime::current_runtime("AsyncFd::new");
         let fd = Fd::duplicate(inner.as_raw_fd())?;
         Ok(AsyncFd {
             evented: PollEvented::with_runtime(fd, runtime)?,
@@ -260,7 +259,7 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     use super::AsyncFd;
-    use crate::runtime::io::poll_evented::current_runtime;
+    use crate::runtime::current_runtime;
 
     fn nonblocking_pair() -> (UnixStream, UnixStream) {
         let (a, b) = UnixStream::pair().unwrap();

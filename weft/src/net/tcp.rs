@@ -8,8 +8,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use super::ToSocketAddrs;
 use super::addr::try_each;
 use super::tcp_split::{self as split, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use crate::runtime::io::poll_evented::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::{Direction, PollEvented};
 
 /// A TCP socket listening for connections.
 ///
@@ -39,7 +38,7 @@ impl TcpListener {
     /// When polled outside a runtime context (`rt.block_on(bind(..))`
     /// works, as with tokio: the runtime is looked up at the first poll).
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        let shared = crate::runtime::io::poll_evented::current_runtime("TcpListener::bind");
+        let shared = crate::runtime::current_runtime("TcpListener::bind");
         try_each(addr, |addr| {
             let shared = shared.clone();
             async move {
@@ -148,7 +147,7 @@ impl TcpStream {
     ///
     /// When polled outside a runtime context (looked up at the first poll).
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
-        let shared = crate::runtime::io::poll_evented::current_runtime("TcpStream::connect");
+        let shared = crate::runtime::current_runtime("TcpStream::connect");
         try_each(addr, |addr| {
             let shared = shared.clone();
             async move {

@@ -7,8 +7,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use super::ToSocketAddrs;
 use super::addr::{resolve, try_each};
-use crate::runtime::io::poll_evented::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::{Direction, PollEvented};
 
 /// A UDP socket. Every method takes `&self`: share it (`Arc`) between a
 /// sending and a receiving task, or several of each; every waiting task is
@@ -37,7 +36,7 @@ impl UdpSocket {
     ///
     /// When polled outside a runtime context (looked up at the first poll).
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let shared = crate::runtime::io::poll_evented::current_runtime("UdpSocket::bind");
+        let shared = crate::runtime::current_runtime("UdpSocket::bind");
         try_each(addr, |addr| {
             let shared = shared.clone();
             async move {

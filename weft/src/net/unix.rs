@@ -9,8 +9,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
-use crate::runtime::io::poll_evented::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::{Direction, PollEvented};
 
 /// A Unix-domain socket listening for connections.
 ///
@@ -106,7 +105,7 @@ impl UnixStream {
     ///
     /// When polled outside a runtime context (looked up at the first poll).
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let shared = crate::runtime::io::poll_evented::current_runtime("UnixStream::connect");
+        let shared = crate::runtime::current_runtime("UnixStream::connect");
         let stream = UnixStream {
             io: PollEvented::with_runtime(mio::net::UnixStream::connect(path)?, shared)?,
         };

@@ -84,10 +84,10 @@ pub(crate) fn run<F: Future>(
         shared.panic_policy.check();
         // The future gets a cooperative budget per poll, as a task does
         // (`runtime/coop.rs`); the caller's is put back after.
-        let saved = crate::runtime::coop::reset();
+        let saved = crate::task::coop::reset();
         crate::util::locks::user_code("block_on's poll of its future");
         let polled = future.as_mut().poll(&mut cx);
-        crate::runtime::coop::restore(saved);
+        crate::task::coop::restore(saved);
         if let Poll::Ready(output) = polled {
             shared.panic_policy.check();
             return output;

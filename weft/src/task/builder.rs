@@ -4,10 +4,10 @@ use std::future::Future;
 use std::io;
 use std::panic::Location;
 
+use super::{JoinHandle, Lane};
 use crate::runtime::Handle;
 use crate::runtime::context;
-use crate::runtime::task::label::Label;
-use crate::runtime::task::{JoinHandle, Lane, SpawnOptions};
+use crate::runtime::{Label, SpawnOptions};
 
 /// Spawns a task with settings: its [`Lane`] and a name that stall reports
 /// ([`StallInfo`](crate::runtime::StallInfo)) show.
@@ -73,7 +73,7 @@ impl<'a> Builder<'a> {
     {
         let options = self.options(Location::caller());
         let spawned = context::with_current(|shared| {
-            shared.map(|shared| crate::runtime::task::spawn_on(shared, future, options))
+            shared.map(|shared| crate::runtime::spawn_on(shared, future, options))
         });
         match spawned {
             Some(join) => Ok(join),
@@ -97,11 +97,7 @@ impl<'a> Builder<'a> {
         F::Output: Send + 'static,
     {
         let options = self.options(Location::caller());
-        Ok(crate::runtime::task::spawn_on(
-            &handle.shared,
-            future,
-            options,
-        ))
+        Ok(crate::runtime::spawn_on(&handle.shared, future, options))
     }
 
     fn options(&self, spawned_at: &'static Location<'static>) -> SpawnOptions {

@@ -46,10 +46,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use super::{AbortHandle, JoinError, JoinHandle};
 use crate::runtime::Handle;
+use crate::runtime::SpawnOptions;
 use crate::runtime::context;
-use crate::runtime::coop;
-use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, SpawnOptions};
+use crate::task::coop;
 use ready::{Member, ReadyList};
 
 /// Pending members `poll_join_next` polls in one call before it yields.
@@ -432,7 +433,7 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         let options = SpawnOptions::plain(Location::caller());
         let spawned = context::with_current(|shared| {
-            shared.map(|shared| crate::runtime::task::spawn_on(shared, task, options))
+            shared.map(|shared| crate::runtime::spawn_on(shared, task, options))
         });
         match spawned {
             Some(join) => self.insert(join),
@@ -459,11 +460,7 @@ impl<T: Send + 'static> JoinSet<T> {
         F: Future<Output = T> + Send + 'static,
     {
         let options = SpawnOptions::plain(Location::caller());
-        self.insert(crate::runtime::task::spawn_on(
-            &handle.shared,
-            task,
-            options,
-        ))
+        self.insert(crate::runtime::spawn_on(&handle.shared, task, options))
     }
 
     /// Runs `f` on the current runtime's blocking pool (see
@@ -490,7 +487,7 @@ impl<T: Send + 'static> JoinSet<T> {
         F: FnOnce() -> T + Send + 'static,
     {
         let spawned = context::with_current(|shared| {
-            shared.map(|shared| crate::runtime::blocking::spawn_blocking_on(shared, f))
+            shared.map(|shared| crate::runtime::spawn_blocking_on(shared, f))
         });
         match spawned {
             Some(join) => self.insert(join),
@@ -517,10 +514,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        self.insert(crate::runtime::blocking::spawn_blocking_on(
-            &handle.shared,
-            f,
-        ))
+        self.insert(crate::runtime::spawn_blocking_on(&handle.shared, f))
     }
 
     /// Adds a spawned task to the set. Its handle is polled once with the

@@ -7,12 +7,13 @@
 //! cooperative budget's [`consume_budget`].
 
 mod builder;
+pub mod coop;
 mod join_set;
 mod yield_now;
 
-pub use crate::runtime::coop::consume_budget;
 pub use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, Lane};
 pub use builder::Builder;
+pub use coop::consume_budget;
 pub use join_set::JoinSet;
 pub use yield_now::yield_now;
 
@@ -57,7 +58,7 @@ where
     R: Send + 'static,
 {
     let spawned = context::with_current(|shared| {
-        shared.map(|shared| crate::runtime::blocking::spawn_blocking_on(shared, f))
+        shared.map(|shared| crate::runtime::spawn_blocking_on(shared, f))
     });
     match spawned {
         Some(join) => join,

@@ -99,7 +99,7 @@ pub struct Interval {
 
 impl Interval {
     fn new(
-        shared: crate::util::loom::sync::Arc<crate::runtime::scheduler::Shared>,
+        shared: crate::util::loom::sync::Arc<crate::runtime::Shared>,
         start: Instant,
         period: Duration,
     ) -> Interval {

@@ -21,8 +21,7 @@ use std::time::Duration;
 
 use super::Instant;
 use crate::runtime::context;
-use crate::runtime::scheduler::Shared;
-use crate::runtime::time::driver::{Closed, TimerRef};
+use crate::runtime::{Shared, TimerClosed as Closed, TimerRef};
 use crate::util::loom::sync::Arc;
 
 /// Waits until `duration` has elapsed.
@@ -233,7 +232,7 @@ impl Future for Sleep {
         // A completed sleep spends the task's cooperative budget: a loop of
         // elapsed sleeps yields like a loop of ready reads (`runtime/coop.rs`).
         let this = self.get_mut();
-        crate::runtime::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
+        crate::task::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
     }
 }
 

@@ -43,7 +43,7 @@ pub fn resume() {
     let shared = current_runtime("resume");
     shared.time.clock.resume();
     // The keeper may be waiting for an auto-advance that will not come.
-    shared.poke_timekeeper(crate::runtime::time::driver::Poke::AnySleeper);
+    shared.poke_timekeeper(crate::runtime::Poke::AnySleeper);
 }
 
 /// Moves a paused clock forward by `duration`, fires every timer now due,

@@ -28,8 +28,8 @@ use mio::event::Source;
 
 use super::driver::Registered;
 use super::scheduled_io::{Direction, ReadyEvent};
-use crate::runtime::coop;
 use crate::runtime::scheduler::Shared;
+use crate::task::coop;
 use crate::util::loom::sync::Arc;
 
 pub(crate) struct PollEvented<E: Source> {

@@ -82,9 +82,9 @@ use loom::thread;
 
 use super::Shared;
 use super::worker::Core;
+use crate::runtime::loom_support::spawn_on;
+use crate::runtime::loom_support::{Count, DropProbe, realign_registry_round_robin};
 use crate::runtime::task::{JoinError, JoinHandle};
-use crate::util::loom_support::spawn_on;
-use crate::util::loom_support::{Count, DropProbe, realign_registry_round_robin};
 
 const WORKERS: usize = 1;
 
@@ -92,7 +92,7 @@ fn runtime() -> (
     Arc<Shared>,
     Vec<super::queue::Local<crate::runtime::task::Task>>,
 ) {
-    crate::util::loom_support::shared(WORKERS)
+    crate::runtime::loom_support::shared(WORKERS)
 }
 
 /// What a probe future does when polled.

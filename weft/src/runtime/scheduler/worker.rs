@@ -220,7 +220,7 @@ pub(crate) struct Core {
 fn poll(task: Task) {
     task.metadata().check_published();
     // A fresh cooperative budget for each poll (`runtime/coop.rs`).
-    crate::runtime::coop::reset();
+    crate::task::coop::reset();
     let _ = crate::util::locks::call_user("a task's poll (worker)", move || task.run());
 }
 

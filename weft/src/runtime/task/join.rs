@@ -119,11 +119,11 @@ impl<T> Future for JoinHandle<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Awaiting finished tasks in a loop spends the cooperative budget.
-        if crate::runtime::coop::poll_budget(cx).is_pending() {
+        if crate::task::coop::poll_budget(cx).is_pending() {
             return Poll::Pending;
         }
         let result = std::task::ready!(self.get_mut().cell.poll_owner(cx));
-        crate::runtime::coop::spend();
+        crate::task::coop::spend();
         Poll::Ready(match result.map(super::Contained::into_inner) {
             Some(Ok(value)) => Ok(value),
             Some(Err(panic)) => Err(JoinError::panicked(panic)),

@@ -16,7 +16,7 @@ use super::{SpawnOptions, Task, new_task};
 #[should_panic(expected = "Causality violation")]
 fn a_task_handed_over_unpublished_fails_the_check() {
     loom::model(|| {
-        let (shared, _locals) = crate::util::loom_support::shared_with_spares(1, 0);
+        let (shared, _locals) = crate::runtime::loom_support::shared_with_spares(1, 0);
         let slot = Arc::new(AtomicPtr::<()>::new(std::ptr::null_mut()));
         let spawner = {
             let (slot, shared) = (slot.clone(), shared.clone());

@@ -39,10 +39,10 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::JoinSet;
-use crate::runtime::scheduler::Shared;
+use crate::runtime::Shared;
+use crate::runtime::loom_support::realign_registry_round_robin;
+use crate::runtime::loom_support::{Count, DropProbe, RacePoint, shared, spawn_on};
 use crate::task::JoinError;
-use crate::util::loom_support::realign_registry_round_robin;
-use crate::util::loom_support::{Count, DropProbe, RacePoint, shared, spawn_on};
 
 const WORKERS: usize = 1;
 
@@ -177,7 +177,7 @@ fn join_all(shared: Option<&Shared>, set: &mut JoinSet<Output>) -> Vec<Result<Ou
     loop {
         let next = match shared {
             Some(shared) => block_on_running(shared, set.join_next()),
-            None => crate::util::loom_support::block_on(set.join_next()),
+            None => crate::runtime::loom_support::block_on(set.join_next()),
         };
         let Some(result) = next else { break };
         results.push(result);

@@ -85,14 +85,14 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use crate::runtime::scheduler::monitor::{HandBack, run_spawner};
-use crate::runtime::scheduler::worker::Core;
-use crate::runtime::task::{JoinHandle, SpawnOptions, new_task};
-use crate::util::loom_support::{Count, DropProbe, Raise, Signal, spawn_on};
-use crate::util::loom_support::{
+use crate::runtime::loom_support::{Count, DropProbe, Raise, Signal, spawn_on};
+use crate::runtime::loom_support::{
     realign_registry_round_robin, shared_with_monitor, shared_with_monitor_and_spares,
     shared_with_spares,
 };
+use crate::runtime::scheduler::monitor::{HandBack, run_spawner};
+use crate::runtime::scheduler::worker::Core;
+use crate::runtime::task::{JoinHandle, SpawnOptions, new_task};
 
 /// A task that counts its runs (at most one) and raises `ran`.
 struct RunOnce {

@@ -44,13 +44,13 @@ use std::task::{Context, Poll};
 use loom::sync::Arc;
 use loom::thread;
 
+use crate::runtime::loom_support::realign_registry_round_robin;
+use crate::runtime::loom_support::spawn_on;
+use crate::runtime::loom_support::spawn_on_lane;
+use crate::runtime::loom_support::{Raise, Signal};
 use crate::runtime::scheduler::Shared;
 use crate::runtime::scheduler::worker::Core;
 use crate::runtime::task::Lane;
-use crate::util::loom_support::realign_registry_round_robin;
-use crate::util::loom_support::spawn_on;
-use crate::util::loom_support::spawn_on_lane;
-use crate::util::loom_support::{Raise, Signal};
 
 const WORKERS: usize = 2;
 
@@ -127,7 +127,7 @@ fn shut_down(shared: Arc<Shared>, workers: Vec<thread::JoinHandle<()>>) {
 /// (this thread) while they go to sleep, waits for it to run, then shuts
 /// down.
 fn spawn_while_workers_go_to_sleep(workers: usize, lane: Lane) {
-    let (shared, locals) = crate::util::loom_support::shared(workers);
+    let (shared, locals) = crate::runtime::loom_support::shared(workers);
     let loops = start_workers(&shared, locals);
     let ran = Signal::default();
     let task = Raise {
@@ -175,7 +175,7 @@ fn a_spawn_reaches_one_of_three_workers_going_to_sleep() {
 #[test]
 fn work_behind_a_long_poll_reaches_the_sleeping_worker() {
     loom::model(|| {
-        let (shared, locals) = crate::util::loom_support::shared(WORKERS);
+        let (shared, locals) = crate::runtime::loom_support::shared(WORKERS);
         let workers = start_workers(&shared, locals);
         let (first_ran, second_ran) = (Signal::default(), Signal::default());
         let long = spawn_on(
@@ -213,7 +213,7 @@ fn tasks_spawned_on_a_worker_run_once_while_the_other_steals() {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(2);
     model.check(|| {
-        let (shared, locals) = crate::util::loom_support::shared(WORKERS);
+        let (shared, locals) = crate::runtime::loom_support::shared(WORKERS);
         let workers = start_workers(&shared, locals);
         let children_ran = [Signal::default(), Signal::default()];
         let parent = spawn_on(
@@ -290,7 +290,7 @@ fn a_timer_on_a_stalled_workers_wheel_fires_from_the_busy_one() {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(2);
     model.check(|| {
-        let (shared, mut locals) = crate::util::loom_support::shared_with(WORKERS, |config| {
+        let (shared, mut locals) = crate::runtime::loom_support::shared_with(WORKERS, |config| {
             config.global_check_target_ns = 1
         });
         let busy_local = locals.pop().expect("worker 1's ring");
@@ -331,7 +331,7 @@ fn a_timer_on_a_stalled_workers_wheel_fires_from_the_busy_one() {
                 polls: 0,
             },
         );
-        let fired_while_busy = crate::util::loom_support::block_on(busy).unwrap();
+        let fired_while_busy = crate::runtime::loom_support::block_on(busy).unwrap();
         assert!(
             fired_while_busy,
             "the stalled worker's timer waited while the other worker was busy"

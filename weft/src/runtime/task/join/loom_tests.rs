@@ -58,12 +58,12 @@ use std::task::{Context, Poll, Waker};
 use loom::sync::Arc;
 use loom::thread;
 
-use crate::runtime::scheduler::Shared;
-use crate::runtime::task::JoinError;
-use crate::util::loom_support::spawn_on;
-use crate::util::loom_support::{
+use crate::runtime::loom_support::spawn_on;
+use crate::runtime::loom_support::{
     Count, DropProbe, RacePoint, block_on, realign_registry_round_robin, shared,
 };
+use crate::runtime::scheduler::Shared;
+use crate::runtime::task::JoinError;
 
 const WORKERS: usize = 1;
 
