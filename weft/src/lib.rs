@@ -55,6 +55,8 @@ pub(crate) mod loom;
 pub mod metrics;
 #[cfg(not(loom))]
 pub mod net;
+#[cfg(all(unix, not(loom)))]
+pub mod process;
 pub mod runtime;
 pub(crate) mod scheduler;
 #[cfg(all(unix, not(loom)))]
