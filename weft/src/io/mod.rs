@@ -23,9 +23,13 @@ pub(crate) mod registrations;
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod scheduled_io;
 #[cfg(not(loom))]
+mod stdio;
+#[cfg(not(loom))]
 pub mod unix;
 
 pub use futures_io::{AsyncRead, AsyncWrite};
+#[cfg(not(loom))]
+pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};
 
 /// Workers per epoll instance by default (`Builder::io_shards`).
 pub(crate) const WORKERS_PER_SHARD: usize = 8;
