@@ -47,6 +47,8 @@ pub mod io;
 pub mod metrics;
 #[cfg(not(loom))]
 pub mod net;
+#[cfg(all(unix, not(loom)))]
+pub mod process;
 pub mod runtime;
 #[cfg(all(unix, not(loom)))]
 pub mod signal;

@@ -8,6 +8,10 @@
 //! them.
 
 #[cfg(not(loom))]
+mod stdio;
+#[cfg(not(loom))]
 pub mod unix;
 
 pub use futures_io::{AsyncRead, AsyncWrite};
+#[cfg(not(loom))]
+pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};
