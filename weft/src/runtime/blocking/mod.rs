@@ -437,7 +437,7 @@ mod tests {
         use crate::util::locks::tests::{expect_abort_in_child, in_child};
         if !in_child() {
             return expect_abort_in_child(
-                "blocking::tests::a_closure_cancelled_under_the_pool_lock_is_caught_by_the_guard",
+                "runtime::blocking::tests::a_closure_cancelled_under_the_pool_lock_is_caught_by_the_guard",
                 "weft calls user code (a blocking closure's drop) while this thread holds 1",
             );
         }

@@ -91,9 +91,6 @@ impl<T> Inject<T> {
         return self.queue.lock().unwrap().pop_front();
     }
 
-    /// Takes up to `limit` tasks (at least one if any): returns the first
-    /// and appends the rest to `local`, which must have `limit - 1` free
-    /// slots. Returns the first task and how many were taken in all.
     /// How many tasks one batch into `local` may take:
     /// `min(len / workers + 1, cap, free slots + 1)`; the first runs at
     /// once, the rest fill the ring. The one copy of the formula: the worker
@@ -102,13 +99,17 @@ impl<T> Inject<T> {
     /// `len / workers` is a share (speed: the backlog spread over the
     /// workers), not a bound the protocol needs: made `len * workers` (a
     /// batch of up to `cap` whatever the backlog) it passes every model and
-    /// test. The rest of the formula is pinned by `inject_batches.rs`.
+    /// test. The rest of the formula is pinned by `inject_batches.rs` and by
+    /// `tests::a_batch_is_a_share_capped_by_the_cap_and_the_free_slots`.
     pub(crate) fn batch_limit(&self, local: &Local<T>, workers: usize, cap: usize) -> usize {
         (self.len() / workers + 1)
             .min(cap)
             .min(local.remaining_slots() + 1)
     }
 
+    /// Takes up to `limit` tasks (at least one if any): returns the first
+    /// and appends the rest to `local`, which must have `limit - 1` free
+    /// slots. Returns the first task and how many were taken in all.
     pub(crate) fn pop_batch_into(
         &self,
         local: &Local<T>,
@@ -167,3 +168,32 @@ impl<T> Overflow<T> for Inject<T> {
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Inject;
+    use crate::runtime::scheduler::queue::{CAPACITY, Pushed, local};
+
+    /// The batch size's one statement (`Inject::batch_limit`), read back:
+    /// the backlog's share per worker plus one, at most the cap, and at
+    /// most the ring's free slots plus one (the first task runs at once and
+    /// takes no slot). Fails if any of the three terms drifts.
+    #[test]
+    fn a_batch_is_a_share_capped_by_the_cap_and_the_free_slots() {
+        let inject = Inject::new();
+        let (ring, _steal) = local::<usize>();
+        (0..100).for_each(|task| inject.push(task));
+        // The share: 100 / 4 + 1.
+        assert_eq!(inject.batch_limit(&ring, 4, 32), 26);
+        // The cap.
+        assert_eq!(inject.batch_limit(&ring, 2, 32), 32);
+        // The free slots, plus the one that runs at once.
+        let spill = Inject::new();
+        for task in 0..CAPACITY - 3 {
+            assert_eq!(ring.push_back(task, &spill), Pushed::Local);
+        }
+        assert_eq!(inject.batch_limit(&ring, 1, 128), 4);
+        // An empty queue still allows the one task a pop may find.
+        assert_eq!(Inject::<usize>::new().batch_limit(&ring, 4, 32), 1);
+    }
+}

@@ -10,7 +10,7 @@
 //!   their last pass, after every queue (as Go takes `runnext`), so tasks that
 //!   talk to each other keep their locality.
 //! - `inject.rs`: one lock-free global queue for tasks from outside and for
-//!   overflow. Drained in batches: `min(len / workers + 1, cap, free slots)`
+//!   overflow. Drained in batches (their size: `Inject::batch_limit`)
 //!   at every periodic global check and before a LIFO task while a backlog
 //!   of at least a batch waits and the worker's ring is short (cap:
 //!   `inject_batch_cap`, 32), and whenever the local ring is empty or a task
@@ -20,79 +20,48 @@
 //! - `worker.rs`: the run loop.
 //! - `monitor.rs`: the stall monitor and its spare threads.
 //!
-//! # Why each peer wins where it wins, and what weft takes from each
+//! # What weft takes from each peer
 //!
-//! tokio keeps a woken task on the waker's worker (LIFO slot, local ring):
-//! tasks that wake each other stay in one cache, so `yield_many` and
-//! `ping_pong`-like chatter are cheap. But it takes *one* task from the
-//! global queue per periodic check (every ~61 ticks), so remote spawns into
-//! a saturated runtime wait for many ticks (busy2: ~40 ms).
-//! smol (`async-executor`) pushes every wake into one global FIFO and a
-//! runner with an empty local queue takes half of it: outside work is never
-//! starved (busy2: 0.3 ms), but tasks that wake each other pay a shared
-//! queue operation per wake (`yield_many` twice tokio's).
-//! weft keeps tokio's locality for wakes from inside (LIFO slot, local
-//! ring, yields to the back of the local ring) and smol's drain of outside
-//! work (a batch from the inject queue whenever the local ring runs dry, not
-//! only every N ticks).
-//!
-//! How large those dry batches are decides the busy workloads (speed): a
-//! busy task that yields brings in one batch before it runs again, so the
-//! remote tasks drain at one batch per busy poll, and half the ring when
-//! nothing local is overtaken drains them in far fewer busy polls (and
-//! fewer of the workload's own `yield_now` switches) than the 32-task cap.
-//! smol gets the same effect by putting a yielded task behind the whole
-//! global queue. Measured: docs/experiments.md#inject-batches
+//! tokio's locality for wakes from inside (the LIFO slot, the local ring, a
+//! yield to the back of the local ring), so tasks that wake each other stay
+//! in one cache; smol's drain of outside work (a batch from the inject
+//! queue whenever the local ring runs dry, not one task per periodic check),
+//! so remote spawns into a saturated runtime do not wait. How large the dry
+//! batches are decides the busy workloads (speed: a yielding busy task
+//! brings in one batch before it runs again). The measurements behind both
+//! are in docs/experiments.md (#inject-batches).
 //!
 //! Whether a push wakes a sleeper is decided by `idle.rs`'s rules, never
-//! left to the stall monitor: its wake comes only at its next sample, a
+//! left to the stall monitor, whose wake comes only at its next sample: a
 //! safety net for a lost wake-up, not a scheduling path (speed: a spawn
-//! beside a long poll would wait that long). Rejected: skipping the wake
-//! while a worker is awake and few tasks wait, the monitor as the
-//! backstop: docs/experiments.md#wakes-gated-on-the-backlog
+//! beside a long poll would wait that long;
+//! docs/experiments.md#wakes-gated-on-the-backlog).
 //!
-//! # Scaling past the dev machine
+//! Which lines every worker shares, and why none is a runtime-wide lock, is
+//! docs/architecture.md's "At 64 cores".
 //!
-//! No hot path takes a runtime-wide lock: local pushes and pops touch only
-//! the worker's own ring and counters; the inject queue is lock-free (a CAS
-//! per push, one CAS per batch pop) so remote spawners do not serialise on
-//! a mutex as with tokio's inject lock; the task registry is sharded (4 ×
-//! workers shards, each worker its own); the sleeper list lock is taken only
-//! on the park/unpark path. The remaining shared lines are the idle state
-//! word (read on every notify, written on park/unpark/search transitions,
-//! bounded by "at most half search") and the inject queue's head and tail
-//! (written only when remote work exists). On 64 cores the inject tail is
-//! the point that remote spawners contend on; sharding it per spawner group
-//! is the next step if measurements call for it. One more shared line: every
-//! task holds an `Arc` to `Shared` in its metadata (as tokio's tasks hold
-//! one to their handle), so a spawn and a task's end each do one RMW on that
-//! count; keeping the runtime alive through per-shard task counts instead
-//! would remove it.
-
-//! # Where the next parts plug in
+//! # How the other parts attach
 //!
-//! - **Timers** (built): each worker fires its own wheel's due timers at
-//!   its periodic check and before it sleeps; of the sleepers, the one that
-//!   keeps time (`runtime/time/driver.rs`) parks with a timeout and, when it wakes,
-//!   fires every wheel's due timers whose lock is free, so a timer whose
-//!   worker is stuck in a poll fires here. `idle.rs` did not change: the
-//!   keeper is an ordinary sleeper that takes itself off the list when its
-//!   timeout, not a notifier, wakes it.
+//! - **Timers**: each worker fires its own wheel at its periodic check,
+//!   with the outside wheel and the wheels of stalled workers, and every
+//!   wheel before it sleeps; of the sleepers, the keeper
+//!   (`runtime/time/driver.rs`) parks with a timeout (`worker/timers.rs`).
+//!   `idle.rs` does not know about it: the keeper is an ordinary sleeper
+//!   that takes itself off the list when its timeout, not a notifier,
+//!   wakes it.
 //! - **I/O** stacks under `park.rs` the same way: the keeper parks in the
 //!   poller with the same timeout instead of the condvar, and
 //!   `Parker::unpark` also pokes the poller.
-//! - **Lanes** (built): `Latency` and `Batch` tasks wait in runtime-wide
-//!   lock-free queues (`Shared::latency`, `Shared::batch`, the inject
-//!   queue's type) rather than a ring per lane: a worker checks the latency
-//!   queue's emptiness at every scheduling decision and the batch queue
-//!   when it owes the batch lane its share (`worker.rs`, `runtime/task/lane.rs`).
-//!   `Default` tasks keep the LIFO slot and the rings.
-//! - **The stall monitor** (built, `monitor.rs`): workers publish each
-//!   poll in their `Remote` (two stores per poll); the monitor lends spare
-//!   slots (`Remote`s after the workers', with their own rings) to spare
-//!   threads while every awake thread is stuck, and a worker whose thread
-//!   it demoted hands its `Core` to a normal thread after the poll (`Core`
-//!   moves only between polls, never during one).
+//! - **Lanes**: `Latency` and `Batch` tasks wait in runtime-wide lock-free
+//!   queues (`Shared::latency`, `Shared::batch`) rather than a ring per
+//!   lane (`worker/pick.rs`, `runtime/task/lane.rs`); `Default` tasks keep
+//!   the LIFO slot and the rings.
+//! - **The stall monitor** (`monitor.rs`): workers publish each poll in
+//!   their `Remote` (two stores per poll); the monitor lends spare slots
+//!   (`Remote`s after the workers', with their own rings) to spare threads
+//!   while every awake thread is stuck, and fires timers while no worker
+//!   can; a worker whose thread it demoted hands its `Core` to a normal
+//!   thread after the poll (`Core` moves only between polls).
 
 pub(crate) mod idle;
 pub(crate) mod inject;

@@ -112,7 +112,7 @@ fn a_failed_check_inside_contained_code_ends_the_process() {
         unreachable!("the failed check inside `call_user` aborts");
     }
     expect_abort_in_child(
-        "sync::tests::a_failed_check_inside_contained_code_ends_the_process",
+        "util::locks::tests::a_failed_check_inside_contained_code_ends_the_process",
         "weft calls user code (the test's inner code) while this thread holds 1 runtime lock",
     );
 }

@@ -156,9 +156,9 @@ impl Core {
         None
     }
 
-    /// `min(len / workers + 1, cap, free slots + 1)` tasks from the inject
-    /// queue, `cap` as [`BatchCap`] says (one while the monitor finds a
-    /// poll stalled); the first is returned, the rest go to the ring.
+    /// A batch from the inject queue (its size: `Inject::batch_limit`),
+    /// `cap` as [`BatchCap`] says (one while the monitor finds a poll
+    /// stalled); the first is returned, the rest go to the ring.
     pub(super) fn take_inject_batch(&self, cap: BatchCap) -> Option<Task> {
         let inject = &self.shared.inject;
         if inject.is_empty() {
