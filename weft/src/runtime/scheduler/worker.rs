@@ -101,6 +101,13 @@ use super::queue::{Local, Pushed};
 use super::{Remote, Shared, drop_task};
 
 const MIN_GLOBAL_INTERVAL: u32 = 2;
+/// How long a spare with nothing to run looks for work before it gives its
+/// slot back, while a poll is stalled (`Core::linger_for_work`): under the
+/// monitor's sample period (`stall_threshold / 4`, 250 µs by default), so
+/// the monitor's next lend is never slower than waiting for it. None under
+/// loom (a model must take the same path at every replay).
+const SPARE_LINGER: std::time::Duration =
+    std::time::Duration::from_micros(if cfg!(loom) { 0 } else { 200 });
 const MAX_GLOBAL_INTERVAL: u32 = 127;
 const INITIAL_GLOBAL_INTERVAL: u32 = 31;
 /// Search attempts, each after a `yield_now`, before a searcher sleeps.
@@ -477,7 +484,8 @@ impl Core {
             let task = self
                 .rescue_stalled()
                 .or_else(|| self.next_task())
-                .or_else(|| self.steal_work());
+                .or_else(|| self.steal_work())
+                .or_else(|| self.linger_for_work());
             match task {
                 Some(task) => self.run_task(task),
                 None => break,
@@ -497,6 +505,37 @@ impl Core {
                 self.shared.schedule_remote(task);
             }
         }
+    }
+
+    /// A spare with nothing to run keeps its slot for up to
+    /// [`SPARE_LINGER`] while some worker is stalled, delivering readiness
+    /// and firing timers itself and looking for work, before it gives the
+    /// slot back. Work that arrives during a stall otherwise waits for the
+    /// monitor's next sample to lend a spare again: a closed loop of short
+    /// requests, or a socket's two ends answering each other, then moves
+    /// one step per sample period. A speed rule (the stall lane's shares);
+    /// bounded, and only while a poll is stalled, so an idle runtime spins
+    /// nowhere.
+    #[cold]
+    fn linger_for_work(&self) -> Option<Task> {
+        let until = Instant::now() + SPARE_LINGER;
+        let stalled = || {
+            self.shared
+                .any_stalled
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        while stalled() && !self.shared.is_shutdown() {
+            self.deliver_io_now();
+            self.fire_timers(Wheels::OwnOutsideAndStalled);
+            if let Some(task) = self.next_task().or_else(|| self.steal_work()) {
+                return Some(task);
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        None
     }
 
     #[inline]
