@@ -686,7 +686,7 @@ fn unix_listener_poll_accept() {
 /// and write, have the stream's `try_*` and readiness methods on their
 /// side, reunite, and halves of two streams give `ReuniteError` (its
 /// message says why) with both halves back. The old paths still name the
-/// same types.
+/// same types (with a deprecation warning, allowed here).
 #[test]
 #[allow(deprecated)]
 fn halves_at_tokios_paths_and_the_reunite_error() {

@@ -55,14 +55,14 @@ pub use unix::datagram::UnixDatagram;
 pub use unix::listener::UnixListener;
 pub use unix::stream::UnixStream;
 
-/// The halves of a [`TcpStream`], now at tokio's path, [`tcp`].
-#[deprecated(note = "the halves are at tokio's path now: `weft::net::tcp`")]
+/// The halves of a [`TcpStream`], now at tokio's path, [`tcp`]: the old
+/// names, kept as deprecated aliases.
 pub mod tcp_split {
-    pub use super::tcp::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+    super::split::deprecated_aliases!(tcp);
 }
 
-/// The halves of a [`UnixStream`], now at tokio's path, [`unix`].
-#[deprecated(note = "the halves are at tokio's path now: `weft::net::unix`")]
+/// The halves of a [`UnixStream`], now at tokio's path, [`unix`]: the old
+/// names, kept as deprecated aliases.
 pub mod unix_split {
-    pub use super::unix::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+    super::split::deprecated_aliases!(unix);
 }

@@ -175,4 +175,37 @@ macro_rules! addresses {
     };
 }
 
-pub(super) use {addresses, halves};
+/// The half types of `net::$module` under their old path (`tcp_split`,
+/// `unix_split`), deprecated: a type alias carries the warning to every
+/// use, which a deprecated module or re-export does not.
+macro_rules! deprecated_aliases {
+    ($module:ident) => {
+        #[doc = concat!("`net::", stringify!($module), "::ReadHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type ReadHalf<'a> = crate::net::$module::ReadHalf<'a>;
+        #[doc = concat!("`net::", stringify!($module), "::WriteHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type WriteHalf<'a> = crate::net::$module::WriteHalf<'a>;
+        #[doc = concat!("`net::", stringify!($module), "::OwnedReadHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type OwnedReadHalf = crate::net::$module::OwnedReadHalf;
+        #[doc = concat!("`net::", stringify!($module), "::OwnedWriteHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type OwnedWriteHalf = crate::net::$module::OwnedWriteHalf;
+        #[doc = concat!("`net::", stringify!($module), "::ReuniteError`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type ReuniteError = crate::net::$module::ReuniteError;
+    };
+}
+
+pub(super) use {addresses, deprecated_aliases, halves};

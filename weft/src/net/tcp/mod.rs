@@ -1,8 +1,6 @@
-//! TCP: the halves of a [`TcpStream`](crate::net::TcpStream) at tokio's
-//! path (`tokio::net::tcp`). The socket types themselves,
-//! [`TcpListener`](crate::net::TcpListener),
-//! [`TcpStream`](crate::net::TcpStream) and
-//! [`TcpSocket`](crate::net::TcpSocket), are in [`crate::net`].
+//! TCP: the halves of a [`TcpStream`] at tokio's path (`tokio::net::tcp`).
+//! The socket types themselves, [`TcpListener`], [`TcpStream`] and
+//! [`TcpSocket`], are in [`crate::net`].
 
 pub(super) mod listener;
 pub(super) mod socket;

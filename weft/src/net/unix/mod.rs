@@ -1,8 +1,7 @@
-//! Unix-domain sockets: the halves of a [`UnixStream`](crate::net::UnixStream)
-//! at tokio's path (`tokio::net::unix`), a Unix socket's [`SocketAddr`],
-//! and a peer's credentials, [`UCred`]. The socket types themselves,
-//! [`UnixListener`](crate::net::UnixListener),
-//! [`UnixStream`](crate::net::UnixStream) and
+//! Unix-domain sockets: the halves of a [`UnixStream`] at tokio's path
+//! (`tokio::net::unix`), a Unix socket's [`SocketAddr`], and a peer's
+//! credentials, [`UCred`]. The socket types themselves,
+//! [`UnixListener`](crate::net::UnixListener), [`UnixStream`] and
 //! [`UnixDatagram`](crate::net::UnixDatagram), are in [`crate::net`].
 //!
 //! Paths are bound and connected synchronously in the kernel (no lookup),
