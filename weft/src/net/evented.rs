@@ -62,18 +62,22 @@ pub(crate) fn poll_ready<S: Source>(
 
 /// Runs `read` on `buf`'s spare capacity and advances `buf` by the count
 /// `read` returns (with whatever else it returns: a sender's address).
-pub(crate) fn read_buf<B: BufMut + ?Sized, T>(
+///
+/// # Safety
+///
+/// `read` is a receive: it writes only initialized bytes into the slice
+/// it is given, and the count it returns is of bytes it wrote at the
+/// slice's start (at most its length).
+pub(crate) unsafe fn read_buf<B: BufMut + ?Sized, T>(
     buf: &mut B,
     read: impl FnOnce(&mut [MaybeUninit<u8>]) -> io::Result<(usize, T)>,
 ) -> io::Result<(usize, T)> {
     let spare = buf.chunk_mut();
-    // SAFETY: `read` is a receive into this memory: it writes bytes the
-    // kernel copied (initialized ones) and never writes uninitialized
-    // memory into it, which is all `as_uninit_slice_mut` asks.
+    // SAFETY: `read` writes only initialized bytes into this memory (the
+    // caller's promise), which is all `as_uninit_slice_mut` asks.
     let (n, extra) = read(unsafe { spare.as_uninit_slice_mut() })?;
-    // SAFETY: the receive initialized the first `n` bytes of the spare
-    // capacity it was given (`n`, the kernel's count, is at most its
-    // length).
+    // SAFETY: `read` initialized the first `n` bytes of the spare capacity
+    // it was given (the caller's promise).
     unsafe { buf.advance_mut(n) };
     Ok((n, extra))
 }
@@ -81,7 +85,9 @@ pub(crate) fn read_buf<B: BufMut + ?Sized, T>(
 /// Receives into `buf`'s spare capacity (`recv(2)` with no flags: a read,
 /// for a stream) and advances it.
 pub(crate) fn recv_buf<S: AsFd, B: BufMut + ?Sized>(source: &S, buf: &mut B) -> io::Result<usize> {
-    read_buf(buf, |spare| Ok((SockRef::from(source).recv(spare)?, ()))).map(|(n, ())| n)
+    // SAFETY: `socket2`'s `recv` is `recv(2)` into the slice: the kernel
+    // writes the bytes received at its start and returns their count.
+    unsafe { read_buf(buf, |spare| Ok((SockRef::from(source).recv(spare)?, ()))) }.map(|(n, ())| n)
 }
 
 /// `spare` zeroed, as initialized bytes, for a receive that takes only
@@ -145,7 +151,13 @@ where
 /// A datagram socket's receive and send calls, named alike for `mio`'s UDP
 /// and Unix datagram sockets (`udp.rs`, `unix/datagram.rs`), so
 /// [`datagram_methods!`] is written once.
-pub(crate) trait Datagram: Source + AsFd {
+///
+/// # Safety
+///
+/// `recv_from_uninit` is a receive: it writes only initialized bytes into
+/// `buf` and returns the count it wrote at `buf`'s start ([`read_buf`]
+/// advances a buffer by it).
+pub(crate) unsafe trait Datagram: Source + AsFd {
     /// A sender's address.
     type Addr;
     /// Sends one datagram to the connected peer.
@@ -193,7 +205,8 @@ pub(crate) async fn recv_buf_from<S: Datagram, B: BufMut + ?Sized>(
     io: &PollEvented<S>,
     buf: &mut B,
 ) -> io::Result<(usize, S::Addr)> {
-    io.async_io(Direction::Read, |socket| {
+    // SAFETY: `recv_from_uninit` is a receive (`Datagram`'s contract).
+    io.async_io(Direction::Read, |socket| unsafe {
         read_buf(buf, |spare| socket.recv_from_uninit(spare))
     })
     .await
@@ -204,7 +217,8 @@ pub(crate) fn try_recv_buf_from<S: Datagram, B: BufMut + ?Sized>(
     io: &PollEvented<S>,
     buf: &mut B,
 ) -> io::Result<(usize, S::Addr)> {
-    io.try_io(Direction::Read, |socket| {
+    // SAFETY: `recv_from_uninit` is a receive (`Datagram`'s contract).
+    io.try_io(Direction::Read, |socket| unsafe {
         read_buf(buf, |spare| socket.recv_from_uninit(spare))
     })
 }

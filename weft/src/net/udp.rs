@@ -199,7 +199,10 @@ impl fmt::Debug for UdpSocket {
 super::evented::std_conversions!(UdpSocket, std::net::UdpSocket, mio::net::UdpSocket);
 super::evented::impl_fd!(UdpSocket);
 
-impl Datagram for mio::net::UdpSocket {
+// SAFETY: `recv_from_uninit` is `socket2`'s `recv_from`, `recvfrom(2)`
+// into `buf`: the kernel writes the datagram at its start and returns the
+// count.
+unsafe impl Datagram for mio::net::UdpSocket {
     type Addr = SocketAddr;
 
     fn send_one(&self, buf: &[u8]) -> io::Result<usize> {

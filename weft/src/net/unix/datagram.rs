@@ -151,7 +151,10 @@ impl fmt::Debug for UnixDatagram {
     }
 }
 
-impl Datagram for mio::net::UnixDatagram {
+// SAFETY: `recv_from_uninit` zeroes `buf`, then receives into it with
+// `recvfrom(2)`, which writes the datagram at its start and returns the
+// count.
+unsafe impl Datagram for mio::net::UnixDatagram {
     type Addr = SocketAddr;
 
     fn send_one(&self, buf: &[u8]) -> io::Result<usize> {
