@@ -32,6 +32,24 @@ pub(crate) async fn resolve(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAd
     }
 }
 
+/// Resolves `host` to its socket addresses, as `bind` and `connect` do: an
+/// IP address and port at once, a host name on the blocking pool
+/// (`getaddrinfo` can take seconds). tokio's `net::lookup_host`.
+///
+/// ```
+/// weft::runtime::Runtime::new().unwrap().block_on(async {
+///     let mut addrs = weft::net::lookup_host("127.0.0.1:80").await.unwrap();
+///     assert_eq!(addrs.next(), Some("127.0.0.1:80".parse().unwrap()));
+/// });
+/// ```
+///
+/// # Panics
+///
+/// When a name must be looked up outside a runtime context.
+pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
+    resolve(host).await.map(Vec::into_iter)
+}
+
 /// The first address that `op` succeeds with, or the last error.
 pub(crate) async fn try_each<T, F, Fut>(addr: impl ToSocketAddrs, mut op: F) -> io::Result<T>
 where

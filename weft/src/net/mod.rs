@@ -1,6 +1,7 @@
 //! TCP, UDP and Unix-domain sockets on the runtime's reactor, with tokio's
-//! names: [`TcpListener`], [`TcpStream`], [`UdpSocket`], [`UnixListener`],
-//! [`UnixStream`], [`UnixDatagram`].
+//! names: [`TcpListener`], [`TcpStream`], [`TcpSocket`], [`UdpSocket`],
+//! [`UnixListener`], [`UnixStream`], [`UnixDatagram`], [`lookup_host`];
+//! the halves of a stream in [`tcp`] and [`unix`].
 //!
 //! Every socket is non-blocking, registered once with the reactor of the
 //! runtime it was created in (`runtime/io/driver.rs`), and fails with an error once
@@ -9,6 +10,12 @@
 //! `Ok(0)`. Streams implement [`futures_io::AsyncRead`] and
 //! [`futures_io::AsyncWrite`] (and tokio's traits with the `tokio-io`
 //! feature).
+//!
+//! Layout: `evented.rs` is the one place `net/` names the engine (the
+//! reactor's `PollEvented`) and holds what the socket types share, written
+//! once (a stream's readiness and `try_*` methods, a datagram socket's
+//! `send`/`recv` family, `from_std`/`into_std`); `split.rs` the halves;
+//! `addr.rs` address resolution; `tcp/`, `udp.rs` and `unix/` the types.
 //!
 //! ```
 //! use futures_io::{AsyncRead, AsyncWrite};
@@ -32,30 +39,30 @@
 //! ```
 
 mod addr;
+mod evented;
 mod split;
 mod stream_io;
-mod tcp;
+pub mod tcp;
 mod udp;
-mod unix;
+pub mod unix;
 
-pub use addr::ToSocketAddrs;
-pub use tcp::{TcpListener, TcpStream};
+pub use addr::{ToSocketAddrs, lookup_host};
+pub use tcp::listener::TcpListener;
+pub use tcp::socket::TcpSocket;
+pub use tcp::stream::TcpStream;
 pub use udp::UdpSocket;
-pub use unix::{UnixDatagram, UnixListener, UnixStream};
+pub use unix::datagram::UnixDatagram;
+pub use unix::listener::UnixListener;
+pub use unix::stream::UnixStream;
 
-/// The halves of a [`TcpStream`] (tokio's `tokio::net::tcp`).
+/// The halves of a [`TcpStream`], now at tokio's path, [`tcp`]: the old
+/// names, kept as deprecated aliases.
 pub mod tcp_split {
-    super::split::halves!(TcpStream, std::net::SocketAddr);
-
-    impl OwnedReadHalf {
-        /// Reads without removing the data from the socket's queue.
-        pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.stream().peek(buf).await
-        }
-    }
+    super::split::deprecated_aliases!(tcp);
 }
 
-/// The halves of a [`UnixStream`] (tokio's `tokio::net::unix`).
+/// The halves of a [`UnixStream`], now at tokio's path, [`unix`]: the old
+/// names, kept as deprecated aliases.
 pub mod unix_split {
-    super::split::halves!(UnixStream, std::os::unix::net::SocketAddr);
+    super::split::deprecated_aliases!(unix);
 }

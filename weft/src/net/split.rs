@@ -1,17 +1,20 @@
 //! The halves of a stream: borrowed (`ReadHalf`, `WriteHalf`, no
 //! allocation) and owned (`OwnedReadHalf`, `OwnedWriteHalf`, one `Arc`),
-//! for [`TcpStream`](super::TcpStream) (`weft::net::tcp_split`) and
-//! [`UnixStream`](super::UnixStream) (`weft::net::unix_split`). Reading and
-//! writing a socket at once needs no lock: the reactor keeps a waker per
-//! direction (`runtime/io/scheduled_io.rs`).
+//! for [`TcpStream`](super::TcpStream) (`weft::net::tcp`) and
+//! [`UnixStream`](super::UnixStream) (`weft::net::unix`), tokio's paths.
+//! Reading and writing a socket at once needs no lock: the reactor keeps a
+//! waker per direction (`io/scheduled_io.rs`). A read half has the
+//! stream's read-side methods (`readable`, `try_read`, ...), a write half
+//! its write-side ones, the same code as the stream's
+//! (`evented.rs`).
 
-/// The half types of one stream type, in the module it is invoked in:
-/// `halves!(Stream, Address)`.
+/// The half types of one stream type, in the module it is invoked in
+/// (`halves!(Stream, Address)`), and the stream's own methods the halves
+/// share: its readiness and `try_*` methods, `split`, `into_split`.
 macro_rules! halves {
     ($stream:ident, $addr:ty) => {
         use std::error::Error;
         use std::fmt;
-        use std::io;
         use std::net::Shutdown;
         use std::sync::Arc;
 
@@ -52,45 +55,48 @@ macro_rules! halves {
 
         impl Error for ReuniteError {}
 
-        pub(in crate::net) fn split(stream: &mut $stream) -> (ReadHalf<'_>, WriteHalf<'_>) {
-            (ReadHalf(stream), WriteHalf(stream))
-        }
+        impl $stream {
+            $crate::net::evented::stream_read_methods!(|this| &this.io);
+            $crate::net::evented::stream_write_methods!(|this| &this.io);
 
-        pub(in crate::net) fn into_split(stream: $stream) -> (OwnedReadHalf, OwnedWriteHalf) {
-            let inner = Arc::new(stream);
-            (
-                OwnedReadHalf {
-                    inner: inner.clone(),
-                },
-                OwnedWriteHalf {
-                    inner,
-                    shutdown_on_drop: true,
-                },
-            )
+            /// Borrowed read and write halves, usable from two futures of
+            /// one task at once (`select`/`join`); no allocation.
+            pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+                (ReadHalf(self), WriteHalf(self))
+            }
+
+            /// Owned halves, movable to two tasks;
+            /// [`OwnedReadHalf::reunite`] puts them back together.
+            pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+                let inner = Arc::new(self);
+                (
+                    OwnedReadHalf {
+                        inner: inner.clone(),
+                    },
+                    OwnedWriteHalf {
+                        inner,
+                        shutdown_on_drop: true,
+                    },
+                )
+            }
         }
 
         impl ReadHalf<'_> {
-            /// The peer's address.
-            pub fn peer_addr(&self) -> io::Result<$addr> {
-                self.0.peer_addr()
+            fn stream(&self) -> &$stream {
+                self.0
             }
 
-            /// This end's address.
-            pub fn local_addr(&self) -> io::Result<$addr> {
-                self.0.local_addr()
-            }
+            $crate::net::split::addresses!($addr);
+            $crate::net::evented::stream_read_methods!(|this| &this.stream().io);
         }
 
         impl WriteHalf<'_> {
-            /// The peer's address.
-            pub fn peer_addr(&self) -> io::Result<$addr> {
-                self.0.peer_addr()
+            fn stream(&self) -> &$stream {
+                self.0
             }
 
-            /// This end's address.
-            pub fn local_addr(&self) -> io::Result<$addr> {
-                self.0.local_addr()
-            }
+            $crate::net::split::addresses!($addr);
+            $crate::net::evented::stream_write_methods!(|this| &this.stream().io);
         }
 
         impl OwnedReadHalf {
@@ -108,22 +114,12 @@ macro_rules! halves {
                 Ok(Arc::into_inner(inner).expect("both halves were just dropped"))
             }
 
-            /// The peer's address.
-            pub fn peer_addr(&self) -> io::Result<$addr> {
-                self.inner.peer_addr()
-            }
-
-            /// This end's address.
-            pub fn local_addr(&self) -> io::Result<$addr> {
-                self.inner.local_addr()
-            }
-
-            /// The whole stream, for what the halves do not offer (TCP's
-            /// `peek`; unused for Unix streams).
-            #[allow(dead_code)]
             fn stream(&self) -> &$stream {
                 &self.inner
             }
+
+            $crate::net::split::addresses!($addr);
+            $crate::net::evented::stream_read_methods!(|this| &this.stream().io);
         }
 
         impl OwnedWriteHalf {
@@ -137,15 +133,12 @@ macro_rules! halves {
                 self.shutdown_on_drop = false;
             }
 
-            /// The peer's address.
-            pub fn peer_addr(&self) -> io::Result<$addr> {
-                self.inner.peer_addr()
+            fn stream(&self) -> &$stream {
+                &self.inner
             }
 
-            /// This end's address.
-            pub fn local_addr(&self) -> io::Result<$addr> {
-                self.inner.local_addr()
-            }
+            $crate::net::split::addresses!($addr);
+            $crate::net::evented::stream_write_methods!(|this| &this.stream().io);
         }
 
         impl Drop for OwnedWriteHalf {
@@ -156,15 +149,63 @@ macro_rules! halves {
             }
         }
 
-        impl_read!(ReadHalf<'_>, |this| &this.0.io);
-        impl_write!(WriteHalf<'_>, |this| &this.0.io, |closer| closer
-            .0
+        impl_read!(ReadHalf<'_>, |this| &this.stream().io);
+        impl_write!(WriteHalf<'_>, |this| &this.stream().io, |closer| closer
+            .stream()
             .shutdown(Shutdown::Write));
-        impl_read!(OwnedReadHalf, |this| &this.inner.io);
-        impl_write!(OwnedWriteHalf, |this| &this.inner.io, |closer| closer
-            .inner
+        impl_read!(OwnedReadHalf, |this| &this.stream().io);
+        impl_write!(OwnedWriteHalf, |this| &this.stream().io, |closer| closer
+            .stream()
             .shutdown(Shutdown::Write));
     };
 }
 
-pub(super) use halves;
+/// A half's `peer_addr` and `local_addr`: its stream's (`self.stream()`).
+macro_rules! addresses {
+    ($addr:ty) => {
+        /// The peer's address.
+        pub fn peer_addr(&self) -> std::io::Result<$addr> {
+            self.stream().peer_addr()
+        }
+
+        /// This end's address.
+        pub fn local_addr(&self) -> std::io::Result<$addr> {
+            self.stream().local_addr()
+        }
+    };
+}
+
+/// The half types of `net::$module` under their old path (`tcp_split`,
+/// `unix_split`), deprecated: a type alias carries the warning to every
+/// use, which a deprecated module or re-export does not.
+macro_rules! deprecated_aliases {
+    ($module:ident) => {
+        #[doc = concat!("`net::", stringify!($module), "::ReadHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type ReadHalf<'a> = crate::net::$module::ReadHalf<'a>;
+        #[doc = concat!("`net::", stringify!($module), "::WriteHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type WriteHalf<'a> = crate::net::$module::WriteHalf<'a>;
+        #[doc = concat!("`net::", stringify!($module), "::OwnedReadHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type OwnedReadHalf = crate::net::$module::OwnedReadHalf;
+        #[doc = concat!("`net::", stringify!($module), "::OwnedWriteHalf`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type OwnedWriteHalf = crate::net::$module::OwnedWriteHalf;
+        #[doc = concat!("`net::", stringify!($module), "::ReuniteError`.")]
+        #[deprecated(
+            note = "moved to tokio\'s path: `weft::net::tcp` (`weft::net::unix` for Unix streams)"
+        )]
+        pub type ReuniteError = crate::net::$module::ReuniteError;
+    };
+}
+
+pub(super) use {addresses, deprecated_aliases, halves};

@@ -40,78 +40,55 @@ macro_rules! impl_read {
 macro_rules! impl_write {
     ($ty:ty, |$this:ident| $io:expr, |$closer:ident| $close:expr) => {
         impl futures_io::AsyncWrite for $ty {
-            fn poll_write(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                let $this = &*self;
-                ($io).poll_write(cx, buf)
-            }
-
-            fn poll_write_vectored(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                let $this = &*self;
-                ($io).poll_write_vectored(cx, bufs)
-            }
-
-            fn poll_flush(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
-            }
-
-            fn poll_close(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                let $closer = &*self;
-                std::task::Poll::Ready($close)
-            }
+            $crate::net::stream_io::write_methods!(|$this| $io, poll_close, |$closer| $close);
         }
 
         #[cfg(feature = "tokio-io")]
         impl tokio::io::AsyncWrite for $ty {
-            fn poll_write(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                let $this = &*self;
-                ($io).poll_write(cx, buf)
-            }
-
-            fn poll_write_vectored(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                let $this = &*self;
-                ($io).poll_write_vectored(cx, bufs)
-            }
+            $crate::net::stream_io::write_methods!(|$this| $io, poll_shutdown, |$closer| $close);
 
             fn is_write_vectored(&self) -> bool {
                 true
             }
+        }
+    };
+}
 
-            fn poll_flush(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
-            }
+/// The methods both `AsyncWrite` traits share, alike but for the name of
+/// the one that shuts the write side down (`$close_fn`).
+macro_rules! write_methods {
+    (|$this:ident| $io:expr, $close_fn:ident, |$closer:ident| $close:expr) => {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            let $this = &*self;
+            ($io).poll_write(cx, buf)
+        }
 
-            fn poll_shutdown(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                let $closer = &*self;
-                std::task::Poll::Ready($close)
-            }
+        fn poll_write_vectored(
+            self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            bufs: &[std::io::IoSlice<'_>],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            let $this = &*self;
+            ($io).poll_write_vectored(cx, bufs)
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn $close_fn(
+            self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let $closer = &*self;
+            std::task::Poll::Ready($close)
         }
     };
 }
@@ -127,4 +104,4 @@ macro_rules! impl_stream_io {
     };
 }
 
-pub(crate) use {impl_read, impl_stream_io, impl_write};
+pub(crate) use {impl_read, impl_stream_io, impl_write, write_methods};

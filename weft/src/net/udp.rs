@@ -2,12 +2,15 @@
 
 use std::fmt;
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::task::{Context, Poll};
+
+use socket2::SockRef;
 
 use super::ToSocketAddrs;
 use super::addr::{resolve, try_each};
-use crate::runtime::{Direction, PollEvented};
+use super::evented::{Datagram, Direction, PollEvented, current_runtime};
 
 /// A UDP socket. Every method takes `&self`: share it (`Arc`) between a
 /// sending and a receiving task, or several of each; every waiting task is
@@ -36,7 +39,7 @@ impl UdpSocket {
     ///
     /// When polled outside a runtime context (looked up at the first poll).
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let shared = crate::runtime::current_runtime("UdpSocket::bind");
+        let shared = current_runtime("UdpSocket::bind");
         try_each(addr, |addr| {
             let shared = shared.clone();
             async move {
@@ -49,29 +52,6 @@ impl UdpSocket {
         .await
     }
 
-    /// Registers a `std` socket with the current runtime (it is made
-    /// non-blocking).
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime context.
-    #[track_caller]
-    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        socket.set_nonblocking(true)?;
-        Ok(UdpSocket {
-            io: PollEvented::new(mio::net::UdpSocket::from_std(socket), "UdpSocket::from_std")?,
-        })
-    }
-
-    /// Deregisters the socket and returns it as a `std` socket (still
-    /// non-blocking).
-    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        let socket = self.io.into_inner();
-        Ok(std::net::UdpSocket::from(std::os::fd::OwnedFd::from(
-            socket,
-        )))
-    }
-
     /// Sets the default peer of `send` and `recv` (and filters what `recv`
     /// receives to it): the first resolved address that connects.
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
@@ -79,20 +59,7 @@ impl UdpSocket {
         try_each(addr, |addr| async move { socket.connect(addr) }).await
     }
 
-    /// Sends to the connected peer; returns the bytes sent.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .async_io(Direction::Write, |socket| socket.send(buf))
-            .await
-    }
-
-    /// Receives from the connected peer (a datagram longer than `buf` is
-    /// cut).
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .async_io(Direction::Read, |socket| socket.recv(buf))
-            .await
-    }
+    super::evented::datagram_methods!(SocketAddr);
 
     /// Sends to `target` (resolved first; the first address is used).
     pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddrs) -> io::Result<usize> {
@@ -104,28 +71,15 @@ impl UdpSocket {
             .await
     }
 
-    /// Receives a datagram and its sender's address.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    /// `send_to` in `poll` form (only the last caller's waker is kept).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: SocketAddr,
+    ) -> Poll<io::Result<usize>> {
         self.io
-            .async_io(Direction::Read, |socket| socket.recv_from(buf))
-            .await
-    }
-
-    /// Receives a datagram without removing it from the queue.
-    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io
-            .async_io(Direction::Read, |socket| socket.peek_from(buf))
-            .await
-    }
-
-    /// Sends without waiting: `WouldBlock` if the socket is not writable.
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |socket| socket.send(buf))
-    }
-
-    /// Receives without waiting: `WouldBlock` if nothing is queued.
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |socket| socket.recv(buf))
+            .poll_io(cx, Direction::Write, |socket| socket.send_to(buf, target))
     }
 
     /// Sends to `target` without waiting.
@@ -134,24 +88,73 @@ impl UdpSocket {
             .try_io(Direction::Write, |socket| socket.send_to(buf, target))
     }
 
-    /// Receives a datagram and its sender without waiting.
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    /// Receives a datagram from the connected peer without removing it
+    /// from the queue.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io
-            .try_io(Direction::Read, |socket| socket.recv_from(buf))
+            .async_io(Direction::Read, |socket| socket.peek(buf))
+            .await
     }
 
-    /// Waits until a datagram can be received.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.ready(Direction::Read).await.map(drop)
+    /// `peek` without waiting.
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Read, |socket| socket.peek(buf))
     }
 
-    /// Waits until a datagram can be sent.
-    pub async fn writable(&self) -> io::Result<()> {
-        // Made `Ok(())` (the mutation run), every test passes: a Linux UDP
-        // socket on loopback is writable at once (a datagram that finds
-        // the receiver full is dropped, the sender never waits), so no
-        // test can make it wait.
-        self.io.ready(Direction::Write).await.map(drop)
+    /// `peek` in `poll` form, into tokio's `ReadBuf` (only the last
+    /// caller's waker is kept). With the `tokio-io` feature.
+    #[cfg(feature = "tokio-io")]
+    pub fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        super::evented::poll_read_buf(&self.io, cx, buf, |socket, unfilled| {
+            Ok((socket.peek(unfilled)?, ()))
+        })
+    }
+
+    /// Receives a datagram and its sender's address without removing it
+    /// from the queue.
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io
+            .async_io(Direction::Read, |socket| socket.peek_from(buf))
+            .await
+    }
+
+    /// `peek_from` without waiting.
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io
+            .try_io(Direction::Read, |socket| socket.peek_from(buf))
+    }
+
+    /// `peek_from` in `poll` form, into tokio's `ReadBuf` (only the last
+    /// caller's waker is kept). With the `tokio-io` feature.
+    #[cfg(feature = "tokio-io")]
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        super::evented::poll_read_buf(&self.io, cx, buf, |socket, unfilled| {
+            socket.peek_from(unfilled)
+        })
+    }
+
+    /// The sender of the next datagram, which stays queued.
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        self.io.async_io(Direction::Read, peek_sender).await
+    }
+
+    /// `peek_sender` in `poll` form (only the last caller's waker is
+    /// kept).
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        self.io.poll_io(cx, Direction::Read, peek_sender)
+    }
+
+    /// `peek_sender` without waiting.
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        self.io.try_io(Direction::Read, peek_sender)
     }
 
     /// The address it is bound to.
@@ -183,11 +186,6 @@ impl UdpSocket {
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.get_ref().set_ttl(ttl)
     }
-
-    /// The pending socket error, cleared by reading it.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
-    }
 }
 
 impl fmt::Debug for UdpSocket {
@@ -198,14 +196,41 @@ impl fmt::Debug for UdpSocket {
     }
 }
 
-impl AsRawFd for UdpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.get_ref().as_raw_fd()
+super::evented::std_conversions!(UdpSocket, std::net::UdpSocket, mio::net::UdpSocket);
+super::evented::impl_fd!(UdpSocket);
+
+// SAFETY: `recv_from_uninit` is `socket2`'s `recv_from`, `recvfrom(2)`
+// into `buf`: the kernel writes the datagram at its start and returns the
+// count.
+unsafe impl Datagram for mio::net::UdpSocket {
+    type Addr = SocketAddr;
+
+    fn send_one(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
+    fn recv_one(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.recv(buf)
+    }
+
+    fn recv_from_one(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.recv_from(buf)
+    }
+
+    fn recv_from_uninit(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = SockRef::from(self).recv_from(buf)?;
+        Ok((n, inet(&from)?))
     }
 }
 
-impl AsFd for UdpSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
+/// The sender of the datagram at the head of `socket`'s queue.
+fn peek_sender(socket: &mio::net::UdpSocket) -> io::Result<SocketAddr> {
+    inet(&SockRef::from(socket).peek_sender()?)
+}
+
+/// A UDP sender's address as an IP one (never anything else on an IP
+/// socket).
+fn inet(addr: &socket2::SockAddr) -> io::Result<SocketAddr> {
+    addr.as_socket()
+        .ok_or_else(|| io::Error::other("a UDP socket received from a non-IP address"))
 }

@@ -53,6 +53,8 @@ mod timeout;
 pub use instant::{FAR_FUTURE, Instant};
 pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub use sleep::{Sleep, sleep, sleep_until};
+/// `std`'s `Duration`, re-exported as tokio does (`tokio::time::Duration`).
+pub use std::time::Duration;
 pub use timeout::{Timeout, timeout, timeout_at};
 
 #[cfg(feature = "test-util")]
