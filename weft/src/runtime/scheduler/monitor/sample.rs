@@ -59,6 +59,13 @@ struct Seen {
     /// The thread whose slice the monitor lengthened for this poll (0:
     /// none), given the short one back when the poll is over.
     lengthened: i32,
+    /// The poll's thread's CPU time (ns) and when it was read, at the last
+    /// sample of this stalled poll: to tell a stalled poll that holds a
+    /// core from one blocked in the kernel (a synchronous sleep or read).
+    cpu: Option<(u64, Instant)>,
+    /// At the last sample the stalled poll's thread used less than half
+    /// the time since the sample before: it holds no core.
+    off_cpu: bool,
 }
 
 /// What one pass over the slots found.
@@ -68,6 +75,9 @@ struct Sample {
     suspicious: bool,
     /// Slots inside one poll for longer than `stall_threshold`.
     stalled_slots: usize,
+    /// Of those, the ones whose thread holds a core (its CPU clock ran at
+    /// least half the time since the last sample).
+    stalled_on_cpu: usize,
     /// Threads of normal priority that move waiting work (not stalled, not
     /// demoted).
     free_threads: usize,
@@ -246,6 +256,19 @@ impl<'a> Sampler<'a> {
         }
         sample.stalled_slots += 1;
         watch.set_stalled(true);
+        let cpu = watch
+            .with_thread(crate::runtime::sys::thread_cpu_ns)
+            .flatten()
+            .map(|cpu_ns| (cpu_ns, now));
+        last.off_cpu = match (cpu, last.cpu) {
+            (Some((cpu_now, _)), Some((cpu_before, at))) => {
+                let wall = now.saturating_duration_since(at).as_nanos() as u64;
+                cpu_now.saturating_sub(cpu_before) < wall / 2
+            }
+            _ => false,
+        };
+        last.cpu = cpu;
+        sample.stalled_on_cpu += usize::from(!last.off_cpu);
         if !last.stall_reported {
             last.stall_reported = true;
             monitor.stalls.fetch_add(1, Ordering::Relaxed);
@@ -352,9 +375,11 @@ impl<'a> Sampler<'a> {
             // The threads meant to run the waiting work wait for a core
             // behind a long poll (`sys::install_step_aside` says why
             // lowering that poll's thread is not enough).
-            for remote in shared.remotes.iter() {
+            for (slot, remote) in shared.remotes.iter().enumerate() {
                 let watch = &remote.watch;
+                // A thread blocked in the kernel holds no core to give.
                 if watch.is_stalled()
+                    && !self.seen[slot].off_cpu
                     && watch.is_thread_demoted()
                     && watch.with_thread(crate::runtime::sys::ask_to_step_aside) == Some(true)
                 {
@@ -366,11 +391,14 @@ impl<'a> Sampler<'a> {
         if shared.any_stalled.load(Ordering::Relaxed) != any_stalled {
             shared.any_stalled.store(any_stalled, Ordering::Relaxed);
         }
+        // A stalled thread blocked in the kernel holds no core: the
+        // waiting work may have it.
         let wanted = normal_threads_wanted(
             num_workers,
             sample.demoted_threads,
             shared.config.batch_share,
-        );
+        )
+        .max(num_workers.saturating_sub(sample.stalled_on_cpu));
         if waiting && sample.free_threads < wanted {
             if shared.idle.counts().unparked < num_workers {
                 // A worker sleeps while work waits behind a stuck one: the
