@@ -30,6 +30,17 @@
 //! - A thread inside one poll for a sample period gets a long time slice
 //!   until the poll returns (`sys::lengthen_slice`; speed, the mixed lane;
 //!   `lanes.rs`'s `a_long_poll_has_a_long_slice_until_it_returns`).
+//! - A stalled poll whose thread is blocked in the kernel (its CPU clock
+//!   ran under half the wall time since the last sample: a synchronous
+//!   sleep, a blocking read) holds no core: the waiting work may have one
+//!   more thread of normal priority for it, and the thread is never asked
+//!   to step aside (a signal would only lengthen its system call). Speed:
+//!   the stall lane's shares with one of two workers blocked.
+//! - While every awake thread is inside a stalled poll, the monitor
+//!   delivers readiness and fires every wheel's due timers itself
+//!   (correctness: no timer or socket waits for a poll to end;
+//!   `tests/time.rs`'s `timers_fire_while_every_worker_is_stuck`,
+//!   `tests/net.rs`).
 //! - The period is `stall_threshold / 4` while a poll may be stalling,
 //!   doubling up to [`MAX_PERIOD`] while none lasts a sample (speed: the
 //!   scheduler lanes' CPU column; Go's sysmon backs off the same way).
