@@ -503,6 +503,36 @@ fn paused_time_jumps_to_the_next_timer_when_everyone_is_idle() {
 /// its poll (here blocked in a real sleep) holds it, although every worker
 /// sleeps and a timer is pending. (`Shared::block_on_polling` made a no-op
 /// let it jump the hour at once.)
+/// With the clock paused, time does not jump while a `spawn_blocking`
+/// closure is queued or running (tokio's rule): a 3 s timeout around a
+/// blocking 20 ms sleep gives the closure's value. Fails with the auto-advance
+/// ignoring the blocking pool (the timeout elapses at once).
+#[test]
+fn a_paused_clock_does_not_jump_while_blocking_work_runs() {
+    let rt = rt(2, true);
+    for _ in 0..5 {
+        let outcome = rt.block_on(async {
+            pause();
+            let waiter = weft::spawn(async {
+                let blocking = weft::task::spawn_blocking(|| {
+                    std::thread::sleep(20 * MS);
+                    7
+                });
+                timeout(Duration::from_secs(3), blocking).await
+            });
+            let outcome = waiter.await.unwrap();
+            resume();
+            outcome
+        });
+        assert_eq!(
+            outcome
+                .expect("the paused clock jumped past the blocking work")
+                .unwrap(),
+            7
+        );
+    }
+}
+
 #[test]
 fn a_paused_clock_does_not_jump_while_block_on_is_busy() {
     let rt = rt(1, true);

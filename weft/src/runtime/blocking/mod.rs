@@ -246,6 +246,15 @@ impl BlockingPool {
         })
     }
 
+    /// Whether a closure is queued or running: a paused test clock does
+    /// not jump meanwhile (tokio's rule), since the closure's result may be
+    /// what the timers wait for.
+    #[cfg(feature = "test-util")]
+    pub(crate) fn has_work_in_flight(&self) -> bool {
+        let state = self.lock();
+        !state.queue.is_empty() || state.threads > state.idle
+    }
+
     pub(crate) fn metrics(&self) -> PoolMetrics {
         let state = self.lock();
         PoolMetrics {

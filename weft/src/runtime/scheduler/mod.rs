@@ -449,10 +449,16 @@ impl Shared {
     }
 
     /// Whether a paused clock may jump to the next timer: every worker is
-    /// asleep and no `block_on` is polling.
+    /// asleep, no `block_on` is polling and no blocking closure is queued
+    /// or running (its end wakes a task before its pool thread counts
+    /// itself idle, so the jump never comes between the two; a `block_on`
+    /// awaiting the closure's handle itself counts as polling only once its
+    /// thread runs again, a moment the jump may still fall into).
     #[cfg(feature = "test-util")]
     pub(crate) fn may_auto_advance(&self) -> bool {
-        self.idle.counts().unparked == 0 && self.block_on_polling.load(Ordering::Acquire) == 0
+        self.idle.counts().unparked == 0
+            && self.block_on_polling.load(Ordering::Acquire) == 0
+            && !self.blocking.has_work_in_flight()
     }
 
     /// Marks the runtime as shutting down and wakes every worker so it sees
