@@ -9,13 +9,20 @@
 mod builder;
 pub mod coop;
 mod join_set;
+mod task_local;
 mod yield_now;
 
 pub use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, Lane};
 pub use builder::Builder;
 pub use coop::consume_budget;
 pub use join_set::JoinSet;
+pub use task_local::{AccessError, LocalKey};
 pub use yield_now::yield_now;
+
+/// Task-related futures (tokio's `task::futures`).
+pub mod futures {
+    pub use super::task_local::TaskLocalFuture;
+}
 
 use crate::runtime::context;
 
