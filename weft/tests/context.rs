@@ -170,3 +170,35 @@ fn default_runtime_uses_available_parallelism() {
     let cores = std::thread::available_parallelism().unwrap().get();
     assert_eq!(rt.handle().num_workers(), cores);
 }
+
+/// tokio's small runtime queries: the flavor, an id unique per runtime and
+/// shared by its handles, and `is_rt_shutdown_err` telling the error of a
+/// socket whose runtime shut down from any other.
+#[test]
+fn flavor_id_and_the_shutdown_error_are_tokios() {
+    use weft::runtime::{RuntimeFlavor, is_rt_shutdown_err};
+    let first = weft::runtime::Runtime::new().unwrap();
+    let second = weft::runtime::Runtime::new().unwrap();
+    assert_eq!(first.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+    assert_eq!(first.handle().id(), first.handle().clone().id());
+    assert_ne!(first.handle().id(), second.handle().id());
+    assert!(!first.handle().id().to_string().is_empty());
+    let mut socket = first.block_on(async {
+        let listener = weft::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (client, _server) =
+            futures_lite::future::zip(weft::net::TcpStream::connect(addr), listener.accept()).await;
+        client.unwrap()
+    });
+    drop(first);
+    let error = second
+        .block_on(async {
+            let mut buf = [0u8; 1];
+            futures_lite::io::AsyncReadExt::read(&mut socket, &mut buf).await
+        })
+        .unwrap_err();
+    assert!(is_rt_shutdown_err(&error), "{error}");
+    assert!(!is_rt_shutdown_err(&std::io::Error::other(
+        "something else"
+    )));
+}

@@ -110,6 +110,18 @@ impl Handle {
         }
     }
 
+    /// The kind of scheduler this runtime runs (tokio's): always
+    /// [`RuntimeFlavor::MultiThread`](super::RuntimeFlavor) today.
+    pub fn runtime_flavor(&self) -> super::RuntimeFlavor {
+        super::RuntimeFlavor::MultiThread
+    }
+
+    /// This runtime's identifier, unique among the runtimes of this
+    /// process (tokio's `Handle::id`).
+    pub fn id(&self) -> super::Id {
+        self.shared.id
+    }
+
     /// A snapshot of the runtime's counters (see [`RuntimeMetrics`]).
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.metrics()

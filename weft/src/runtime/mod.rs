@@ -91,6 +91,55 @@ pub use handle::{EnterGuard, Handle, TryCurrentError};
 
 pub use crate::runtime::scheduler::panic_policy::UnhandledPanic;
 
+/// The kind of scheduler a runtime runs: what
+/// [`Handle::runtime_flavor`] returns (tokio's `RuntimeFlavor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// Every task on the thread that calls `block_on`.
+    CurrentThread,
+    /// Work-stealing workers, lanes and the stall monitor (weft's only
+    /// flavor today).
+    MultiThread,
+}
+
+/// An opaque identifier of a runtime, unique among the runtimes of this
+/// process: what [`Handle::id`] returns (tokio's `runtime::Id`).
+#[derive(Clone, Copy, Debug, Hash, Eq, PartialEq)]
+pub struct Id(std::num::NonZeroU64);
+
+impl Id {
+    /// The next identifier of this process.
+    pub(crate) fn next() -> Id {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Id(std::num::NonZeroU64::new(id).expect("runtime ids do not wrap around"))
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Whether `error` is the one an I/O operation returns because the runtime
+/// its source was registered with has shut down (tokio's
+/// `runtime::is_rt_shutdown_err`).
+pub fn is_rt_shutdown_err(error: &std::io::Error) -> bool {
+    #[cfg(not(loom))]
+    {
+        error
+            .get_ref()
+            .is_some_and(|inner| inner.is::<io::scheduled_io::RuntimeShutDown>())
+    }
+    #[cfg(loom)]
+    {
+        let _ = error;
+        false
+    }
+}
+
 /// A multi-thread, work-stealing async runtime.
 ///
 /// # Examples

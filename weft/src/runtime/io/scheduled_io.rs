@@ -120,13 +120,26 @@ pub(crate) struct ReadyEvent {
 }
 
 /// The reactor is gone: the error every operation on a source of a shut
-/// down runtime returns.
+/// down runtime returns (`runtime::is_rt_shutdown_err` tells it).
 pub(crate) fn shutdown_error() -> std::io::Error {
-    std::io::Error::other(
-        "the weft runtime that registered this I/O source has shut down: create the socket \
-         again inside a running runtime",
-    )
+    std::io::Error::other(RuntimeShutDown)
 }
+
+/// The inner error of [`shutdown_error`]: a type of its own, so that
+/// `is_rt_shutdown_err` recognises it whatever the message says.
+#[derive(Debug)]
+pub(crate) struct RuntimeShutDown;
+
+impl std::fmt::Display for RuntimeShutDown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "the weft runtime that registered this I/O source has shut down: create the \
+             socket again inside a running runtime",
+        )
+    }
+}
+
+impl std::error::Error for RuntimeShutDown {}
 
 struct Waiter {
     id: u64,

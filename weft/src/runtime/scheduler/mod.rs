@@ -204,6 +204,8 @@ impl Drop for Remote {
 /// State shared by the workers, the handles and every task's schedule
 /// function.
 pub(crate) struct Shared {
+    /// The runtime's process-unique id (`Handle::id`).
+    pub(crate) id: crate::runtime::Id,
     pub(crate) config: Config,
     pub(crate) inject: Inject<Task>,
     /// `Latency`-lane tasks: every worker looks here first.
@@ -271,6 +273,7 @@ impl Shared {
             })
             .collect();
         let shared = Arc::new(Shared {
+            id: crate::runtime::Id::next(),
             inject: Inject::new(),
             latency: Inject::new(),
             batch: Inject::new(),
