@@ -410,6 +410,50 @@ fn timers_fire_while_every_worker_is_stuck() {
     assert!(rt.handle().metrics().monitor_timer_wakes > 0);
 }
 
+/// A task that blocks "forever" keeps its worker, never the timers: while
+/// it blocks, sleeping tasks still wake, and a `shutdown_timeout` that
+/// leaves it behind still drops every pending sleeping task once.
+#[test]
+fn a_task_blocked_for_ever_keeps_its_worker_not_the_timers() {
+    let drops = DropCounter::default();
+    let rt = rt(2, true);
+    let release = Arc::new(AtomicBool::new(false));
+    let stuck = Arc::new(AtomicUsize::new(0));
+    drop(rt.spawn({
+        let (release, stuck) = (release.clone(), stuck.clone());
+        async move {
+            stuck.fetch_add(1, Ordering::SeqCst);
+            // Bounded so a broken runtime cannot hang the test binary.
+            let start = std::time::Instant::now();
+            while !release.load(Ordering::SeqCst) && start.elapsed() < 4 * STALL {
+                std::thread::sleep(MS);
+            }
+        }
+    }));
+    wait_until_blocked(&stuck, 1);
+    for _ in 0..100 {
+        let tracked = drops.track();
+        drop(rt.spawn(async move {
+            let _tracked = tracked;
+            sleep(Duration::from_secs(3600)).await;
+        }));
+    }
+    let woke = rt.block_on(rt.spawn(async {
+        let start = std::time::Instant::now();
+        for _ in 0..5 {
+            sleep(10 * MS).await;
+        }
+        start.elapsed()
+    }));
+    assert!(
+        woke.unwrap() < LATE_BOUND,
+        "the timers waited for the blocked task"
+    );
+    rt.shutdown_timeout(Duration::from_millis(100));
+    assert_eq!(drops.drops(), 100, "every sleeping task dropped once");
+    release.store(true, Ordering::SeqCst);
+}
+
 #[test]
 fn a_sleep_polled_after_shutdown_completes_instead_of_hanging() {
     let rt = rt(2, true);
