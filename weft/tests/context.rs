@@ -202,3 +202,41 @@ fn flavor_id_and_the_shutdown_error_are_tokios() {
         "something else"
     )));
 }
+
+/// `on_thread_park` runs each time a worker goes to sleep for want of
+/// work and `on_thread_unpark` each time it wakes from that sleep, on the
+/// worker's own thread: every wake follows a park, and at most one park per
+/// worker is still open.
+#[test]
+fn park_hooks_bracket_every_sleep_of_a_worker() {
+    let parks = Arc::new(AtomicUsize::new(0));
+    let unparks = Arc::new(AtomicUsize::new(0));
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("hooked")
+        .on_thread_park({
+            let parks = parks.clone();
+            move || {
+                assert_eq!(std::thread::current().name(), Some("hooked"));
+                parks.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .on_thread_unpark({
+            let unparks = unparks.clone();
+            move || {
+                unparks.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        let nap = rt.spawn(async { weft::time::sleep(std::time::Duration::from_millis(1)).await });
+        rt.block_on(nap).unwrap();
+    }
+    let (parked, woke) = (parks.load(Ordering::SeqCst), unparks.load(Ordering::SeqCst));
+    assert!(woke >= 20, "{woke} wakes for 20 spawns with sleeps between");
+    assert!(
+        parked >= woke && parked <= woke + 2,
+        "{parked} parks, {woke} wakes"
+    );
+}

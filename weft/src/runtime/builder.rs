@@ -43,6 +43,8 @@ pub struct Builder {
     pub(super) thread_stack_size: Option<usize>,
     pub(super) on_thread_start: Option<Callback>,
     pub(super) on_thread_stop: Option<Callback>,
+    pub(super) on_thread_park: Option<Callback>,
+    pub(super) on_thread_unpark: Option<Callback>,
     pub(super) inject_batch_cap: usize,
     pub(super) lifo_slot: bool,
     pub(super) global_check_target: Duration,
@@ -93,6 +95,8 @@ impl Builder {
             thread_stack_size: None,
             on_thread_start: None,
             on_thread_stop: None,
+            on_thread_park: None,
+            on_thread_unpark: None,
             inject_batch_cap: 32,
             lifo_slot: true,
             global_check_target: Duration::from_micros(200),
@@ -248,6 +252,28 @@ impl Builder {
         F: Fn() + Send + Sync + 'static,
     {
         self.on_thread_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f` on a worker thread each time it is about to sleep for want
+    /// of work (tokio's `on_thread_park`). A spare thread of the stall
+    /// monitor does not sleep this way and does not call it.
+    pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_park = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f` on a worker thread each time it wakes from the sleep
+    /// [`on_thread_park`](Self::on_thread_park) announced (tokio's
+    /// `on_thread_unpark`).
+    pub fn on_thread_unpark<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_unpark = Some(Arc::new(f));
         self
     }
 

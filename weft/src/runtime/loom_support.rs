@@ -92,6 +92,7 @@ fn build_shared(
         time_slices: false,
         fine_timer_slack: false,
         unhandled_panic: crate::runtime::scheduler::panic_policy::UnhandledPanic::Ignore,
+        park_hooks: crate::runtime::scheduler::ParkHooks::default(),
     };
     tweak(&mut config);
     // The models never spawn blocking tasks; the pool only has to exist.

@@ -122,6 +122,25 @@ pub(crate) struct Config {
     pub(crate) fine_timer_slack: bool,
     /// What a task's panic does to the runtime (`runtime/scheduler/panic_policy.rs`).
     pub(crate) unhandled_panic: panic_policy::UnhandledPanic,
+    /// `Builder::on_thread_park` and `on_thread_unpark`.
+    pub(crate) park_hooks: ParkHooks,
+}
+
+/// The program's hooks around a worker's sleep (user code: called with no
+/// runtime lock held, a panic contained).
+#[derive(Clone, Default)]
+pub(crate) struct ParkHooks {
+    pub(crate) on_park: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
+    pub(crate) on_unpark: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for ParkHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParkHooks")
+            .field("on_park", &self.on_park.is_some())
+            .field("on_unpark", &self.on_unpark.is_some())
+            .finish()
+    }
 }
 
 impl Config {

@@ -76,6 +76,20 @@ impl Core {
         if self.has_tasks() || (self.may_fire_again() && self.fire_timers(Wheels::All)) {
             return Woken::DidNotSleep;
         }
+        let hooks = &self.shared.config.park_hooks;
+        if let Some(hook) = &hooks.on_park {
+            let _ = crate::util::locks::call_user("on_thread_park", || hook());
+        }
+        let woken = self.sleep();
+        if let Some(hook) = &hooks.on_unpark {
+            let _ = crate::util::locks::call_user("on_thread_unpark", || hook());
+        }
+        woken
+    }
+
+    /// The sleep itself: registered asleep, re-check, then parked until a
+    /// notifier, a timer or readiness (`park`'s).
+    fn sleep(&self) -> Woken {
         let idle = &self.shared.idle;
         let time = &self.shared.time;
         let was_searching = self.searching.replace(false);
