@@ -459,3 +459,26 @@ fn join_set_spawn_outside_a_runtime_panics_and_names_spawn_on() {
     set.spawn_on(async {}, rt.handle());
     assert!(rt.block_on(set.join_next()).unwrap().is_ok());
 }
+
+/// `global_queue_interval(0)` panics with tokio's message; any other value
+/// is taken, and the runtime runs outside work with it.
+#[test]
+fn a_zero_global_queue_interval_panics_as_tokio_does() {
+    let zero = std::panic::catch_unwind(|| {
+        weft::runtime::Builder::new_multi_thread().global_queue_interval(0);
+    })
+    .unwrap_err();
+    let message = zero.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert_eq!(message, "global_queue_interval must be greater than 0");
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .global_queue_interval(7)
+        .build()
+        .unwrap();
+    let outputs: Vec<_> = (0..100).map(|i| rt.spawn(async move { i })).collect();
+    rt.block_on(async {
+        for (i, output) in outputs.into_iter().enumerate() {
+            assert_eq!(output.await.unwrap(), i);
+        }
+    });
+}

@@ -48,6 +48,7 @@ pub struct Builder {
     pub(super) inject_batch_cap: usize,
     pub(super) lifo_slot: bool,
     pub(super) global_check_target: Duration,
+    pub(super) global_queue_interval: Option<u32>,
     pub(super) poll_time_sample_every: u32,
     pub(super) max_blocking_threads: usize,
     pub(super) thread_keep_alive: Duration,
@@ -100,6 +101,7 @@ impl Builder {
             inject_batch_cap: 32,
             lifo_slot: true,
             global_check_target: Duration::from_micros(200),
+            global_queue_interval: None,
             poll_time_sample_every: 16,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             thread_keep_alive: Duration::from_secs(10),
@@ -301,6 +303,21 @@ impl Builder {
     /// 200 µs; must be between 1 µs and 1 s.
     pub fn global_check_target(&mut self, target: Duration) -> &mut Self {
         self.global_check_target = target;
+        self
+    }
+
+    /// Fixes the periodic check at every `ticks` scheduling decisions
+    /// (tokio's `global_queue_interval`), in place of the interval that
+    /// adapts to [`global_check_target`](Self::global_check_target). A
+    /// worker still takes outside work whenever its own queue runs dry.
+    ///
+    /// # Panics
+    ///
+    /// If `ticks` is 0 (tokio's message).
+    #[track_caller]
+    pub fn global_queue_interval(&mut self, ticks: u32) -> &mut Self {
+        assert!(ticks > 0, "global_queue_interval must be greater than 0");
+        self.global_queue_interval = Some(ticks);
         self
     }
 
@@ -676,6 +693,7 @@ impl fmt::Debug for Builder {
             .field("inject_batch_cap", &self.inject_batch_cap)
             .field("lifo_slot", &self.lifo_slot)
             .field("global_check_target", &self.global_check_target)
+            .field("global_queue_interval", &self.global_queue_interval)
             .field("poll_time_sample_every", &self.poll_time_sample_every)
             .field("max_blocking_threads", &self.max_blocking_threads)
             .field("thread_keep_alive", &self.thread_keep_alive)

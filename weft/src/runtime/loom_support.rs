@@ -92,6 +92,7 @@ fn build_shared(
         time_slices: false,
         fine_timer_slack: false,
         unhandled_panic: crate::runtime::scheduler::panic_policy::UnhandledPanic::Ignore,
+        global_queue_interval: None,
         park_hooks: crate::runtime::scheduler::ParkHooks::default(),
     };
     tweak(&mut config);

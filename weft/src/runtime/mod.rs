@@ -335,6 +335,7 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
         time_slices: builder.time_slices,
         fine_timer_slack: builder.fine_timer_slack,
         unhandled_panic: builder.unhandled_panic,
+        global_queue_interval: builder.global_queue_interval,
         park_hooks: scheduler::ParkHooks {
             on_park: builder.on_thread_park.clone(),
             on_unpark: builder.on_thread_unpark.clone(),

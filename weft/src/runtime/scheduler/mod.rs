@@ -122,6 +122,9 @@ pub(crate) struct Config {
     pub(crate) fine_timer_slack: bool,
     /// What a task's panic does to the runtime (`runtime/scheduler/panic_policy.rs`).
     pub(crate) unhandled_panic: panic_policy::UnhandledPanic,
+    /// `Builder::global_queue_interval`: ticks between periodic checks,
+    /// fixed (`None`: adapted to `global_check_target_ns`).
+    pub(crate) global_queue_interval: Option<u32>,
     /// `Builder::on_thread_park` and `on_thread_unpark`.
     pub(crate) park_hooks: ParkHooks,
 }

@@ -226,7 +226,7 @@ pub(crate) struct Core {
 #[inline]
 fn poll(task: Task) {
     task.metadata().check_published();
-    // A fresh cooperative budget for each poll (`runtime/coop.rs`).
+    // A fresh cooperative budget for each poll (`task/coop.rs`).
     crate::task::coop::reset();
     let _ = crate::util::locks::call_user("a task's poll (worker)", move || task.run());
 }
@@ -241,6 +241,10 @@ impl Core {
         // holders the slot is outside any poll: the number is even.
         let poll_seq = shared.remotes[index].watch.current_seq();
         debug_assert_eq!(poll_seq % 2, 0, "a slot lent while inside a poll");
+        let interval = shared
+            .config
+            .global_queue_interval
+            .unwrap_or(INITIAL_GLOBAL_INTERVAL);
         let core = Core {
             index,
             shared,
@@ -251,8 +255,8 @@ impl Core {
             inject_backlog: Cell::new(false),
             searching: Cell::new(false),
             lifo_streak: Cell::new(0),
-            ticks_to_global_check: Cell::new(INITIAL_GLOBAL_INTERVAL),
-            global_interval: Cell::new(INITIAL_GLOBAL_INTERVAL),
+            ticks_to_global_check: Cell::new(interval),
+            global_interval: Cell::new(interval),
             last_global_check: Cell::new(Instant::now()),
             mean_tick_ns: Cell::new(0.0),
             busy_since: Cell::new(Instant::now()),

@@ -221,8 +221,12 @@ impl Core {
         };
         self.mean_tick_ns.set(mean);
         let target = self.shared.config.global_check_target_ns as f64;
-        let interval = (target / mean.max(1.0)) as u32;
-        let interval = interval.clamp(MIN_GLOBAL_INTERVAL, MAX_GLOBAL_INTERVAL);
+        let interval = match self.shared.config.global_queue_interval {
+            Some(fixed) => fixed,
+            None => {
+                ((target / mean.max(1.0)) as u32).clamp(MIN_GLOBAL_INTERVAL, MAX_GLOBAL_INTERVAL)
+            }
+        };
         self.global_interval.set(interval);
         self.ticks_to_global_check.set(interval);
         // The batch lane earns its share of the awake time since the last
