@@ -392,6 +392,12 @@ async fn get_metrics(State(app): State<App>) -> impl IntoResponse {
             format!(" {}", app.db.calls().max()),
         ),
         (
+            "weft_service_db_calls_total",
+            "counter",
+            "Database calls made (SQLite: blocking-pool calls; PostgreSQL: pipelined batches of queries).",
+            format!(" {}", app.db.calls().total()),
+        ),
+        (
             "weft_service_world_selects_total",
             "counter",
             "World rows read by /db, /queries and /updates, one SELECT statement each.",
@@ -475,4 +481,41 @@ async fn not_found(uri: Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         format!("no route for {}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_row_count_is_clamped_never_refused() {
+        let count = |value: Option<&str>| {
+            let params: HashMap<String, String> = value
+                .map(|v| ("queries".to_owned(), v.to_owned()))
+                .into_iter()
+                .collect();
+            row_count(&params, "queries")
+        };
+        for (value, rows) in [
+            (None, 1),
+            (Some(""), 1),
+            (Some("0"), 1),
+            (Some("-1"), 1),
+            (Some("-99999999999999999999"), 1),
+            (Some("foo"), 1),
+            (Some("2.5"), 1),
+            (Some(" 7"), 1),
+            (Some("1"), 1),
+            (Some("+7"), 7),
+            (Some("20"), 20),
+            (Some("500"), 500),
+            (Some("501"), 500),
+            (Some("99999999999999999999"), 500),
+        ] {
+            assert_eq!(count(value), rows, "{value:?}");
+        }
+        let other: HashMap<String, String> = [("count".to_owned(), "9".to_owned())].into();
+        assert_eq!(row_count(&other, "queries"), 1);
+        assert_eq!(row_count(&other, "count"), 9);
+    }
 }

@@ -211,11 +211,13 @@ impl WorldStatements {
 pub struct Calls {
     now: AtomicUsize,
     max: AtomicUsize,
+    total: AtomicU64,
 }
 
 impl Calls {
     /// Counts a call until the guard drops.
     pub fn enter(calls: &Arc<Calls>) -> CallGuard {
+        calls.total.fetch_add(1, Ordering::Relaxed);
         let now = calls.now.fetch_add(1, Ordering::Relaxed) + 1;
         calls.max.fetch_max(now, Ordering::Relaxed);
         CallGuard(Arc::clone(calls))
@@ -227,6 +229,11 @@ impl Calls {
 
     pub fn max(&self) -> usize {
         self.max.load(Ordering::Relaxed)
+    }
+
+    /// The calls made so far.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
     }
 }
 
@@ -256,6 +263,7 @@ mod tests {
         assert_eq!((calls.now(), calls.max()), (1, 2));
         drop(third);
         assert_eq!((calls.now(), calls.max()), (0, 2));
+        assert_eq!(calls.total(), 3);
     }
 
     #[test]

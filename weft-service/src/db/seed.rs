@@ -65,6 +65,7 @@ mod tests {
         }
         let seen: std::collections::HashSet<i32> = (0..50_000).map(|_| random_number()).collect();
         assert!(seen.iter().all(|n| (1..=WORLDS).contains(n)));
-        assert!(seen.contains(&1) || seen.contains(&WORLDS) || seen.len() > 9_000);
+        // 50,000 draws from 10,000 numbers leave about 67 unseen.
+        assert!(seen.len() > 9_800, "{} distinct", seen.len());
     }
 }

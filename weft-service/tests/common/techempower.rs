@@ -173,7 +173,7 @@ pub async fn db_row(service: &Service) {
 
 /// The row count's values and what each must give: missing, empty, not a
 /// number, below 1 are 1; above 500 is 500.
-const COUNTS: [(&str, usize); 11] = [
+const COUNTS: [(&str, usize); 13] = [
     ("", 1),
     ("=", 1),
     ("=0", 1),
@@ -185,6 +185,8 @@ const COUNTS: [(&str, usize); 11] = [
     ("=501", 500),
     ("=99999999999999999999", 500),
     ("=2.5", 1),
+    ("=%FF", 1),
+    ("=%32%30", 20),
 ];
 
 async fn clamped(service: &Service, path: &str, name: &str, counts: &[(&str, usize)]) {
@@ -260,14 +262,16 @@ pub async fn updates_written(service: &Service) {
     }
 }
 
-/// `/cached-queries` makes no database query: the `World` statements the
-/// service counts stay as they were, and the cache says it is loaded.
+/// `/cached-queries` makes no database query: the service's database
+/// calls and `World` statements stay as they were, and the cache says it
+/// is loaded.
 pub async fn cached_queries_without_a_query(service: &Service) {
     assert_eq!(
         checks::gauge(service, "weft_service_world_cache_loaded").await,
         1
     );
     let selects = checks::gauge(service, "weft_service_world_selects_total").await;
+    let calls = checks::gauge(service, "weft_service_db_calls_total").await;
     for _ in 0..5 {
         let answer = service.get("/cached-queries?count=500").await;
         assert_worlds("/cached-queries?count=500", &answer, 500);
@@ -275,6 +279,17 @@ pub async fn cached_queries_without_a_query(service: &Service) {
     assert_eq!(
         checks::gauge(service, "weft_service_world_selects_total").await,
         selects
+    );
+    assert_eq!(
+        checks::gauge(service, "weft_service_db_calls_total").await,
+        calls,
+        "database calls for /cached-queries"
+    );
+    // The counter does count: one /db is one call.
+    assert_eq!(service.get("/db").await.status, 200);
+    assert_eq!(
+        checks::gauge(service, "weft_service_db_calls_total").await,
+        calls + 1
     );
 }
 
