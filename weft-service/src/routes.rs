@@ -4,6 +4,12 @@
 //! malformed request, 404 for an unknown user or route, 422 for a user
 //! that fails validation, 503 while the database is unavailable, 500 for
 //! anything else.
+//!
+//! TechEmpower's test types (`/json`, `/plaintext`, `/db`, `/queries`,
+//! `/updates`, `/cached-queries`, `/fortunes`) answer as its verifier
+//! requires: a bad count (`0`, `foo`, empty, missing) is clamped to 1 to
+//! 500, never an error. Every response the router makes carries
+//! `Server: weft-service` (hyper adds `Date`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,13 +20,15 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::middleware::map_response;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use tokio::sync::OnceCell;
 
-use crate::db::seed::USERS;
-use crate::db::{Db, DbError, User};
+use crate::db::seed::{USERS, WORLDS};
+use crate::db::{Db, DbError, User, World};
 use crate::fortunes;
 use crate::report::{self, Report};
 use crate::rt::Rt;
@@ -31,11 +39,39 @@ const REPORT_ROWS: i64 = 1_000;
 const REPORT_DEFAULT_MS: u64 = 50;
 const REPORT_MAX_MS: u64 = 10_000;
 
+/// The `Server` header of every response.
+pub const SERVER: &str = "weft-service";
+
+/// The most rows `/queries`, `/updates` and `/cached-queries` answer.
+const MAX_ROWS: usize = 500;
+
 #[derive(Clone)]
 pub struct App {
     pub rt: Rt,
     pub db: Arc<Db>,
     pub reports: Arc<Reports>,
+    pub world_cache: Arc<WorldCache>,
+}
+
+/// `/cached-queries`' in-process copy of the `World` table: loaded when
+/// the service starts (or, if the database was down then, by the first
+/// request that finds it up), then never read from the database again.
+#[derive(Debug, Default)]
+pub struct WorldCache(OnceCell<Box<[World]>>);
+
+impl WorldCache {
+    /// The cached rows, loading them first if they are not yet.
+    pub async fn rows(&self, db: &Db) -> Result<&[World], DbError> {
+        let rows = self
+            .0
+            .get_or_try_init(|| async { Ok::<_, DbError>(db.all_worlds().await?.into()) })
+            .await?;
+        Ok(rows)
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.0.initialized()
+    }
 }
 
 /// The analytic requests: how many are running, how many have finished.
@@ -68,12 +104,126 @@ pub fn router(app: App) -> Router {
         .route("/users", post(create_user))
         .route("/fortunes", get(get_fortunes))
         .route("/report", get(get_report))
-        .route("/metrics", get(get_metrics));
+        .route("/metrics", get(get_metrics))
+        .route("/json", get(get_json))
+        .route("/plaintext", get(get_plaintext))
+        .route("/db", get(get_db))
+        .route("/queries", get(get_queries))
+        .route("/updates", get(get_updates))
+        .route("/cached-queries", get(get_cached_queries));
     let router = match app.rt {
         Rt::Weft => router.route("/debug/tasks", get(debug_tasks)),
         Rt::Tokio => router,
     };
-    router.fallback(not_found).with_state(app)
+    router
+        .fallback(not_found)
+        .layer(map_response(add_server_header))
+        .with_state(app)
+}
+
+/// `Server: weft-service`, on every response of the router (the
+/// fallback's and the errors' too).
+async fn add_server_header(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::SERVER, HeaderValue::from_static(SERVER));
+    response
+}
+
+#[derive(Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+/// TechEmpower's json test: the object serialised for each request.
+async fn get_json() -> Json<Message> {
+    Json(Message {
+        message: "Hello, World!",
+    })
+}
+
+/// TechEmpower's plaintext test, as `text/plain` (no charset).
+async fn get_plaintext() -> Response {
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"))],
+        "Hello, World!",
+    )
+        .into_response()
+}
+
+/// The row count of `/queries`, `/updates` (`queries=N`) and
+/// `/cached-queries` (`count=N`), as TechEmpower requires it: an integer
+/// clamped to 1 to 500; anything else (missing, empty, not a number) is 1,
+/// and a number of digits too large for an `i64` is 500.
+fn row_count(params: &HashMap<String, String>, name: &str) -> usize {
+    let Some(value) = params.get(name) else {
+        return 1;
+    };
+    match value.parse::<i64>() {
+        Ok(n) => n.clamp(1, MAX_ROWS as i64) as usize,
+        Err(_) => {
+            let digits = value.strip_prefix('+').unwrap_or(value);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                MAX_ROWS
+            } else {
+                1
+            }
+        }
+    }
+}
+
+fn random_ids(count: usize) -> Vec<i32> {
+    (0..count).map(|_| fastrand::i32(1..=WORLDS)).collect()
+}
+
+/// TechEmpower's db test: one random `World` row.
+async fn get_db(State(app): State<App>) -> Result<Json<World>, ApiError> {
+    let worlds = app.db.worlds(random_ids(1)).await?;
+    let world = worlds
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "no World row"))?;
+    Ok(Json(world))
+}
+
+/// TechEmpower's queries test: `queries` random rows, one query each.
+async fn get_queries(
+    State(app): State<App>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Vec<World>>, ApiError> {
+    let ids = random_ids(row_count(&params, "queries"));
+    Ok(Json(app.db.worlds(ids).await?))
+}
+
+/// TechEmpower's updates test: `queries` random rows, each read, given a
+/// new random number and written back; the rows as written.
+async fn get_updates(
+    State(app): State<App>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Vec<World>>, ApiError> {
+    let ids = random_ids(row_count(&params, "queries"));
+    Ok(Json(app.db.update_worlds(ids).await?))
+}
+
+/// TechEmpower's cached-queries test: `count` random rows from the
+/// in-process cache, no database query once it is loaded.
+async fn get_cached_queries(
+    State(app): State<App>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Vec<World>>, ApiError> {
+    let rows = app.world_cache.rows(&app.db).await?;
+    if rows.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the World table is empty",
+        ));
+    }
+    let count = row_count(&params, "count");
+    Ok(Json(
+        (0..count)
+            .map(|_| rows[fastrand::usize(..rows.len())])
+            .collect(),
+    ))
 }
 
 /// An error response: the status and `{"error": message}`.
@@ -242,6 +392,30 @@ async fn get_metrics(State(app): State<App>) -> impl IntoResponse {
             format!(" {}", app.db.calls().max()),
         ),
         (
+            "weft_service_db_calls_total",
+            "counter",
+            "Database calls made (SQLite: blocking-pool calls; PostgreSQL: pipelined batches of queries).",
+            format!(" {}", app.db.calls().total()),
+        ),
+        (
+            "weft_service_world_selects_total",
+            "counter",
+            "World rows read by /db, /queries and /updates, one SELECT statement each.",
+            format!(" {}", app.db.world_statements().selects()),
+        ),
+        (
+            "weft_service_world_updates_total",
+            "counter",
+            "World rows written by /updates, one UPDATE statement each.",
+            format!(" {}", app.db.world_statements().updates()),
+        ),
+        (
+            "weft_service_world_cache_loaded",
+            "gauge",
+            "1 once /cached-queries' copy of the World table is loaded.",
+            format!(" {}", u8::from(app.world_cache.is_loaded())),
+        ),
+        (
             "weft_service_reports_in_flight",
             "gauge",
             "/report requests being served.",
@@ -307,4 +481,41 @@ async fn not_found(uri: Uri) -> ApiError {
         StatusCode::NOT_FOUND,
         format!("no route for {}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_row_count_is_clamped_never_refused() {
+        let count = |value: Option<&str>| {
+            let params: HashMap<String, String> = value
+                .map(|v| ("queries".to_owned(), v.to_owned()))
+                .into_iter()
+                .collect();
+            row_count(&params, "queries")
+        };
+        for (value, rows) in [
+            (None, 1),
+            (Some(""), 1),
+            (Some("0"), 1),
+            (Some("-1"), 1),
+            (Some("-99999999999999999999"), 1),
+            (Some("foo"), 1),
+            (Some("2.5"), 1),
+            (Some(" 7"), 1),
+            (Some("1"), 1),
+            (Some("+7"), 7),
+            (Some("20"), 20),
+            (Some("500"), 500),
+            (Some("501"), 500),
+            (Some("99999999999999999999"), 500),
+        ] {
+            assert_eq!(count(value), rows, "{value:?}");
+        }
+        let other: HashMap<String, String> = [("count".to_owned(), "9".to_owned())].into();
+        assert_eq!(row_count(&other, "queries"), 1);
+        assert_eq!(row_count(&other, "count"), 9);
+    }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::args::{Args, RuntimeKind};
 use crate::db::Db;
-use crate::routes::{self, App};
+use crate::routes::{self, App, WorldCache};
 use crate::rt::Rt;
 
 /// How long the runtime waits for its threads after the server has drained.
@@ -155,10 +155,17 @@ async fn serve_tokio(args: Args) -> Result<(), String> {
 async fn app(args: &Args, rt: Rt) -> Result<App, String> {
     trim_malloc_every(rt, MALLOC_TRIM_EVERY);
     let db = Db::open(&args.database()?, rt, args.db_connections()).await?;
+    // `/cached-queries`' rows, loaded now; a database that is down now
+    // (PostgreSQL) is tried again by the first such request.
+    let world_cache = WorldCache::default();
+    if let Err(e) = world_cache.rows(&db).await {
+        eprintln!("weft-service: the World cache is not loaded yet ({e}); loading it on first use");
+    }
     Ok(App {
         rt,
         db: Arc::new(db),
         reports: Arc::default(),
+        world_cache: Arc::new(world_cache),
     })
 }
 

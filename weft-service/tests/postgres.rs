@@ -1,7 +1,9 @@
-//! weft-service on PostgreSQL, on weft and on tokio: every endpoint, a
-//! database without the tables (created and seeded), a graceful shutdown,
-//! and the server stopped mid-run (503s, no crash) and started again
-//! (200s).
+//! weft-service on PostgreSQL, on weft and on tokio: every endpoint
+//! (TechEmpower's seven test types by its verifier's rules among them), a
+//! database without the tables (created and seeded), TechEmpower's
+//! statement count in `pg_stat_statements` after 512 concurrent requests
+//! of each type, a graceful shutdown, and the server stopped mid-run
+//! (503s, no crash) and started again (200s).
 //!
 //! Needs `WEFT_SERVICE_POSTGRES_URL` (`bash scripts/postgres.sh start`
 //! prints one; `.ci/run` sets it); without it each test says it skipped
@@ -14,7 +16,7 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{RUNTIMES, Service, checks, until_status};
+use common::{RUNTIMES, Service, checks, techempower, until_status};
 
 fn postgres_url(test: &str) -> Option<String> {
     match std::env::var("WEFT_SERVICE_POSTGRES_URL") {
@@ -73,23 +75,8 @@ async fn sigterm_answers_the_requests_in_flight_on_postgres() {
     }
 }
 
-/// A connection of the test's own.
 async fn connect(url: &str) -> tokio_postgres::Client {
-    let config: tokio_postgres::Config = url.parse().expect(url);
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        other => panic!("{url}: not a TCP host: {other:?}"),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let stream = tokio::net::TcpStream::connect((host.as_str(), port))
-        .await
-        .expect(url);
-    let (client, connection) = config
-        .connect_raw(stream, tokio_postgres::NoTls)
-        .await
-        .expect(url);
-    drop(tokio::spawn(connection));
-    client
+    common::connect_postgres(url).await
 }
 
 /// The sessions the server has counted on this database (each connection
@@ -119,7 +106,7 @@ async fn a_database_without_tables_is_created_and_seeded_on_postgres() {
     for runtime in RUNTIMES {
         connect(&url)
             .await
-            .batch_execute("DROP TABLE IF EXISTS users, fortune")
+            .batch_execute("DROP TABLE IF EXISTS users, fortune, world")
             .await
             .unwrap();
         let service = Service::start(runtime, &["--database", &url, "--db-connections", "3"]);
@@ -218,5 +205,133 @@ async fn postgres_stopped_gives_503_and_started_again_gives_200() {
             .post("/users", r#"{"name":"Up","email":"up@example.com"}"#)
             .await;
         assert_eq!(post.status, 201, "{post:?}");
+    }
+}
+
+/// Makes `pg_stat_statements` count on the server at `url`: when it is not
+/// preloaded, adds it to `shared_preload_libraries` (`ALTER SYSTEM`) and
+/// restarts the server through `scripts/postgres.sh` (so only that
+/// script's server: `Err` says why not), then creates the extension.
+async fn enable_pg_stat_statements(url: &str) -> Result<(), String> {
+    let client = connect(url).await;
+    let preload: String = client
+        .query_one("SHOW shared_preload_libraries", &[])
+        .await
+        .unwrap()
+        .get(0);
+    if !preload.contains("pg_stat_statements") {
+        if postgres_sh("url").as_deref() != Some(url) {
+            return Err(format!(
+                "{url} does not preload pg_stat_statements and is not the server \
+                 scripts/postgres.sh runs (which this test may restart)"
+            ));
+        }
+        let libraries = if preload.trim().is_empty() {
+            "pg_stat_statements".to_owned()
+        } else {
+            format!("{preload}, pg_stat_statements")
+        };
+        client
+            .batch_execute(&format!(
+                "ALTER SYSTEM SET shared_preload_libraries = '{libraries}'"
+            ))
+            .await
+            .map_err(|e| format!("ALTER SYSTEM: {e}"))?;
+        drop(client);
+        let mut restart = StartOnDrop(true);
+        postgres_sh("stop").ok_or("scripts/postgres.sh stop failed")?;
+        postgres_sh("start").ok_or("scripts/postgres.sh start failed")?;
+        restart.0 = false;
+    }
+    connect(url)
+        .await
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        .await
+        .map_err(|e| format!("CREATE EXTENSION pg_stat_statements: {e}"))
+}
+
+/// What `pg_stat_statements` has counted on the statements that name the
+/// `World` table (TechEmpower's verifier matches the word `world`):
+/// (`SELECT` calls, rows they returned, `UPDATE` calls, rows they changed).
+async fn world_statements(url: &str) -> [i64; 4] {
+    let row = connect(url)
+        .await
+        .query_one(
+            "SELECT coalesce(sum(calls) FILTER (WHERE query ~* '^\\s*select'), 0)::bigint,
+                    coalesce(sum(rows) FILTER (WHERE query ~* '^\\s*select'), 0)::bigint,
+                    coalesce(sum(calls) FILTER (WHERE query ~* '^\\s*update'), 0)::bigint,
+                    coalesce(sum(rows) FILTER (WHERE query ~* '^\\s*update'), 0)::bigint
+             FROM pg_stat_statements
+             WHERE query ~* '\\mworld\\M'
+               AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .await
+        .unwrap();
+    [row.get(0), row.get(1), row.get(2), row.get(3)]
+}
+
+/// TechEmpower's statement count as its verifier takes it: after 512
+/// concurrent requests of each type, `pg_stat_statements` shows one
+/// `SELECT` per row read and one `UPDATE` per row written, and none for
+/// `/cached-queries`; the service's own count (`/metrics`) agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_statement_per_row_in_pg_stat_statements() {
+    const REQUESTS: i64 = 512;
+    let test = "one_statement_per_row_in_pg_stat_statements";
+    let Some(url) = postgres_url(test) else {
+        return;
+    };
+    let _turn = take_turn().await;
+    if let Err(why) = enable_pg_stat_statements(&url).await {
+        common::say(&format!(
+            "{test}: pg_stat_statements not checked ({why}); the service's own count only"
+        ));
+        for runtime in RUNTIMES {
+            let service = Service::start(runtime, &["--database", &url]);
+            techempower::statements_per_row(&service, REQUESTS as usize).await;
+        }
+        return;
+    }
+    for runtime in RUNTIMES {
+        let service = Service::start(runtime, &["--database", &url]);
+        // Connected, and the cache loaded, before counting.
+        assert_eq!(service.get("/db").await.status, 200);
+        for (path, rows, expected) in [
+            ("/db", 1, [REQUESTS, REQUESTS, 0, 0]),
+            (
+                "/queries?queries=20",
+                20,
+                [20 * REQUESTS, 20 * REQUESTS, 0, 0],
+            ),
+            (
+                "/updates?queries=20",
+                20,
+                [20 * REQUESTS, 20 * REQUESTS, 20 * REQUESTS, 20 * REQUESTS],
+            ),
+            ("/cached-queries?count=20", 20, [0, 0, 0, 0]),
+        ] {
+            let selects = checks::gauge(&service, "weft_service_world_selects_total").await;
+            let updates = checks::gauge(&service, "weft_service_world_updates_total").await;
+            connect(&url)
+                .await
+                .batch_execute("SELECT pg_stat_statements_reset()")
+                .await
+                .unwrap();
+            techempower::concurrently(&service, path, REQUESTS as usize, rows).await;
+            assert_eq!(
+                world_statements(&url).await,
+                expected,
+                "{runtime} {REQUESTS} × {path}: pg_stat_statements' \
+                 [SELECT calls, rows, UPDATE calls, rows]"
+            );
+            let selected = checks::gauge(&service, "weft_service_world_selects_total").await;
+            let updated = checks::gauge(&service, "weft_service_world_updates_total").await;
+            assert_eq!(
+                [(selected - selects) as i64, (updated - updates) as i64],
+                [expected[0], expected[2]],
+                "{runtime} {path}: the service's count"
+            );
+        }
     }
 }

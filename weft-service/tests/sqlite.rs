@@ -1,20 +1,20 @@
 //! weft-service on its embedded SQLite database, on weft and on tokio:
-//! every endpoint and its errors, 200 concurrent requests, and graceful
-//! shutdown. Each test runs the built binary on `127.0.0.1:0`.
+//! every endpoint and its errors, TechEmpower's seven test types by its
+//! verifier's rules, 200 concurrent requests, and graceful shutdown. Each test runs the built binary on `127.0.0.1:0`.
 
 mod common;
 
-use common::{Service, checks};
+use common::{Service, checks, techempower};
 
 /// One test per runtime for each check, each on a service of its own.
 macro_rules! on_both_runtimes {
-    ($($check:ident),* $(,)?) => {
+    ($($module:ident::$check:ident),* $(,)?) => {
         mod weft {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $check() {
                     let service = super::Service::start("weft", &[]);
-                    super::checks::$check(&service).await;
+                    super::$module::$check(&service).await;
                 }
             )*
         }
@@ -23,7 +23,7 @@ macro_rules! on_both_runtimes {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $check() {
                     let service = super::Service::start("tokio", &[]);
-                    super::checks::$check(&service).await;
+                    super::$module::$check(&service).await;
                 }
             )*
         }
@@ -31,14 +31,47 @@ macro_rules! on_both_runtimes {
 }
 
 on_both_runtimes!(
-    users_get,
-    users_post,
-    fortunes,
-    report,
-    debug_tasks,
-    unknown_route,
-    concurrent,
+    checks::users_get,
+    checks::users_post,
+    checks::fortunes,
+    checks::report,
+    checks::debug_tasks,
+    checks::unknown_route,
+    checks::concurrent,
+    techempower::headers_on_every_response,
+    techempower::json_and_plaintext,
+    techempower::db_row,
+    techempower::queries_clamped,
+    techempower::updates_clamped,
+    techempower::cached_queries_clamped,
+    techempower::updates_written,
+    techempower::cached_queries_without_a_query,
+    techempower::plaintext_pipelined,
 );
+
+/// TechEmpower's `Date` rule as its verifier applies it: two requests 3 s
+/// apart carry different dates (both runtimes at once: one 3 s wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn date_changes_between_requests_3_s_apart() {
+    let services = common::RUNTIMES.map(|runtime| Service::start(runtime, &[]));
+    let wait = std::time::Duration::from_secs(3);
+    tokio::join!(
+        techempower::date_changes(&services[0], wait),
+        techempower::date_changes(&services[1], wait),
+    );
+}
+
+/// TechEmpower's statement count: 512 concurrent requests of each type
+/// make one `SELECT` per row read and one `UPDATE` per row written (the
+/// service's own count: SQLite has no `pg_stat_statements`), and
+/// `/cached-queries` none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_statement_per_row_under_512_concurrent_requests() {
+    for runtime in common::RUNTIMES {
+        let service = Service::start(runtime, &[]);
+        techempower::statements_per_row(&service, 512).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics() {

@@ -7,7 +7,10 @@
 //!   stream, a fixed set of connections reconnected on failure.
 //!
 //! Both create and seed their tables on first use (`seed.rs`): `users`
-//! (10,000 rows) and `fortune` (TechEmpower's 12). Errors come back as
+//! (10,000 rows), `fortune` (TechEmpower's 12) and `world` (TechEmpower's
+//! `World`: 10,000 rows of `id` and `randomNumber`). The `World` rows are
+//! read one statement per row (TechEmpower's rule: no `IN (…)` batching),
+//! counted in [`WorldStatements`]. Errors come back as
 //! [`DbError`]: `Unavailable` (the database is down, unreachable, busy or
 //! timed out: the request gets 503 and a later one may succeed) or
 //! `Failed` (anything else: 500).
@@ -18,7 +21,7 @@ pub mod sqlite;
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -30,6 +33,15 @@ pub struct User {
     pub id: i64,
     pub name: String,
     pub email: String,
+}
+
+/// A row of TechEmpower's `World` table, serialised as TechEmpower names
+/// it: `{"id":…,"randomNumber":…}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct World {
+    pub id: i32,
+    #[serde(rename = "randomNumber")]
+    pub random_number: i32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +131,42 @@ impl Db {
         }
     }
 
+    /// The `World` rows with `ids`, in that order: one `SELECT` per id
+    /// (PostgreSQL: pipelined on one connection; SQLite: in one call).
+    pub async fn worlds(&self, ids: Vec<i32>) -> Result<Vec<World>, DbError> {
+        match self {
+            Db::Sqlite(pool) => pool.worlds(ids).await,
+            Db::Postgres(pool) => pool.worlds(ids).await,
+        }
+    }
+
+    /// Reads the `World` rows with `ids` (one `SELECT` each), gives each
+    /// a new `randomNumber` (one that differs from the old) and writes it
+    /// back (one `UPDATE` each); the rows as written.
+    pub async fn update_worlds(&self, ids: Vec<i32>) -> Result<Vec<World>, DbError> {
+        match self {
+            Db::Sqlite(pool) => pool.update_worlds(ids).await,
+            Db::Postgres(pool) => pool.update_worlds(ids).await,
+        }
+    }
+
+    /// Every `World` row, in id order, in one query (what the cache of
+    /// `/cached-queries` loads).
+    pub async fn all_worlds(&self) -> Result<Vec<World>, DbError> {
+        match self {
+            Db::Sqlite(pool) => pool.all_worlds().await,
+            Db::Postgres(pool) => pool.all_worlds().await,
+        }
+    }
+
+    /// The `World` statements run so far.
+    pub fn world_statements(&self) -> &WorldStatements {
+        match self {
+            Db::Sqlite(pool) => pool.world_statements(),
+            Db::Postgres(pool) => pool.world_statements(),
+        }
+    }
+
     /// Up to `count` users from id `first` on, in id order.
     pub async fn users_from(&self, first: i64, count: i64) -> Result<Vec<User>, DbError> {
         match self {
@@ -128,17 +176,48 @@ impl Db {
     }
 }
 
+/// The single-row `World` statements that have completed: `SELECT`s by
+/// id (`/db`, `/queries`, `/updates`) and `UPDATE`s by id (`/updates`),
+/// each one statement for one row. `/metrics` shows them; the tests check
+/// one statement per row with them (and, on PostgreSQL, with
+/// `pg_stat_statements`).
+#[derive(Debug, Default)]
+pub struct WorldStatements {
+    selects: AtomicU64,
+    updates: AtomicU64,
+}
+
+impl WorldStatements {
+    pub fn add_selects(&self, n: usize) {
+        self.selects.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn add_updates(&self, n: usize) {
+        self.updates.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn selects(&self) -> u64 {
+        self.selects.load(Ordering::Relaxed)
+    }
+
+    pub fn updates(&self) -> u64 {
+        self.updates.load(Ordering::Relaxed)
+    }
+}
+
 /// Database calls under way, and the most there have been at once (what
 /// `/metrics` shows, and what the tests check the pool bounds).
 #[derive(Debug, Default)]
 pub struct Calls {
     now: AtomicUsize,
     max: AtomicUsize,
+    total: AtomicU64,
 }
 
 impl Calls {
     /// Counts a call until the guard drops.
     pub fn enter(calls: &Arc<Calls>) -> CallGuard {
+        calls.total.fetch_add(1, Ordering::Relaxed);
         let now = calls.now.fetch_add(1, Ordering::Relaxed) + 1;
         calls.max.fetch_max(now, Ordering::Relaxed);
         CallGuard(Arc::clone(calls))
@@ -150,6 +229,11 @@ impl Calls {
 
     pub fn max(&self) -> usize {
         self.max.load(Ordering::Relaxed)
+    }
+
+    /// The calls made so far.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
     }
 }
 
@@ -179,6 +263,7 @@ mod tests {
         assert_eq!((calls.now(), calls.max()), (1, 2));
         drop(third);
         assert_eq!((calls.now(), calls.max()), (0, 2));
+        assert_eq!(calls.total(), 3);
     }
 
     #[test]

@@ -33,3 +33,39 @@ pub fn user(id: i64) -> (String, String) {
     let name = format!("{} {}", FIRST[i % 10], LAST[(i / 10) % 10]);
     (name, format!("user{id}@example.com"))
 }
+
+/// Rows in TechEmpower's `World` table, ids 1 to `WORLDS`; each row's
+/// `randomNumber` is from 1 to `WORLDS` too.
+pub const WORLDS: i32 = 10_000;
+
+/// A random `randomNumber` (1 to `WORLDS`).
+pub fn random_number() -> i32 {
+    fastrand::i32(1..=WORLDS)
+}
+
+/// A random `randomNumber` other than `old` (so that an update always
+/// changes the row), uniform over the others.
+pub fn new_random_number(old: i32) -> i32 {
+    let pick = fastrand::i32(1..WORLDS);
+    if pick >= old { pick + 1 } else { pick }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_random_number_differs_and_stays_in_range() {
+        for old in [1, 2, 5_000, WORLDS - 1, WORLDS] {
+            for _ in 0..2_000 {
+                let new = new_random_number(old);
+                assert_ne!(new, old);
+                assert!((1..=WORLDS).contains(&new), "{new}");
+            }
+        }
+        let seen: std::collections::HashSet<i32> = (0..50_000).map(|_| random_number()).collect();
+        assert!(seen.iter().all(|n| (1..=WORLDS).contains(n)));
+        // 50,000 draws from 10,000 numbers leave about 67 unseen.
+        assert!(seen.len() > 9_800, "{} distinct", seen.len());
+    }
+}

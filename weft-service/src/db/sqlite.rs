@@ -25,8 +25,8 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::Semaphore;
 
-use super::seed::{self, FORTUNES, USERS};
-use super::{Calls, DbError, Fortune, User};
+use super::seed::{self, FORTUNES, USERS, WORLDS};
+use super::{Calls, DbError, Fortune, User, World, WorldStatements};
 use crate::rt::Rt;
 
 const FILE_NAME: &str = "weft-service.sqlite3";
@@ -44,7 +44,11 @@ pub struct Pool {
     idle: Mutex<Vec<Connection>>,
     /// The calls on the blocking pool (spawned and not finished).
     calls: Arc<Calls>,
+    world_statements: Arc<WorldStatements>,
 }
+
+const SELECT_WORLD: &str = "SELECT id, randomNumber FROM world WHERE id = ?1";
+const UPDATE_WORLD: &str = "UPDATE world SET randomNumber = ?1 WHERE id = ?2";
 
 impl Pool {
     /// Opens (creating the directory and file if needed) and seeds; at
@@ -60,6 +64,7 @@ impl Pool {
             permits: Arc::new(Semaphore::new(connections)),
             idle: Mutex::new(Vec::with_capacity(connections)),
             calls: Arc::default(),
+            world_statements: Arc::default(),
         });
         pool.call(create_and_seed)
             .await
@@ -116,6 +121,62 @@ impl Pool {
             .collect()
         })
         .await
+    }
+
+    /// One `SELECT` per id, on one connection in one call.
+    pub async fn worlds(self: &Arc<Self>, ids: Vec<i32>) -> Result<Vec<World>, DbError> {
+        let counted = Arc::clone(&self.world_statements);
+        self.call(move |conn| {
+            let mut select = conn.prepare_cached(SELECT_WORLD)?;
+            ids.iter()
+                .map(|&id| {
+                    let world = select.query_row([id], world_from_row);
+                    counted.add_selects(1);
+                    world
+                })
+                .collect()
+        })
+        .await
+    }
+
+    /// One `SELECT` and one `UPDATE` per id, in one write transaction
+    /// (taken at once, `IMMEDIATE`: a read transaction that later writes
+    /// could fail with `SQLITE_BUSY` without waiting).
+    pub async fn update_worlds(self: &Arc<Self>, ids: Vec<i32>) -> Result<Vec<World>, DbError> {
+        let counted = Arc::clone(&self.world_statements);
+        self.call(move |conn| {
+            let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+            let mut worlds = Vec::with_capacity(ids.len());
+            {
+                let mut select = tx.prepare_cached(SELECT_WORLD)?;
+                for &id in &ids {
+                    worlds.push(select.query_row([id], world_from_row)?);
+                    counted.add_selects(1);
+                }
+                let mut update = tx.prepare_cached(UPDATE_WORLD)?;
+                for world in &mut worlds {
+                    world.random_number = seed::new_random_number(world.random_number);
+                    update.execute([world.random_number, world.id])?;
+                    counted.add_updates(1);
+                }
+            }
+            tx.commit()?;
+            Ok(worlds)
+        })
+        .await
+    }
+
+    pub async fn all_worlds(self: &Arc<Self>) -> Result<Vec<World>, DbError> {
+        self.call(|conn| {
+            conn.prepare_cached("SELECT id, randomNumber FROM world ORDER BY id")?
+                .query_map([], world_from_row)?
+                .collect()
+        })
+        .await
+    }
+
+    pub fn world_statements(&self) -> &WorldStatements {
+        &self.world_statements
     }
 
     pub fn calls(&self) -> &Calls {
@@ -184,6 +245,13 @@ impl Pool {
     }
 }
 
+fn world_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<World> {
+    Ok(World {
+        id: row.get(0)?,
+        random_number: row.get(1)?,
+    })
+}
+
 fn user_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
     Ok(User {
         id: row.get(0)?,
@@ -198,7 +266,8 @@ fn create_and_seed(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS users (
              id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL);
-         CREATE TABLE IF NOT EXISTS fortune (id INTEGER PRIMARY KEY, message TEXT NOT NULL);",
+         CREATE TABLE IF NOT EXISTS fortune (id INTEGER PRIMARY KEY, message TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS world (id INTEGER PRIMARY KEY, randomNumber INTEGER NOT NULL);",
     )?;
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     let count = |table: &str| -> rusqlite::Result<i64> {
@@ -217,6 +286,12 @@ fn create_and_seed(conn: &Connection) -> rusqlite::Result<()> {
         let mut insert = tx.prepare("INSERT INTO fortune (id, message) VALUES (?1, ?2)")?;
         for (id, message) in (1..).zip(FORTUNES) {
             insert.execute(params![id, message])?;
+        }
+    }
+    if count("world")? == 0 {
+        let mut insert = tx.prepare("INSERT INTO world (id, randomNumber) VALUES (?1, ?2)")?;
+        for id in 1..=WORLDS {
+            insert.execute([id, seed::random_number()])?;
         }
     }
     tx.commit()

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Service, until_status};
+use super::{Service, techempower, until_status};
 
 /// TechEmpower's fortunes, as its specification gives them.
 const FORTUNES: [&str; 12] = [
@@ -31,6 +31,7 @@ pub async fn all(service: &Service, database: &str) {
     debug_tasks(service).await;
     unknown_route(service).await;
     concurrent(service).await;
+    techempower::all(service).await;
 }
 
 pub async fn users_get(service: &Service) {

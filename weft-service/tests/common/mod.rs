@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod checks;
+pub mod techempower;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -23,14 +24,19 @@ pub struct Service {
     pub client: reqwest::Client,
     /// The service's stderr, shown when a test fails.
     stderr_log: PathBuf,
+    /// Where its SQLite file is (used unless `postgres` is set).
+    pub data_dir: PathBuf,
+    /// The PostgreSQL URL given with `--database`, if any.
+    pub postgres: Option<String>,
 }
 
-/// A response: status, content type, `Location`, body.
+/// A response: status, content type, `Location`, every header, body.
 #[derive(Debug)]
 pub struct Answer {
     pub status: u16,
     pub content_type: String,
     pub location: Option<String>,
+    pub headers: reqwest::header::HeaderMap,
     pub body: String,
 }
 
@@ -110,6 +116,12 @@ impl Service {
             .timeout(Duration::from_secs(60))
             .build()
             .unwrap();
+        let postgres = extra
+            .iter()
+            .position(|arg| *arg == "--database")
+            .and_then(|i| extra.get(i + 1))
+            .filter(|url| url.starts_with("postgres"))
+            .map(|url| (*url).to_owned());
         Service {
             child,
             _stdout: stdout,
@@ -117,6 +129,40 @@ impl Service {
             base,
             client,
             stderr_log,
+            data_dir,
+            postgres,
+        }
+    }
+
+    /// `host:port` of the service.
+    pub fn address(&self) -> &str {
+        self.base.strip_prefix("http://").unwrap()
+    }
+
+    /// The whole `World` table, read from the service's database directly
+    /// (not through the service): `(id, randomNumber)` in id order.
+    pub async fn world_table(&self) -> Vec<(i32, i32)> {
+        const ALL: &str = "SELECT id, randomnumber FROM world ORDER BY id";
+        match &self.postgres {
+            Some(url) => {
+                let client = connect_postgres(url).await;
+                let rows = client.query(ALL, &[]).await.unwrap();
+                rows.iter().map(|row| (row.get(0), row.get(1))).collect()
+            }
+            None => {
+                let path = self.data_dir.join("weft-service.sqlite3");
+                tokio::task::spawn_blocking(move || {
+                    let conn = rusqlite::Connection::open(&path).unwrap();
+                    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+                    let mut all = conn.prepare(ALL).unwrap();
+                    all.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                        .unwrap()
+                        .collect::<Result<_, _>>()
+                        .unwrap()
+                })
+                .await
+                .unwrap()
+            }
         }
     }
 
@@ -213,13 +259,34 @@ async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let content_type = header("content-type").unwrap_or_default();
     let location = header("location");
+    let headers = response.headers().clone();
     let body = response.text().await.expect("reading the body");
     Answer {
         status,
         content_type,
         location,
+        headers,
         body,
     }
+}
+
+/// A PostgreSQL connection of the test's own.
+pub async fn connect_postgres(url: &str) -> tokio_postgres::Client {
+    let config: tokio_postgres::Config = url.parse().expect(url);
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        other => panic!("{url}: not a TCP host: {other:?}"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let stream = tokio::net::TcpStream::connect((host.as_str(), port))
+        .await
+        .expect(url);
+    let (client, connection) = config
+        .connect_raw(stream, tokio_postgres::NoTls)
+        .await
+        .expect(url);
+    drop(tokio::spawn(connection));
+    client
 }
 
 /// Polls `path` until it answers `status`, for up to `limit`.
