@@ -461,3 +461,40 @@ fn threads_started_and_ended_are_counted_by_kind() {
         assert!(text.contains(&line), "{line} missing:\n{text}");
     }
 }
+
+/// tokio's metric methods read the snapshot's fields: workers, live tasks,
+/// the global queues, each worker's busy time and parks; a worker index out
+/// of range panics naming the count.
+#[test]
+fn tokios_metric_methods_read_the_snapshot() {
+    let rt = common::rt(2, true);
+    let pending = rt.spawn(std::future::pending::<()>());
+    rt.block_on(async { weft::time::sleep(std::time::Duration::from_millis(5)).await });
+    let metrics = rt.metrics();
+    assert_eq!(metrics.num_workers(), 2);
+    assert_eq!(metrics.num_alive_tasks() as u64, metrics.live_tasks);
+    assert!(metrics.num_alive_tasks() >= 1);
+    assert_eq!(
+        metrics.global_queue_depth(),
+        metrics.inject_queue_depth + metrics.latency_queue_depth + metrics.batch_queue_depth
+    );
+    for worker in 0..2 {
+        let w = &metrics.workers[worker];
+        assert_eq!(metrics.worker_park_count(worker), w.parks);
+        assert_eq!(
+            metrics.worker_park_unpark_count(worker),
+            w.parks + w.unparks
+        );
+        assert_eq!(
+            metrics.worker_total_busy_duration(worker).as_nanos() as u64,
+            w.busy_ns
+        );
+    }
+    let out_of_range = std::panic::catch_unwind(|| metrics.worker_park_count(2)).unwrap_err();
+    let message = out_of_range
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("has 2 workers"), "{message}");
+    pending.abort();
+}

@@ -87,6 +87,70 @@ pub struct RuntimeMetrics {
     pub threads_ended_by_kind: ThreadCounts,
 }
 
+/// tokio's `RuntimeMetrics` methods, for code written against tokio's
+/// stable metrics: each reads this snapshot (a tokio handle reads live
+/// counters; here they are as of [`Handle::metrics`](crate::runtime::Handle::metrics)).
+impl RuntimeMetrics {
+    /// Worker threads (tokio's `num_workers`).
+    pub fn num_workers(&self) -> usize {
+        self.num_workers
+    }
+
+    /// Tasks spawned and not yet finished (tokio's `num_alive_tasks`).
+    pub fn num_alive_tasks(&self) -> usize {
+        usize::try_from(self.live_tasks).unwrap_or(usize::MAX)
+    }
+
+    /// Tasks waiting in the runtime-wide queues: the inject queue and the
+    /// lanes' (tokio's `global_queue_depth`).
+    pub fn global_queue_depth(&self) -> usize {
+        self.inject_queue_depth + self.latency_queue_depth + self.batch_queue_depth
+    }
+
+    /// Time worker `worker` spent running tasks (tokio's
+    /// `worker_total_busy_duration`).
+    ///
+    /// # Panics
+    ///
+    /// If `worker` is not below [`num_workers`](Self::num_workers).
+    #[track_caller]
+    pub fn worker_total_busy_duration(&self, worker: usize) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.worker(worker).busy_ns)
+    }
+
+    /// Times worker `worker` went to sleep (tokio's `worker_park_count`).
+    ///
+    /// # Panics
+    ///
+    /// If `worker` is not below [`num_workers`](Self::num_workers).
+    #[track_caller]
+    pub fn worker_park_count(&self, worker: usize) -> u64 {
+        self.worker(worker).parks
+    }
+
+    /// Times worker `worker` went to sleep or woke (tokio's
+    /// `worker_park_unpark_count`: odd while it sleeps).
+    ///
+    /// # Panics
+    ///
+    /// If `worker` is not below [`num_workers`](Self::num_workers).
+    #[track_caller]
+    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
+        let counts = self.worker(worker);
+        counts.parks + counts.unparks
+    }
+
+    #[track_caller]
+    fn worker(&self, worker: usize) -> &WorkerMetrics {
+        self.workers.get(worker).unwrap_or_else(|| {
+            panic!(
+                "worker index {worker} out of range: the runtime has {} workers",
+                self.num_workers
+            )
+        })
+    }
+}
+
 impl RuntimeMetrics {
     pub(crate) fn from_workers(workers: Vec<WorkerMetrics>) -> RuntimeMetrics {
         let mut total = WorkerMetrics::default();

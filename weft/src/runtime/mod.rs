@@ -378,6 +378,12 @@ impl Runtime {
         &self.handle
     }
 
+    /// A snapshot of the runtime's counters: [`Handle::metrics`] (tokio's
+    /// `Runtime::metrics`).
+    pub fn metrics(&self) -> crate::metrics::RuntimeMetrics {
+        self.handle.metrics()
+    }
+
     /// Spawns a task. Works from any thread.
     ///
     /// ```
