@@ -340,3 +340,65 @@ fn a_closure_may_drop_its_own_runtime() {
         .recv_timeout(PATIENCE)
         .expect("dropping the runtime on its own blocking thread must not deadlock");
 }
+
+/// `block_in_place` hands the worker's queued tasks on before its closure
+/// runs: a task spawned into this worker's LIFO slot runs on the other,
+/// busy worker while the closure blocks (the stall monitor is off, so only
+/// `block_in_place`'s own hand-off can move it). Fails with
+/// `block_in_place` just calling the closure (the task waits for the
+/// closure, here 3 s).
+#[test]
+fn block_in_place_hands_the_workers_queued_tasks_on() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .stall_monitor(false)
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let done = Arc::new(AtomicBool::new(false));
+        let busy = rt.spawn({
+            let done = done.clone();
+            async move {
+                let start = Instant::now();
+                while !done.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(10) {
+                    weft::task::yield_now().await;
+                }
+            }
+        });
+        let blocker = rt.spawn(async {
+            let ran = Arc::new(AtomicBool::new(false));
+            // Spawned on this worker: its LIFO slot.
+            let queued = weft::spawn({
+                let ran = ran.clone();
+                async move { ran.store(true, Ordering::SeqCst) }
+            });
+            let ran_meanwhile = weft::task::block_in_place(|| {
+                let start = Instant::now();
+                while !ran.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(3) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                ran.load(Ordering::SeqCst)
+            });
+            queued.await.unwrap();
+            ran_meanwhile
+        });
+        let ran_meanwhile = rt.block_on(blocker).unwrap();
+        done.store(true, Ordering::SeqCst);
+        rt.block_on(busy).unwrap();
+        assert!(
+            ran_meanwhile,
+            "the queued task waited for the blocking closure"
+        );
+    }
+}
+
+/// Off a worker `block_in_place` just runs its closure: outside any
+/// runtime, and in `block_on`'s own future.
+#[test]
+fn block_in_place_off_a_worker_runs_the_closure() {
+    assert_eq!(weft::task::block_in_place(|| 1 + 1), 2);
+    let rt = weft::runtime::Runtime::new().unwrap();
+    assert_eq!(rt.block_on(async { weft::task::block_in_place(|| 3) }), 3);
+}

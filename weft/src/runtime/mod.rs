@@ -55,6 +55,7 @@ pub(crate) use io::scheduled_io::shutdown_error;
 #[cfg(not(loom))]
 pub(crate) use io::scheduled_io::{Direction, ReadyEvent};
 pub(crate) use scheduler::Shared;
+pub(crate) use scheduler::block_in_place::block_in_place;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub(crate) use sys::{AcceptFailure, accept_failure};
 pub(crate) use task::label::Label;

@@ -26,6 +26,33 @@ pub mod futures {
 
 use crate::runtime::context;
 
+/// Runs `f`, which may block its thread, on the current worker after
+/// handing the worker's queued tasks on to other threads, so they do not
+/// wait for `f` (tokio's `block_in_place`): other workers and the stall
+/// monitor's spare threads take them, and the worker's timers fire
+/// elsewhere, while `f` runs. The calling task goes on after `f` on the
+/// same thread, within the same poll.
+///
+/// Prefer [`spawn_blocking`] where the work can move to another thread;
+/// `block_in_place` is for code that must stay in the task (it borrows from
+/// it). Called off a worker (inside `Runtime::block_on`, on a
+/// blocking-pool thread, outside any runtime) it just runs `f`.
+///
+/// ```
+/// let rt = weft::runtime::Runtime::new()?;
+/// let sum = rt.block_on(rt.spawn(async {
+///     weft::task::block_in_place(|| (1..=10u64).sum::<u64>())
+/// }))?;
+/// assert_eq!(sum, 55);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn block_in_place<F, R>(f: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    crate::runtime::block_in_place(f)
+}
+
 /// Runs a blocking closure on a thread of the current runtime's blocking
 /// pool, so that it does not hold an async worker, and returns a handle to
 /// its result.

@@ -63,6 +63,7 @@
 //!   can; a worker whose thread it demoted hands its `Core` to a normal
 //!   thread after the poll (`Core` moves only between polls).
 
+pub(crate) mod block_in_place;
 pub(crate) mod idle;
 pub(crate) mod inject;
 pub(crate) mod monitor;
