@@ -171,7 +171,10 @@ fn block_on_running<F: Future>(scheduler: &TestScheduler, future: F) -> F::Outpu
 
 /// Joins every member on this thread, in the order `join_next` returns
 /// them; running queued tasks meanwhile if `scheduler` is given.
-fn join_all(scheduler: Option<&TestScheduler>, set: &mut JoinSet<Output>) -> Vec<Result<Output, JoinError>> {
+fn join_all(
+    scheduler: Option<&TestScheduler>,
+    set: &mut JoinSet<Output>,
+) -> Vec<Result<Output, JoinError>> {
     let mut results = Vec::new();
     loop {
         let next = match scheduler {
