@@ -163,3 +163,68 @@ impl Drop for SchedulerRef {
 mod test_scheduler;
 #[cfg(all(test, loom))]
 pub(crate) use test_scheduler::TestScheduler;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+
+    use async_task::ScheduleInfo;
+
+    use super::{Schedule, SchedulerRef};
+    use crate::runtime::task::{PollEnd, Registry, Task};
+
+    /// A scheduler that only owns a registry (nothing is scheduled).
+    struct Idle(Registry);
+
+    impl Schedule for Idle {
+        unsafe fn schedule(_: Task, _: ScheduleInfo) {
+            unreachable!("nothing is scheduled here")
+        }
+        fn schedule_new(&self, _: Task) {
+            unreachable!("nothing is scheduled here")
+        }
+        fn is_shutdown(&self) -> bool {
+            false
+        }
+        fn registry(&self) -> &Registry {
+            &self.0
+        }
+        fn polling_worker(&self) -> Option<usize> {
+            None
+        }
+        fn poll_end(&self) -> PollEnd {
+            PollEnd {
+                clock_ns: 0,
+                timed: None,
+            }
+        }
+        fn poll_was_slow(&self) -> bool {
+            false
+        }
+        fn demotes_slow_tasks(&self) -> bool {
+            false
+        }
+        fn task_demoted(&self) {}
+        fn task_finished(&self) {}
+        fn task_panicked(&self, _: &(dyn std::any::Any + Send)) {}
+    }
+
+    /// A `SchedulerRef` holds exactly one strong reference: `arc` adds one
+    /// the caller owns, and dropping the reference (with the task's
+    /// metadata) gives its own back, through the erased type.
+    #[test]
+    fn a_scheduler_ref_holds_one_strong_reference() {
+        let scheduler = Arc::new(Idle(Registry::new(1)));
+        let erased = SchedulerRef::new(scheduler.clone());
+        assert_eq!(Arc::strong_count(&scheduler), 2);
+        // SAFETY: made from an `Arc<Idle>` just above.
+        let own = unsafe { erased.arc::<Idle>() };
+        assert!(Arc::ptr_eq(&own, &scheduler));
+        // SAFETY: as above.
+        assert!(std::ptr::eq(unsafe { erased.get::<Idle>() }, &*scheduler));
+        assert_eq!(Arc::strong_count(&scheduler), 3);
+        drop(own);
+        drop(erased);
+        assert_eq!(Arc::strong_count(&scheduler), 1);
+    }
+}
