@@ -86,8 +86,9 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 ///
 /// Four words outside loom: the scheduler reference is two (a `dyn
 /// Schedule`'s data and vtable, `schedule.rs` says why), the lane and
-/// label one, the entry one. One more than when it held the multi-thread
-/// scheduler's `Arc<Shared>`. Its size is part of every task's allocation
+/// label one, the entry one. The vtable word is the seam's price: one
+/// word per task more than a pointer to one known scheduler type. Its
+/// size is part of every task's allocation
 /// (`label.rs` says why that matters). The entry pointer is here rather
 /// than in the future's wrapper because the schedule function marks the
 /// entry of a woken task; the wrapper is smaller by as much.

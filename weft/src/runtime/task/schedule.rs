@@ -23,8 +23,10 @@
 //! back from the erased pointer, so a wake and every call of a poll are
 //! static calls, as before the seam (no dynamic call on any path: the
 //! `dyn` is only what frees the scheduler with the cell). The cost is the
-//! vtable word: `TaskMeta` is four words, one more than when it held an
-//! `Arc<Shared>` (`label.rs` says why the header's size matters).
+//! vtable word: `TaskMeta` is four words, one more than a pointer to one
+//! known scheduler type would make it (`label.rs` says why the header's
+//! size matters: a task's future may be one word smaller before the cell
+//! leaves glibc's fast bins).
 //!
 //! The reference is stored raw (`Arc::into_raw`) rather than as an
 //! `Arc<dyn Schedule>` because loom's `Arc` cannot be coerced to a trait
