@@ -1,5 +1,11 @@
 //! Helpers shared by the loom models (`cfg(all(test, loom))` only).
 //!
+//! Two kinds of models use them: the scheduler's (worker loop, queues,
+//! idle protocol, monitor), on a real `Shared` without threads
+//! ([`shared`] and its variants), and the task cell's (the join cell,
+//! `JoinSet`, the publication check), on [`TestScheduler`], which builds no
+//! runtime: the cell reaches its scheduler only through `Schedule`.
+//!
 //! # Why the models need these
 //!
 //! loom runs every modelled thread as a coroutine on the test's OS thread,
@@ -33,6 +39,10 @@ use crate::runtime::scheduler::queue::Local;
 use crate::runtime::scheduler::{Config, Shared};
 use crate::runtime::task::{Registry, Task};
 use crate::util::loom::sync::Arc;
+
+/// The task cell's models' scheduler: a queue the model's threads run, no
+/// runtime (`runtime/task/schedule/test_scheduler.rs`).
+pub(crate) use crate::runtime::task::schedule::TestScheduler;
 
 /// The shared state of a runtime with `num_workers` workers and default
 /// settings, and each worker's ring; no thread is started. (The one place
@@ -131,15 +141,17 @@ fn build_shared(
     .expect("no fallible part under loom")
 }
 
-/// `task::spawn_on` with a plain spawn's options.
+/// `task::spawn_on` with a plain spawn's options, on the real scheduler
+/// (`Shared`) or the cell's test scheduler ([`TestScheduler`]).
 #[track_caller]
-pub(crate) fn spawn_on<F>(shared: &Arc<Shared>, future: F) -> crate::task::JoinHandle<F::Output>
+pub(crate) fn spawn_on<S, F>(scheduler: &Arc<S>, future: F) -> crate::task::JoinHandle<F::Output>
 where
+    S: crate::runtime::task::Schedule,
     F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let options = crate::runtime::task::SpawnOptions::plain(std::panic::Location::caller());
-    crate::runtime::task::spawn_on(shared, future, options)
+    crate::runtime::task::spawn_on(scheduler, future, options)
 }
 
 /// As [`spawn_on`], into `lane` (`task::Builder::lane`'s path: a lane other

@@ -5,9 +5,10 @@
 //! # Tasks
 //!
 //! A blocking job is an async-task cell like any other task (same
-//! `TaskMeta`, same [`JoinHandle`]): its future runs the closure on its first
-//! poll and is never pending, and its schedule function hands the
-//! `Runnable` to this pool instead of a worker. So awaiting, detaching,
+//! `TaskMeta`, its scheduler the runtime's `Shared`, same [`JoinHandle`]):
+//! its future runs the closure on its first poll and is never pending, and
+//! its schedule function hands the `Runnable` to this pool instead of
+//! calling the scheduler. So awaiting, detaching,
 //! `abort` (effective until a thread has started the closure, as in tokio),
 //! panics turned into a `JoinError`, and cancellation at shutdown all work
 //! as they do for async tasks.
@@ -332,7 +333,9 @@ where
 
 /// Where async-task sends a blocking task to be run: its runtime's pool.
 fn schedule_blocking(task: Task) {
-    let shared = task.metadata().shared().clone();
+    // SAFETY: a blocking task's scheduler is its runtime's `Shared`
+    // (`spawn_blocking_on`, the only place this function is installed).
+    let shared = unsafe { task.metadata().scheduler_arc::<Shared>() };
     shared.blocking.push(&shared, task);
 }
 

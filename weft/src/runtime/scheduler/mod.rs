@@ -18,6 +18,8 @@
 //! - `idle.rs`: the searching/unparked state word and the sleeper list.
 //! - `park.rs`: how one worker sleeps.
 //! - `worker.rs`: the run loop.
+//! - `schedule.rs`: where a woken or spawned task goes (the scheduler's
+//!   side of the task cell's `Schedule` seam).
 //! - `monitor.rs`: the stall monitor and its spare threads.
 //!
 //! # What weft takes from each peer
@@ -70,6 +72,7 @@ pub(crate) mod monitor;
 pub(crate) mod panic_policy;
 pub(crate) mod park;
 pub(crate) mod queue;
+mod schedule;
 pub(crate) mod worker;
 
 use std::ptr::NonNull;

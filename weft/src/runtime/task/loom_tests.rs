@@ -3,26 +3,27 @@
 //! A task handed to another thread through a
 //! `Relaxed` pointer, with nothing else ordering the two threads, must fail
 //! the model (else a model passing says nothing about the queues'
-//! orderings).
+//! orderings). The task is on the cell's test scheduler: no runtime.
 
 use std::ptr::NonNull;
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicPtr, Ordering};
 
+use super::schedule::TestScheduler;
 use super::{SpawnOptions, Task, new_task};
 
 #[test]
 #[should_panic(expected = "Causality violation")]
 fn a_task_handed_over_unpublished_fails_the_check() {
     loom::model(|| {
-        let (shared, _locals) = crate::runtime::loom_support::shared_with_spares(1, 0);
+        let scheduler = TestScheduler::new(1);
         let slot = Arc::new(AtomicPtr::<()>::new(std::ptr::null_mut()));
         let spawner = {
-            let (slot, shared) = (slot.clone(), shared.clone());
+            let (slot, scheduler) = (slot.clone(), scheduler.clone());
             loom::thread::spawn(move || {
                 let options = SpawnOptions::plain(std::panic::Location::caller());
-                let (task, join) = new_task(&shared, async {}, options);
+                let (task, join) = new_task(&scheduler, async {}, options);
                 slot.store(task.into_raw().as_ptr(), Ordering::Relaxed);
                 join
             })

@@ -21,23 +21,39 @@
 //! in `poll` and turns it into the task's output (`Err(panic)`), so a panic
 //! never unwinds through a worker, (2) registers the task in the registry at
 //! its first `Pending` and removes the entry when the future is dropped,
-//! whether it completed or was cancelled, and (3) counts finished tasks for
-//! the `live_tasks` metric.
+//! whether it completed or was cancelled, (3) counts finished tasks for
+//! the `live_tasks` metric, and (4) moves a `Default` task whose poll ran
+//! slow to the `Batch` lane. It decides these itself; what it needs of the
+//! runtime for them (the registry, the poll's end stamp, the shutdown
+//! flag, the panic policy, whether the poll was slow and slow tasks are
+//! demoted, the finished count) it asks of its scheduler, one
+//! [`Schedule`] method each.
 //!
-//! # Scheduling
+//! # Scheduling: who decides what
 //!
-//! The schedule function is a zero-sized fn item (`schedule`), so async-task
-//! does not clone a waker around each call; it finds the runtime through the
-//! task's metadata. On a worker of the same runtime a wake goes to that
-//! worker's LIFO slot (or the back of its ring for a yield, i.e. a task
-//! woken while it was running); anywhere else it goes to the inject queue.
+//! The cell decides *when* a task is scheduled (async-task's state word:
+//! a wake of an idle task, an abort of an idle task) and marks the task's
+//! registry entry scheduled; its scheduler decides *where* it goes,
+//! through the [`Schedule`] trait (`schedule.rs`, which also says why the
+//! scheduler is held as a `dyn` and called through generics). The cell
+//! names no scheduler type: `spawn_on` and `new_task` take any
+//! `Arc<S: Schedule>`. The multi-thread scheduler's answer (the LIFO slot,
+//! the back of the ring for a yield, the inject queue from outside, the
+//! lanes' queues) is in `runtime/scheduler/schedule.rs`; the loom models of
+//! the join cell use a test scheduler (`schedule::TestScheduler`).
+//!
+//! The schedule function is a zero-sized fn item (`schedule::<S>`), so
+//! async-task does not clone a waker around each call; it finds the
+//! scheduler through the task's metadata.
 
 pub(crate) mod join;
 pub(crate) mod label;
 pub(crate) mod lane;
 pub(crate) mod registry;
+pub(crate) mod schedule;
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::pin::Pin;
@@ -46,8 +62,6 @@ use std::task::{Context, Poll, Waker};
 
 use async_task::{Runnable, ScheduleInfo, WithInfo};
 
-use crate::runtime::context;
-use crate::runtime::scheduler::Shared;
 use crate::util::loom::sync::Arc;
 
 pub use join::{AbortHandle, JoinError, JoinHandle};
@@ -57,6 +71,8 @@ use lane::LaneAndLabel;
 pub(crate) use lane::lane_of;
 use registry::{Closed, Entry};
 pub(crate) use registry::{EntrySnapshot, PollEnd, Registry};
+pub(crate) use schedule::Schedule;
+use schedule::SchedulerRef;
 
 /// A scheduled task: the right to poll it once.
 pub(crate) type Task = Runnable<TaskMeta>;
@@ -64,16 +80,20 @@ pub(crate) type Task = Runnable<TaskMeta>;
 /// What a task's panic carries.
 pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 
-/// Per-task data stored in the task header: the runtime the task belongs
-/// to (its schedule function finds the runtime here), its lane, what names
-/// it in a stall report and a dump, and its registry entry.
+/// Per-task data stored in the task header: the scheduler the task belongs
+/// to (its schedule function finds it here), its lane, what names it in a
+/// stall report and a dump, and its registry entry.
 ///
-/// Three words outside loom: its size is part of every task's allocation
+/// Four words outside loom: the scheduler reference is two (a `dyn
+/// Schedule`'s data and vtable, `schedule.rs` says why), the lane and
+/// label one, the entry one. The vtable word is the seam's price: one
+/// word per task more than a pointer to one known scheduler type. Its
+/// size is part of every task's allocation
 /// (`label.rs` says why that matters). The entry pointer is here rather
 /// than in the future's wrapper because the schedule function marks the
 /// entry of a woken task; the wrapper is smaller by as much.
 pub(crate) struct TaskMeta {
-    shared: Arc<Shared>,
+    scheduler: SchedulerRef,
     lane_and_label: LaneAndLabel,
     /// The task's registry entry once it has returned `Pending` (null
     /// before, and again once the future is dropped). Written only by the
@@ -84,6 +104,14 @@ pub(crate) struct TaskMeta {
     #[cfg(loom)]
     published: Published,
 }
+
+// The size `TaskMeta`'s doc states (outside loom, whose `Published` and
+// atomics are larger).
+#[cfg(not(loom))]
+const _: () = assert!(
+    std::mem::size_of::<TaskMeta>() == 4 * std::mem::size_of::<usize>(),
+    "TaskMeta is four words: update its doc (and label.rs's reasoning) if this changes"
+);
 
 /// Under loom only: a cell the spawning thread creates with the task and
 /// every poll reads, so that loom checks each handoff of the task.
@@ -122,9 +150,9 @@ impl SpawnOptions {
 }
 
 impl TaskMeta {
-    pub(crate) fn new(shared: Arc<Shared>, options: SpawnOptions) -> TaskMeta {
+    pub(crate) fn new<S: Schedule>(scheduler: Arc<S>, options: SpawnOptions) -> TaskMeta {
         TaskMeta {
-            shared,
+            scheduler: SchedulerRef::new(scheduler),
             lane_and_label: LaneAndLabel::new(options.lane, options.label),
             entry: AtomicPtr::new(std::ptr::null_mut()),
             #[cfg(loom)]
@@ -141,8 +169,28 @@ impl TaskMeta {
         self.published.0.with(|_| ());
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// The task's scheduler.
+    ///
+    /// # Safety
+    ///
+    /// `S` is the scheduler type the task was made with (`new_task`'s, or
+    /// `spawn_blocking_on`'s).
+    #[inline]
+    pub(crate) unsafe fn scheduler<S: Schedule>(&self) -> &S {
+        // SAFETY: the caller's.
+        unsafe { self.scheduler.get::<S>() }
+    }
+
+    /// A reference of its own to the task's scheduler, for a caller that
+    /// still needs it once the task is handed over (and may be freed).
+    ///
+    /// # Safety
+    ///
+    /// As [`scheduler`](Self::scheduler).
+    #[inline]
+    pub(crate) unsafe fn scheduler_arc<S: Schedule>(&self) -> Arc<S> {
+        // SAFETY: the caller's.
+        unsafe { self.scheduler.arc::<S>() }
     }
 
     #[inline]
@@ -163,7 +211,8 @@ impl TaskMeta {
         let entry = self.entry.load(Ordering::Relaxed);
         // SAFETY: a non-null `entry` came from `Registry::insert`; entries
         // live as long as the registry, which outlives the task (the task
-        // holds the runtime through `shared`).
+        // holds its scheduler, which owns the registry, through
+        // `scheduler`).
         (!entry.is_null()).then(|| unsafe { &*entry })
     }
 
@@ -180,23 +229,26 @@ impl TaskMeta {
 /// destructor, which async-task would otherwise turn into a process abort),
 /// registers the task once it can be idle, unregisters it on drop, and
 /// keeps its registry entry's counters (`registry.rs`).
-struct TaskFuture<F> {
+struct TaskFuture<F, S: Schedule> {
     future: ManuallyDrop<F>,
     /// The task's metadata, in the task's header. Valid for the future's
     /// whole life: async-task drops the metadata only when it frees the
     /// task, after the future is gone, and never moves the header.
     meta: *const TaskMeta,
+    /// The type of the scheduler in the metadata (`new_task::<S>` made
+    /// both), so that its methods are static calls.
+    scheduler: PhantomData<fn() -> S>,
 }
 
 // Sound: the one field that is not `Send` is `meta`, a pointer to the
-// task's `TaskMeta`, which is `Sync` (an `Arc<Shared>`, atomic words and,
+// task's `TaskMeta`, which is `Sync` (a `SchedulerRef`, atomic words and,
 // under loom, `Published`): the thread the future moves to may read it
 // while others do, and it stays alive as `TaskFuture::meta` says; `future`
 // is `Send` when `F` is.
 // SAFETY: `meta` points to `Sync` data that outlives the future.
-unsafe impl<F: Send> Send for TaskFuture<F> {}
+unsafe impl<F: Send, S: Schedule> Send for TaskFuture<F, S> {}
 
-impl<F> TaskFuture<F> {
+impl<F, S: Schedule> TaskFuture<F, S> {
     fn meta(&self) -> &TaskMeta {
         // Sound: `meta` came from the `&TaskMeta` async-task passed to
         // `new_task`'s closure, the only place a `TaskFuture` is made, so it
@@ -209,56 +261,37 @@ impl<F> TaskFuture<F> {
         unsafe { &*self.meta }
     }
 
-    fn shared(&self) -> &Shared {
-        &self.meta().shared
+    fn scheduler(&self) -> &S {
+        // SAFETY: `new_task::<S>`, the only place a `TaskFuture<_, S>` is
+        // made, made the metadata with an `Arc<S>`.
+        unsafe { self.meta().scheduler::<S>() }
     }
 
     /// After a poll: a `Default` task whose poll the stall monitor saw run
-    /// past the slow-poll threshold moves to the `Batch` lane.
+    /// past the slow-poll threshold moves to the `Batch` lane, if its
+    /// runtime demotes slow tasks.
     #[inline]
     fn demote_if_slow(&self) {
         let meta = self.meta();
+        let scheduler = self.scheduler();
         if meta.lane() == Lane::Default
-            && context::with_core(|core| core.is_some_and(|core| core.poll_was_slow()))
-            && meta.shared.config.demote_slow_tasks
+            && scheduler.poll_was_slow()
+            && scheduler.demotes_slow_tasks()
             && meta.lane_and_label.demote()
         {
-            context::with_core(|core| {
-                if let Some(core) = core {
-                    core.count_demotion();
-                }
-            });
+            scheduler.task_demoted();
         }
-    }
-
-    /// After a poll that returned `Pending`: how it ended, for the task's
-    /// registry entry (no clock read unless the worker times this poll,
-    /// which it would do anyway: `Core::poll_end`). A poll that completes
-    /// the task skips this: the worker then reads the clock itself.
-    #[inline]
-    fn poll_end(&self) -> PollEnd {
-        let meta = self.meta();
-        context::with_core(|core| match core {
-            Some(core) if core.accepts_local(&*meta.shared) => core.poll_end(),
-            // Polled off this runtime's workers (not done today; a worker
-            // closing its core polls nothing).
-            _ => PollEnd {
-                clock_ns: meta.shared.registry.clock_ns(std::time::Instant::now()),
-                timed: None,
-            },
-        })
     }
 
     /// First `Pending`: from now on the task can be idle, so it must be
     /// findable at shutdown (and in dumps).
     #[cold]
     fn register(&mut self, waker: &Waker, first: PollEnd) {
-        let worker = context::with_core(|core| core.map(|core| core.index));
-        let meta = self.meta;
-        match self
-            .shared()
-            .registry
-            .insert(worker, waker.clone(), meta, first)
+        let scheduler = self.scheduler();
+        let worker = scheduler.polling_worker();
+        match scheduler
+            .registry()
+            .insert(worker, waker.clone(), self.meta, first)
         {
             Ok(entry) => self.meta().entry.store(entry.as_ptr(), Ordering::Relaxed),
             // Shutting down: a wake now makes the scheduler drop the task.
@@ -267,7 +300,7 @@ impl<F> TaskFuture<F> {
     }
 }
 
-impl<F> Drop for TaskFuture<F> {
+impl<F, S: Schedule> Drop for TaskFuture<F, S> {
     fn drop(&mut self) {
         // Sound: `future` is dropped exactly once, here, in place (it is
         // pinned; dropping in place is what pinning permits): nothing else
@@ -278,18 +311,18 @@ impl<F> Drop for TaskFuture<F> {
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
         let _ = crate::util::locks::call_user("a task's future's drop", drop_future);
-        let shared = self.shared();
+        let scheduler = self.scheduler();
         if let Some(entry) = self.meta().entry() {
-            shared.registry.remove(entry);
+            scheduler.registry().remove(entry);
             self.meta()
                 .entry
                 .store(std::ptr::null_mut(), Ordering::Relaxed);
         }
-        shared.count_task_finished();
+        scheduler.task_finished();
     }
 }
 
-impl<F: Future> Future for TaskFuture<F> {
+impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
     type Output = Contained<Result<F::Output, Panic>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -303,13 +336,16 @@ impl<F: Future> Future for TaskFuture<F> {
         this.demote_if_slow();
         match polled {
             Ok(Poll::Pending) => {
-                let end = this.poll_end();
+                // How the poll ended, for the task's registry entry. A poll
+                // that completes the task skips this: its worker then reads
+                // the clock itself.
+                let end = this.scheduler().poll_end();
                 let Some(entry) = this.meta().entry() else {
                     this.register(cx.waker(), end);
                     return Poll::Pending;
                 };
                 entry.polled(end);
-                if this.shared().is_shutdown() {
+                if this.scheduler().is_shutdown() {
                     // Polled once more during shutdown (a worker finishing
                     // its last ticks): the registry may already be closed
                     // and will not find this task again, so a wake makes the
@@ -323,9 +359,9 @@ impl<F: Future> Future for TaskFuture<F> {
             }
             Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
             Err(panic) => {
-                // The panic policy (`runtime/scheduler/panic_policy.rs`); the
-                // output is the panic either way.
-                this.shared().task_panicked(&*panic);
+                // The runtime's panic policy; the output is the panic
+                // either way.
+                this.scheduler().task_panicked(&*panic);
                 Poll::Ready(Contained::new(Err(panic)))
             }
         }
@@ -360,88 +396,55 @@ impl<T> Drop for Contained<T> {
     }
 }
 
-/// The schedule function of every weft task.
-fn schedule(task: Task, info: ScheduleInfo) {
+/// The schedule function of every task whose scheduler is an `S`.
+fn schedule<S: Schedule>(task: Task, info: ScheduleInfo) {
     task.metadata().mark_scheduled();
-    let lane = task.metadata().lane();
-    if lane != Lane::Default {
-        // The lanes' queues are runtime-wide: no local fast path.
-        let shared = task.metadata().shared.clone();
-        shared.schedule_lane(task, lane);
-        return;
-    }
-    let shared: *const Shared = &*task.metadata().shared;
-    let is_yield = info.woken_while_running;
-    // Fast path: woken by a task running on a worker of this runtime.
-    let task = match context::with_core(|core| match core {
-        Some(core) if core.accepts_local(shared) => {
-            core.schedule_local(task, is_yield);
-            None
-        }
-        _ => Some(task),
-    }) {
-        None => return,
-        Some(task) => task,
-    };
-    // The task may complete and free the metadata once pushed: hold the
-    // runtime through our own reference for the rest of the call.
-    let shared = task.metadata().shared.clone();
-    shared.schedule_remote(task);
+    // SAFETY: `schedule::<S>` is installed only by `new_task::<S>`, whose
+    // tasks' scheduler is an `S`.
+    unsafe { S::schedule(task, info) }
 }
 
-/// Spawns `future` on the runtime behind `shared`.
-pub(crate) fn spawn_on<F>(
-    shared: &Arc<Shared>,
+/// Spawns `future` on `scheduler`; refused (the handle reports
+/// cancellation) once the scheduler is shutting down.
+pub(crate) fn spawn_on<S, F>(
+    scheduler: &Arc<S>,
     future: F,
     options: SpawnOptions,
 ) -> JoinHandle<F::Output>
 where
+    S: Schedule,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    if shared.is_shutdown() {
+    if scheduler.is_shutdown() {
         return JoinHandle::cancelled_at_spawn(future);
     }
-    let (runnable, task) = new_task(shared, future, options);
-    if options.lane != Lane::Default {
-        shared.count_remote_spawn();
-        shared.schedule_lane(runnable, options.lane);
-        return task;
-    }
-    let on_worker = context::with_core(|core| match core {
-        Some(core) if core.accepts_local(&**shared) => {
-            core.count_spawn();
-            core.schedule_local(runnable, false);
-            None
-        }
-        _ => Some(runnable),
-    });
-    if let Some(runnable) = on_worker {
-        shared.count_remote_spawn();
-        shared.schedule_remote(runnable);
-    }
+    let (runnable, task) = new_task(scheduler, future, options);
+    scheduler.schedule_new(runnable);
     task
 }
 
-/// Makes the task cell for `future`, not yet scheduled: the right to poll
-/// it and its join handle.
-pub(crate) fn new_task<F>(
-    shared: &Arc<Shared>,
+/// Makes the task cell for `future` on `scheduler`, not yet scheduled: the
+/// right to poll it and its join handle.
+pub(crate) fn new_task<S, F>(
+    scheduler: &Arc<S>,
     future: F,
     options: SpawnOptions,
 ) -> (Task, JoinHandle<F::Output>)
 where
+    S: Schedule,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let (runnable, task) = async_task::Builder::new()
-        .metadata(TaskMeta::new(shared.clone(), options))
+        .metadata(TaskMeta::new(scheduler.clone(), options))
         .spawn(
-            move |meta| TaskFuture {
+            move |meta| TaskFuture::<F, S> {
                 future: ManuallyDrop::new(future),
                 meta,
+                scheduler: PhantomData,
             },
-            WithInfo(schedule),
+            WithInfo(schedule::<S>),
         );
     (runnable, JoinHandle::new(task))
 }

@@ -5,9 +5,9 @@
 //! `AbortHandle` lives on against its task's completion and an abort
 //! through that `AbortHandle` (the reaper of `join/cell.rs`).
 //!
-//! The members are real weft tasks on the real `Shared` with no worker
-//! thread: a "runner" thread plays the worker, running what the inject
-//! queue holds (as in `join/loom_tests.rs`, which says what loom sees of
+//! The members are real weft task cells on the cell's test scheduler
+//! (`loom_support::TestScheduler`: a queue, no runtime): a "runner" thread
+//! plays the worker, running what that queue holds (as in `join/loom_tests.rs`, which says what loom sees of
 //! async-task and how `RacePoint` makes it try the orders of async-task's
 //! transitions). Here loom also sees the set's ready list (its mutex and
 //! each member's `queued` flag) and each handle's cell (its mutex): the
@@ -39,9 +39,8 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::JoinSet;
-use crate::runtime::Shared;
 use crate::runtime::loom_support::realign_registry_round_robin;
-use crate::runtime::loom_support::{Count, DropProbe, RacePoint, shared, spawn_on};
+use crate::runtime::loom_support::{Count, DropProbe, RacePoint, TestScheduler, spawn_on};
 use crate::task::JoinError;
 
 const WORKERS: usize = 1;
@@ -103,24 +102,24 @@ impl Future for Member {
     }
 }
 
-/// Runs what the inject queue holds until it is empty.
-fn run_queued(shared: &Shared) {
-    while let Some(task) = shared.inject.pop() {
+/// Runs what the test scheduler's queue holds until it is empty.
+fn run_queued(scheduler: &TestScheduler) {
+    while let Some(task) = scheduler.pop() {
         task.run();
     }
 }
 
-fn spawn_runner(shared: &Arc<Shared>) -> thread::JoinHandle<()> {
-    let shared = shared.clone();
-    thread::spawn(move || run_queued(&shared))
+fn spawn_runner(scheduler: &Arc<TestScheduler>) -> thread::JoinHandle<()> {
+    let scheduler = scheduler.clone();
+    thread::spawn(move || run_queued(&scheduler))
 }
 
 fn add(
     set: &mut JoinSet<Output>,
-    shared: &Arc<Shared>,
+    scheduler: &Arc<TestScheduler>,
     member: Member,
 ) -> crate::task::AbortHandle {
-    set.insert(spawn_on(shared, member))
+    set.insert(spawn_on(scheduler, member))
 }
 
 /// Runs `future` to completion on this thread, which also runs queued
@@ -134,7 +133,7 @@ fn add(
 /// here completing wakes the set's member, which wakes this thread): loom
 /// forgets a thread's pending unpark once that thread does other loom
 /// operations before it parks.
-fn block_on_running<F: Future>(shared: &Shared, future: F) -> F::Output {
+fn block_on_running<F: Future>(scheduler: &TestScheduler, future: F) -> F::Output {
     struct Unpark {
         thread: loom::thread::Thread,
         woken: std::sync::atomic::AtomicBool,
@@ -158,7 +157,7 @@ fn block_on_running<F: Future>(shared: &Shared, future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
-        run_queued(shared);
+        run_queued(scheduler);
         // No loom operation between this swap and the park: a wake from
         // another thread in between leaves an unpark the park consumes.
         if !unpark
@@ -171,12 +170,15 @@ fn block_on_running<F: Future>(shared: &Shared, future: F) -> F::Output {
 }
 
 /// Joins every member on this thread, in the order `join_next` returns
-/// them; running queued tasks meanwhile if `shared` is given.
-fn join_all(shared: Option<&Shared>, set: &mut JoinSet<Output>) -> Vec<Result<Output, JoinError>> {
+/// them; running queued tasks meanwhile if `scheduler` is given.
+fn join_all(
+    scheduler: Option<&TestScheduler>,
+    set: &mut JoinSet<Output>,
+) -> Vec<Result<Output, JoinError>> {
     let mut results = Vec::new();
     loop {
-        let next = match shared {
-            Some(shared) => block_on_running(shared, set.join_next()),
+        let next = match scheduler {
+            Some(scheduler) => block_on_running(scheduler, set.join_next()),
             None => crate::runtime::loom_support::block_on(set.join_next()),
         };
         let Some(result) = next else { break };
@@ -202,13 +204,10 @@ fn assert_accounted(log: &Log, members: usize, results: Vec<Result<Output, JoinE
     );
 }
 
-fn finish(shared: Arc<Shared>) {
-    run_queued(&shared);
-    assert!(
-        shared.inject.is_empty(),
-        "a Runnable left in the inject queue"
-    );
-    drop(shared);
+fn finish(scheduler: Arc<TestScheduler>) {
+    run_queued(&scheduler);
+    assert!(scheduler.is_empty(), "a Runnable left in the queue");
+    drop(scheduler);
     realign_registry_round_robin(WORKERS);
 }
 
@@ -218,13 +217,13 @@ fn finish(shared: Arc<Shared>) {
 #[test]
 fn join_next_races_completions() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
         let mut set = JoinSet::new();
-        add(&mut set, &shared, Member::new(0, 1, &log, &race));
-        add(&mut set, &shared, Member::new(1, 0, &log, &race));
-        let runner = spawn_runner(&shared);
+        add(&mut set, &scheduler, Member::new(0, 1, &log, &race));
+        add(&mut set, &scheduler, Member::new(1, 0, &log, &race));
+        let runner = spawn_runner(&scheduler);
         race.touch();
         // Only the runner runs tasks: its completions are one after the
         // other, so the order they are recorded in is the order async-task
@@ -237,7 +236,7 @@ fn join_next_races_completions() {
             .collect();
         assert_eq!(order, *log.completed.lock().unwrap(), "completion order");
         assert_accounted(&log, 2, results);
-        finish(shared);
+        finish(scheduler);
     });
 }
 
@@ -245,17 +244,17 @@ fn join_next_races_completions() {
 /// runs what its abort queued (as a worker would) and asks again; it
 /// returns `abort`.
 fn spawn_aborter(
-    shared: &Arc<Shared>,
+    scheduler: &Arc<TestScheduler>,
     race: &RacePoint,
     abort: crate::task::AbortHandle,
 ) -> thread::JoinHandle<crate::task::AbortHandle> {
-    let (shared, race) = (shared.clone(), race.clone());
+    let (scheduler, race) = (scheduler.clone(), race.clone());
     thread::spawn(move || {
         race.touch();
         abort.abort();
         race.touch();
         let _ = abort.is_finished();
-        run_queued(&shared);
+        run_queued(&scheduler);
         let _ = abort.is_finished();
         abort
     })
@@ -268,14 +267,14 @@ fn spawn_aborter(
 /// and the ready list's. The aborter runs what its abort queued, as a
 /// worker would.
 fn abort_handle_races_join_next(yields: usize) {
-    let (shared, _locals) = shared(WORKERS);
+    let scheduler = TestScheduler::new(WORKERS);
     let log = Log::default();
     let race = RacePoint::new();
     let mut set = JoinSet::new();
-    let abort = add(&mut set, &shared, Member::new(0, yields, &log, &race));
-    let runner = spawn_runner(&shared);
-    let aborter = spawn_aborter(&shared, &race, abort);
-    let results = join_all(Some(&shared), &mut set);
+    let abort = add(&mut set, &scheduler, Member::new(0, yields, &log, &race));
+    let runner = spawn_runner(&scheduler);
+    let aborter = spawn_aborter(&scheduler, &race, abort);
+    let results = join_all(Some(&scheduler), &mut set);
     runner.join().unwrap();
     let abort = aborter.join().unwrap();
     assert!(abort.is_finished(), "joined, but not finished");
@@ -284,7 +283,7 @@ fn abort_handle_races_join_next(yields: usize) {
         assert!(results[0].is_err(), "a task that never completes was Ok");
     }
     assert_accounted(&log, 1, results);
-    finish(shared);
+    finish(scheduler);
 }
 
 #[test]
@@ -304,30 +303,30 @@ fn an_abort_handle_races_join_next_and_a_completion() {
 #[test]
 fn an_abort_handle_races_the_owners_poll() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
-        let handle = spawn_on(&shared, Member::new(0, NEVER, &log, &race));
+        let handle = spawn_on(&scheduler, Member::new(0, NEVER, &log, &race));
         let abort = handle.abort_handle();
-        let runner = spawn_runner(&shared);
+        let runner = spawn_runner(&scheduler);
         let aborter = {
-            let (shared, race) = (shared.clone(), race.clone());
+            let (scheduler, race) = (scheduler.clone(), race.clone());
             thread::spawn(move || {
                 race.touch();
                 abort.abort();
                 race.touch();
-                run_queued(&shared);
+                run_queued(&scheduler);
                 abort
             })
         };
         race.touch();
-        let result = block_on_running(&shared, handle);
+        let result = block_on_running(&scheduler, handle);
         runner.join().unwrap();
         let abort = aborter.join().unwrap();
         assert!(result.is_err(), "a task that never completes was Ok");
         assert!(abort.is_finished());
         assert_accounted(&log, 1, vec![result]);
-        finish(shared);
+        finish(scheduler);
     });
 }
 
@@ -337,23 +336,23 @@ fn an_abort_handle_races_the_owners_poll() {
 #[test]
 fn abort_all_races_a_completion() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
         let mut set = JoinSet::new();
-        add(&mut set, &shared, Member::new(0, 1, &log, &race));
-        add(&mut set, &shared, Member::new(1, NEVER, &log, &race));
-        let runner = spawn_runner(&shared);
+        add(&mut set, &scheduler, Member::new(0, 1, &log, &race));
+        add(&mut set, &scheduler, Member::new(1, NEVER, &log, &race));
+        let runner = spawn_runner(&scheduler);
         race.touch();
         set.abort_all();
         race.touch();
         // What the abort queued (an idle task is scheduled to be dropped).
-        run_queued(&shared);
-        let results = join_all(Some(&shared), &mut set);
+        run_queued(&scheduler);
+        let results = join_all(Some(&scheduler), &mut set);
         runner.join().unwrap();
         assert_eq!(results.len(), 2);
         assert_accounted(&log, 2, results);
-        finish(shared);
+        finish(scheduler);
     });
 }
 
@@ -362,27 +361,27 @@ fn abort_all_races_a_completion() {
 /// either way; and before their `AbortHandle`s are dropped if
 /// `keep_aborts` (the set's drop then gives each cell a reaper).
 fn the_sets_drop_races_a_completion(keep_aborts: bool) {
-    let (shared, _locals) = shared(WORKERS);
+    let scheduler = TestScheduler::new(WORKERS);
     let log = Log::default();
     let race = RacePoint::new();
     let mut set = JoinSet::new();
     let mut aborts = vec![
-        add(&mut set, &shared, Member::new(0, 1, &log, &race)),
-        add(&mut set, &shared, Member::new(1, NEVER, &log, &race)),
+        add(&mut set, &scheduler, Member::new(0, 1, &log, &race)),
+        add(&mut set, &scheduler, Member::new(1, NEVER, &log, &race)),
     ];
     if !keep_aborts {
         aborts.clear();
     }
-    let runner = spawn_runner(&shared);
+    let runner = spawn_runner(&scheduler);
     race.touch();
     drop(set);
     race.touch();
     runner.join().unwrap();
-    run_queued(&shared);
+    run_queued(&scheduler);
     assert_accounted(&log, 2, Vec::new());
     assert!(aborts.iter().all(|abort| abort.is_finished()));
     drop(aborts);
-    finish(shared);
+    finish(scheduler);
 }
 
 #[test]
@@ -403,19 +402,19 @@ fn dropping_the_set_races_a_completion_with_abort_handles_alive() {
 /// completion, by the abort's notify, or by whoever put the task back in
 /// the cell, or found the output at the handle's drop.
 fn dropping_the_owner_races_a_completion(abort: bool) {
-    let (shared, _locals) = shared(WORKERS);
+    let scheduler = TestScheduler::new(WORKERS);
     let log = Log::default();
     let race = RacePoint::new();
-    let handle = spawn_on(&shared, Member::new(0, 1, &log, &race));
+    let handle = spawn_on(&scheduler, Member::new(0, 1, &log, &race));
     let kept = handle.abort_handle();
-    let runner = spawn_runner(&shared);
-    let aborter = abort.then(|| spawn_aborter(&shared, &race, handle.abort_handle()));
+    let runner = spawn_runner(&scheduler);
+    let aborter = abort.then(|| spawn_aborter(&scheduler, &race, handle.abort_handle()));
     race.touch();
     drop(handle);
     race.touch();
     runner.join().unwrap();
     let other = aborter.map(|aborter| aborter.join().unwrap());
-    run_queued(&shared);
+    run_queued(&scheduler);
     assert_accounted(&log, 1, Vec::new());
     if !abort {
         assert_eq!(log.completions.get(), 1, "nothing aborted the task");
@@ -425,7 +424,7 @@ fn dropping_the_owner_races_a_completion(abort: bool) {
         "the task ended, its AbortHandle says not"
     );
     drop((kept, other));
-    finish(shared);
+    finish(scheduler);
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! `abort` (then `.await`), against a wake from outside, and against the
 //! handle being dropped (detach).
 //!
-//! The task is a real weft task (`spawn_on` on the real `Shared`, no worker
-//! thread): a "runner" thread plays the worker, taking the task's
-//! `Runnable` from the inject queue and running it; wakes go through weft's
-//! schedule function and `schedule_remote`.
+//! The task is a real weft task cell (`spawn_on`: the real `TaskMeta`,
+//! `TaskFuture`, schedule function and registry) on the cell's test
+//! scheduler (`runtime/task/schedule/test_scheduler.rs`), not on a runtime:
+//! a "runner" thread plays the worker, taking the task's `Runnable` from
+//! the test scheduler's queue and running it; wakes go through weft's
+//! schedule function and the `Schedule` seam into that queue.
 //!
 //! # What is asserted
 //!
@@ -34,10 +36,12 @@
 //! task's poll, inside it (the task is running), or after it completed.
 //!
 //! So these models check weft's side (the `JoinHandle` state machine in
-//! `join.rs`, the task wrapper and the schedule path in `runtime/task/mod.rs`, the
-//! registry) against every order in which async-task's transitions can
+//! `join.rs`, the task wrapper and the schedule function in
+//! `runtime/task/mod.rs`, the registry) against every order in which async-task's transitions can
 //! *start*, but they cannot find a bug inside async-task's own lock-free
-//! transitions or its memory orderings, which are async-task's to test.
+//! transitions or its memory orderings, which are async-task's to test;
+//! nor the multi-thread scheduler's queues and wake rules, which the
+//! scheduler's own models check (`runtime/scheduler/**/loom_tests.rs`).
 //! The `JoinHandle`'s cell (`cell.rs`) locks a loom mutex; in these
 //! models no two threads use the same handle at once (the models of
 //! `join_set/loom_tests.rs` race an `AbortHandle` against the owner).
@@ -60,9 +64,8 @@ use loom::thread;
 
 use crate::runtime::loom_support::spawn_on;
 use crate::runtime::loom_support::{
-    Count, DropProbe, RacePoint, block_on, realign_registry_round_robin, shared,
+    Count, DropProbe, RacePoint, TestScheduler, block_on, realign_registry_round_robin,
 };
-use crate::runtime::scheduler::Shared;
 use crate::runtime::task::JoinError;
 
 const WORKERS: usize = 1;
@@ -136,9 +139,9 @@ impl Job {
     }
 }
 
-/// Takes the task's `Runnable` from the inject queue, if there, and runs it.
-fn run_queued(shared: &Shared, log: &Log) -> bool {
-    match shared.inject.pop() {
+/// Takes the task's `Runnable` from the queue, if there, and runs it.
+fn run_queued(scheduler: &TestScheduler, log: &Log) -> bool {
+    match scheduler.pop() {
         Some(task) => {
             task.run();
             if log.completions.get() > 0 {
@@ -152,10 +155,10 @@ fn run_queued(shared: &Shared, log: &Log) -> bool {
 
 /// A thread that runs queued tasks until none is left. Each poll but the
 /// last re-queues the task (its wake, made while it runs, goes to the
-/// inject queue), so it runs until nothing is queued.
-fn spawn_runner(shared: &Arc<Shared>, log: &Log) -> thread::JoinHandle<()> {
-    let (shared, log) = (shared.clone(), log.clone());
-    thread::spawn(move || while run_queued(&shared, &log) {})
+/// queue), so it runs until nothing is queued.
+fn spawn_runner(scheduler: &Arc<TestScheduler>, log: &Log) -> thread::JoinHandle<()> {
+    let (scheduler, log) = (scheduler.clone(), log.clone());
+    thread::spawn(move || while run_queued(&scheduler, &log) {})
 }
 
 /// The checks on a task once every thread is done.
@@ -177,23 +180,20 @@ fn assert_accounted(log: &Log, result: Option<Result<Output, JoinError>>) {
     );
 }
 
-fn finish(shared: Arc<Shared>) {
-    assert!(
-        shared.inject.is_empty(),
-        "a Runnable left in the inject queue"
-    );
-    drop(shared);
+fn finish(scheduler: Arc<TestScheduler>) {
+    assert!(scheduler.is_empty(), "a Runnable left in the queue");
+    drop(scheduler);
     realign_registry_round_robin(WORKERS);
 }
 
 /// The runner polls the task (which yields `yields` times before it
 /// completes) while another thread aborts it and awaits the handle.
 fn abort_races_completion(yields: usize) {
-    let (shared, _locals) = shared(WORKERS);
+    let scheduler = TestScheduler::new(WORKERS);
     let log = Log::default();
     let race = RacePoint::new();
-    let handle = spawn_on(&shared, Job::new(yields, &log, &race));
-    let runner = spawn_runner(&shared, &log);
+    let handle = spawn_on(&scheduler, Job::new(yields, &log, &race));
+    let runner = spawn_runner(&scheduler, &log);
     let aborter = {
         let log = log.clone();
         thread::spawn(move || {
@@ -228,7 +228,7 @@ fn abort_races_completion(yields: usize) {
         );
     }
     assert_accounted(&log, Some(result));
-    finish(shared);
+    finish(scheduler);
 }
 
 #[test]
@@ -247,14 +247,14 @@ fn abort_races_a_task_that_yields_then_completes() {
 #[test]
 fn abort_races_an_outside_wake() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
         let slot = std::sync::Arc::new(StdMutex::new(None));
         let mut job = Job::new(0, &log, &race);
         job.wait_for_wake = Some(slot.clone());
-        let handle = std::sync::Arc::new(spawn_on(&shared, job));
-        assert!(run_queued(&shared, &log), "spawned from outside: queued");
+        let handle = std::sync::Arc::new(spawn_on(&scheduler, job));
+        assert!(run_queued(&scheduler, &log), "spawned from outside: queued");
         let waker = slot.lock().unwrap().take().expect("first poll stored it");
         let waking = {
             let race = race.clone();
@@ -276,10 +276,10 @@ fn abort_races_an_outside_wake() {
         aborting.join().unwrap();
         // The worker's part: run what the wake or the abort queued.
         assert!(
-            run_queued(&shared, &log),
+            run_queued(&scheduler, &log),
             "the wake or the abort queues the task"
         );
-        assert!(!run_queued(&shared, &log), "one Runnable only");
+        assert!(!run_queued(&scheduler, &log), "one Runnable only");
         let handle = std::sync::Arc::into_inner(handle).unwrap();
         let mut handle = pin!(handle);
         let result = match handle
@@ -291,7 +291,7 @@ fn abort_races_an_outside_wake() {
         };
         assert!(log.polls.get() <= 2);
         assert_accounted(&log, Some(result));
-        finish(shared);
+        finish(scheduler);
     });
 }
 
@@ -301,11 +301,11 @@ fn abort_races_an_outside_wake() {
 #[test]
 fn detach_races_completion() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
-        let handle = spawn_on(&shared, Job::new(1, &log, &race));
-        let runner = spawn_runner(&shared, &log);
+        let handle = spawn_on(&scheduler, Job::new(1, &log, &race));
+        let runner = spawn_runner(&scheduler, &log);
         let detacher = thread::spawn(move || {
             race.touch();
             drop(handle);
@@ -320,7 +320,7 @@ fn detach_races_completion() {
         );
         assert_eq!(log.polls.get(), 2);
         assert_accounted(&log, None);
-        finish(shared);
+        finish(scheduler);
     });
 }
 
@@ -329,11 +329,11 @@ fn detach_races_completion() {
 #[test]
 fn await_races_completion() {
     loom::model(|| {
-        let (shared, _locals) = shared(WORKERS);
+        let scheduler = TestScheduler::new(WORKERS);
         let log = Log::default();
         let race = RacePoint::new();
-        let handle = spawn_on(&shared, Job::new(1, &log, &race));
-        let runner = spawn_runner(&shared, &log);
+        let handle = spawn_on(&scheduler, Job::new(1, &log, &race));
+        let runner = spawn_runner(&scheduler, &log);
         let awaiter = thread::spawn(move || {
             race.touch();
             block_on(handle)
@@ -345,6 +345,6 @@ fn await_races_completion() {
             "awaiting gives the output"
         );
         assert_accounted(&log, Some(result));
-        finish(shared);
+        finish(scheduler);
     });
 }
