@@ -58,26 +58,6 @@
 //! calm rate, against tokio and smol; its cases join the same document
 //! and gate.
 
-pub mod cli;
-pub mod compare;
-pub mod driver;
-pub mod echo;
-pub mod figure;
-pub mod file;
-pub mod floor;
-pub mod harness;
-pub mod http;
-pub mod json;
-pub mod measure;
-pub mod metrics;
-pub mod mixed;
-pub mod report;
-pub mod runtimes;
-pub mod service;
-pub mod stall;
-pub mod stats;
-pub mod summary;
-pub mod system;
-pub mod table;
-pub mod timers;
-pub mod workloads;
+pub mod common;
+pub mod serve;
+pub mod suites;

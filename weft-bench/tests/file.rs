@@ -11,8 +11,8 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::file::{self, FileConfig, Sizes};
-use weft_bench::runtimes::RuntimeKind;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::file::{self, FileConfig, Sizes};
 
 #[test]
 fn every_runtime_reads_and_writes_beside_the_ticker() {

@@ -12,15 +12,15 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::echo::Timing;
-use weft_bench::echo::result::Figures;
-use weft_bench::floor::FLOOR;
-use weft_bench::harness::{self, RunConfig};
-use weft_bench::http::result::HttpSettings;
-use weft_bench::http::{self, HttpConfig};
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::summary;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::common::summary;
+use weft_bench::serve::floor::FLOOR;
+use weft_bench::suites::echo::Timing;
+use weft_bench::suites::echo::result::Figures;
+use weft_bench::suites::http::result::HttpSettings;
+use weft_bench::suites::http::{self, HttpConfig};
+use weft_bench::suites::mixed::latency::Percentiles;
+use weft_bench::suites::scheduler::{self, RunConfig};
 
 #[test]
 fn every_runtime_serves_hello_and_gives_figures() {
@@ -73,7 +73,7 @@ fn every_runtime_serves_hello_and_gives_figures() {
     // Its line in the lane's table and at each load in the cost table.
     assert_eq!(floor_lines.count(), 3, "{text}");
     let setup = common::quick(&RuntimeKind::ALL);
-    let mut document = harness::document(&RunConfig::describing(setup), Vec::new(), Vec::new());
+    let mut document = scheduler::document(&RunConfig::describing(setup), Vec::new(), Vec::new());
     document.lanes.http = Some(result);
     let summary = summary::render(&document);
     assert!(summary.contains("floor | weft | tokio"), "{summary}");

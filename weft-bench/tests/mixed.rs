@@ -9,9 +9,9 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::mixed::result::{Figures, ORACLE};
-use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
+use weft_bench::suites::mixed::latency::Percentiles;
+use weft_bench::suites::mixed::result::{Figures, ORACLE};
+use weft_bench::suites::mixed::{self, Load, MixedConfig, Timing, Variant};
 
 #[test]
 fn every_load_gives_figures_on_every_runtime() {

@@ -8,11 +8,11 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::service::result::Figures;
-use weft_bench::service::soak::SoakConfig;
-use weft_bench::service::{self, ServiceConfig};
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::mixed::latency::Percentiles;
+use weft_bench::suites::service::result::Figures;
+use weft_bench::suites::service::soak::SoakConfig;
+use weft_bench::suites::service::{self, ServiceConfig};
 
 #[test]
 fn weft_and_tokio_serve_both_loads_and_give_figures() {

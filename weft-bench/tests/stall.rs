@@ -12,9 +12,9 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::figure::lane::RowKind;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::stall::{self, Case, Sizes, StallConfig};
+use weft_bench::common::figure::lane::RowKind;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::stall::{self, Case, Sizes, StallConfig};
 
 #[test]
 fn every_runtime_keeps_its_work_logged_through_both_cases() {

@@ -10,9 +10,9 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::timers::sizes::Sizes;
-use weft_bench::timers::{self, Experiment, TimersConfig};
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::timers::sizes::Sizes;
+use weft_bench::suites::timers::{self, Experiment, TimersConfig};
 
 #[test]
 fn every_row_gives_a_positive_number_on_every_runtime() {

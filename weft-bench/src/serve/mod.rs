@@ -1,0 +1,3 @@
+//! What the echo and HTTP suites share.
+
+pub mod floor;
