@@ -11,11 +11,12 @@ mod common;
 
 use std::time::Duration;
 
+use weft_bench::common::latency::Percentiles;
 use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::serve::Timing;
 use weft_bench::serve::floor::FLOOR;
-use weft_bench::suites::echo::result::Figures;
-use weft_bench::suites::echo::{self, EchoConfig, Row, Timing};
-use weft_bench::suites::mixed::latency::Percentiles;
+use weft_bench::serve::result::Figures;
+use weft_bench::suites::echo::{self, EchoConfig, Row};
 
 #[test]
 fn every_row_gives_figures_on_every_runtime() {

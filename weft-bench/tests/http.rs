@@ -12,14 +12,14 @@ mod common;
 
 use std::time::Duration;
 
+use weft_bench::common::latency::Percentiles;
 use weft_bench::common::runtimes::RuntimeKind;
 use weft_bench::common::summary;
+use weft_bench::serve::Timing;
 use weft_bench::serve::floor::FLOOR;
-use weft_bench::suites::echo::Timing;
-use weft_bench::suites::echo::result::Figures;
+use weft_bench::serve::result::Figures;
 use weft_bench::suites::http::result::HttpSettings;
 use weft_bench::suites::http::{self, HttpConfig};
-use weft_bench::suites::mixed::latency::Percentiles;
 use weft_bench::suites::scheduler::{self, RunConfig};
 
 #[test]

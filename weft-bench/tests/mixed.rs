@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::suites::mixed::latency::Percentiles;
+use weft_bench::common::latency::Percentiles;
 use weft_bench::suites::mixed::result::{Figures, ORACLE};
 use weft_bench::suites::mixed::{self, Load, MixedConfig, Timing, Variant};
 

@@ -8,8 +8,8 @@ mod common;
 
 use std::time::Duration;
 
+use weft_bench::common::latency::Percentiles;
 use weft_bench::common::runtimes::RuntimeKind;
-use weft_bench::suites::mixed::latency::Percentiles;
 use weft_bench::suites::service::result::Figures;
 use weft_bench::suites::service::soak::SoakConfig;
 use weft_bench::suites::service::{self, ServiceConfig};

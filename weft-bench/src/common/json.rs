@@ -27,9 +27,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::figure::lane::{Lane, LaneSettings};
+use crate::common::figure::lane::Lane;
 use crate::common::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
 use crate::common::measure::Sample;
+use crate::common::setup::LaneSettings;
 use crate::suites::echo::result::EchoResult;
 use crate::suites::file::result::FileResult;
 use crate::suites::http::result::HttpResult;

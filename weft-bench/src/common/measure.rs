@@ -1,7 +1,8 @@
 //! Measuring one iteration: wall time, the whole process's context switches
 //! (`getrusage(RUSAGE_SELF)` deltas, the same measurement for every runtime)
 //! and, where the runtime has them, its scheduler counter deltas. Also the
-//! process's CPU time, which the timers lane reads the same way.
+//! process's CPU time, which the timers lane reads the same way, a
+//! thread's CPU time, and a run's measured window ([`Span`]).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -81,6 +82,48 @@ pub fn process_cpu_time() -> io::Result<Duration> {
         Duration::from_secs(seconds) + Duration::from_micros(u64::from(micros))
     };
     Ok(timeval(usage.ru_utime) + timeval(usage.ru_stime))
+}
+
+/// The calling thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec and the clock id is a
+    // constant the platform defines.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    let seconds = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
+    Duration::new(seconds, nanos)
+}
+
+/// A run's measured window (every load generator's):
+/// from the warm-up's end to its end. A request counts iff it started
+/// inside it.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// The warm-up's end, the window's start.
+    pub warm_end: Instant,
+    /// The window's end.
+    pub end: Instant,
+}
+
+impl Span {
+    /// The window `measure` long after `warmup` from `start`.
+    pub fn after(start: Instant, warmup: Duration, measure: Duration) -> Span {
+        let warm_end = start + warmup;
+        let end = warm_end + measure;
+        Span { warm_end, end }
+    }
+
+    /// Whether `at` is inside it.
+    pub fn contains(&self, at: Instant) -> bool {
+        self.warm_end <= at && at < self.end
+    }
 }
 
 fn rusage_self() -> io::Result<libc::rusage> {

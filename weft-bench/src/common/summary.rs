@@ -23,8 +23,8 @@ use crate::common::figure::{Better, Figure, FiguresOf, Row, WEFT, ratio};
 use crate::common::json::{Document, MEDIAN_MS};
 use crate::common::table::Table;
 use crate::serve::floor::FLOOR;
-use crate::suites::echo::result::EchoRun;
-use crate::suites::{echo, file, mixed, service, stall, timers};
+use crate::serve::result::ServedRun;
+use crate::suites::{file, mixed, service, stall, timers};
 
 const RUNTIMES: [&str; 3] = ["weft", "tokio", "smol"];
 
@@ -99,7 +99,7 @@ fn lines(document: &Document) -> Vec<Line> {
     let http = document.lanes.http.iter().flat_map(|h| &h.rows);
     for (lane, row) in echo.map(|r| ("echo", r)).chain(http.map(|r| ("http", r))) {
         let name = row.name.clone();
-        lines.push(Line::new(lane, name, &echo::result::REQ_PER_S, row));
+        lines.push(Line::new(lane, name, &crate::serve::result::REQ_PER_S, row));
         if !row.targets.is_empty() {
             cost_lines(&mut lines, lane, row);
         }
@@ -154,12 +154,8 @@ fn stall_notes(document: &Document) -> Vec<String> {
 /// The server's cost per request on `row` of `lane` (echo's and HTTP's
 /// rows with cost targets, and their paced runs): CPU, system calls,
 /// context switches.
-fn cost_lines<R: Row<Run = echo::result::EchoRun>>(
-    lines: &mut Vec<Line>,
-    lane: &'static str,
-    row: &R,
-) {
-    use echo::result::{SERVER_CPU, SWITCHES, SYSCALLS};
+fn cost_lines<R: Row<Run = ServedRun>>(lines: &mut Vec<Line>, lane: &'static str, row: &R) {
+    use crate::serve::result::{SERVER_CPU, SWITCHES, SYSCALLS};
     for (figure, what) in [
         (&SERVER_CPU, "server µs/req"),
         (&SYSCALLS, "syscalls/req"),
@@ -200,7 +196,7 @@ fn floor_notes(document: &Document) -> Vec<String> {
 
 /// `CPU/syscalls` of the floor, weft and tokio in `runs`, `-` where not
 /// counted.
-fn floor_cells(runs: &BTreeMap<String, EchoRun>) -> String {
+fn floor_cells(runs: &BTreeMap<String, ServedRun>) -> String {
     let cost = |runtime: &str| {
         let cost = runs.get(runtime).and_then(|r| r.ok()?.server.as_ref());
         cost.map_or("-".to_owned(), |c| {

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, JoinHandle};
 
-use crate::suites::echo::server::LOOPBACK;
+use crate::common::runtimes::net::LOOPBACK;
 
 /// The floor's name in the runs, tables and JSON: neither weft nor a peer.
 pub const FLOOR: &str = "floor";

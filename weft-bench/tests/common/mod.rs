@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use weft_bench::common::figure::lane::Setup;
 use weft_bench::common::figure::skew::Windowed;
 use weft_bench::common::figure::{Attempt, FiguresOf, Row};
-use weft_bench::suites::mixed::latency::Percentiles;
-use weft_bench::suites::scheduler::Profile;
+use weft_bench::common::latency::Percentiles;
+use weft_bench::common::setup::Profile;
+use weft_bench::common::setup::Setup;
 
 /// The quick profile on 2 workers with `runtimes`, as every smoke test
 /// sets a lane up.

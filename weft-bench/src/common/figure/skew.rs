@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::Run;
-use crate::suites::metrics::others::{self, CpuTimes};
+use crate::common::others::{self, CpuTimes};
 
 /// Other processes using this share of the machine, percent, or more
 /// during a window or a lane earn a warning.

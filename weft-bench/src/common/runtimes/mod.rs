@@ -27,6 +27,9 @@
 //! [`Spawner::spawn_detached`] calls `Task::detach` where tokio's workloads
 //! drop a `JoinHandle`.
 
+pub mod net;
+pub mod timer;
+
 use std::fmt::Debug;
 use std::future::Future;
 use std::io;

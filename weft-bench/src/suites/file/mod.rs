@@ -50,11 +50,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::figure::lane::Setup;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
-use crate::suites::scheduler::Profile;
-use crate::suites::scheduler::driver::on_thread;
+use crate::common::setup::Profile;
+use crate::common::setup::Setup;
+use crate::common::thread::on_thread;
 
 use result::{FileResult, FileRow, FileRun, FileSettings};
 use workload::{Pass, Plan};

@@ -11,8 +11,8 @@ use super::workload::Pass;
 use crate::common::figure::WEFT;
 use crate::common::figure::table::{Runs, lane_text};
 use crate::common::figure::target;
+use crate::common::latency::Percentiles;
 use crate::common::table::{self, ms};
-use crate::suites::mixed::latency::Percentiles;
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &FileResult) -> String {
@@ -160,7 +160,7 @@ pub fn pass_line(pass: &Pass, sizes: &Sizes) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::scheduler::Profile;
+    use crate::common::setup::Profile;
 
     #[test]
     fn the_scene_reads_as_the_issue_says() {

@@ -10,13 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
-use crate::common::figure::lane::{FigureRow, Lane, LaneResult, LaneSettings};
+use crate::common::figure::lane::{FigureRow, Lane, LaneResult};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
+use crate::common::latency::{Percentiles, Recorder};
 use crate::common::runtimes::RuntimeKind;
-use crate::suites::mixed::latency::{Percentiles, Recorder};
-use crate::suites::scheduler::stats::median;
+use crate::common::setup::LaneSettings;
+use crate::common::stats::median;
 
 /// The pass's wall time, over the best peer's.
 pub const TOTAL: Figure<Figures> = Figure::lower("total_ms", "ms", |f: &Figures| Some(f.total_ms));
@@ -246,7 +247,7 @@ mod tests {
     }
 
     fn runs(values: &[(&str, u64, u64)]) -> BTreeMap<String, FileRun> {
-        let sizes = Sizes::of(crate::suites::scheduler::Profile::Quick);
+        let sizes = Sizes::of(crate::common::setup::Profile::Quick);
         values
             .iter()
             .map(|&(name, wall, tick)| {
@@ -258,7 +259,7 @@ mod tests {
 
     #[test]
     fn figures_are_medians_of_the_rounds_and_pooled_ticks() {
-        let sizes = Sizes::of(crate::suites::scheduler::Profile::Full);
+        let sizes = Sizes::of(crate::common::setup::Profile::Full);
         let passes = [pass(900, 100), pass(1_000, 3_000), pass(1_100, 100)];
         let run = FileRun::from_passes(&passes, &sizes);
         let f = run.ok().unwrap();

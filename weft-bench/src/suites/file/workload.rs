@@ -23,11 +23,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Sizes;
+use crate::common::latency::Recorder;
 use crate::common::measure::process_cpu_time;
+use crate::common::others::{self, CpuTimes};
+use crate::common::runtimes::timer::TimerRuntime;
 use crate::common::runtimes::{Counters, Smol, Spawner, Tokio, Weft};
-use crate::suites::metrics::others::{self, CpuTimes};
-use crate::suites::mixed::latency::Recorder;
-use crate::suites::timers::runtime::TimerRuntime;
 
 /// A runtime's files.
 pub trait FileRuntime: TimerRuntime {

@@ -46,7 +46,8 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::Notify;
 
 use super::server::BODY;
-use crate::suites::echo::generator::{Outcome, Pacer, Phases, Plan, Span};
+use crate::common::measure::Span;
+use crate::serve::load::{Outcome, Pacer, Phases, Plan};
 
 /// Runs the plan against the server at `address` from the calling thread.
 pub fn run(address: SocketAddr, plan: &Plan) -> io::Result<Outcome> {
@@ -271,16 +272,16 @@ async fn request_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::echo::generator::tests as echo_tests;
+    use crate::serve::load::tests as load_tests;
 
     fn plan(connections: usize) -> Plan {
-        echo_tests::plan(connections, 0)
+        load_tests::plan(connections, 0)
     }
 
     /// A blocking HTTP/1.1 server, a thread per connection, answering
     /// each request (a GET without a body) with `body`.
     fn thread_server(body: &'static [u8]) -> SocketAddr {
-        echo_tests::thread_server(
+        load_tests::thread_server(
             move |pending: &mut Vec<u8>, read: &[u8], out: &mut Vec<u8>| {
                 pending.extend_from_slice(read);
                 while let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -296,7 +297,7 @@ mod tests {
     #[test]
     fn a_closed_loop_against_a_thread_server_counts_and_records() {
         let outcome = run(thread_server(BODY), &plan(4)).unwrap();
-        echo_tests::closed_loop_measured(&outcome);
+        load_tests::closed_loop_measured(&outcome);
     }
 
     #[test]
@@ -314,6 +315,6 @@ mod tests {
 
     #[test]
     fn a_silent_server_times_out() {
-        echo_tests::times_out_on_a_silent_server(run);
+        load_tests::times_out_on_a_silent_server(run);
     }
 }

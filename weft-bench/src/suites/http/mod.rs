@@ -30,15 +30,15 @@ pub mod server;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::common::figure::lane::Setup;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
+use crate::common::setup::Profile;
+use crate::common::setup::Setup;
 use crate::serve::floor::Floor;
-use crate::suites::echo::generator::{Outcome, Plan};
-use crate::suites::echo::{
-    Lane, Report, Served, Timing, measure_pair, run_row, serve_and_load, server_name,
+use crate::serve::load::{Outcome, Plan};
+use crate::serve::{
+    Report, ServeConfig, Served, Timing, measure_pair, run_row, serve_and_load, server_name,
 };
-use crate::suites::scheduler::Profile;
 
 use result::{HttpResult, HttpSettings};
 
@@ -87,7 +87,7 @@ impl HttpConfig {
     }
 }
 
-impl Lane for HttpConfig {
+impl ServeConfig for HttpConfig {
     fn setup(&self) -> &Setup {
         &self.setup
     }

@@ -5,9 +5,9 @@
 
 use super::result::{HttpResult, P99_TARGET, REQ_PER_S_TARGET};
 use crate::common::figure::table::lane_text;
-use crate::suites::echo::report::{cost_text, floor_legend, runs_table};
-use crate::suites::echo::result::EchoRun;
-use crate::suites::mixed::latency::Percentiles;
+use crate::common::latency::Percentiles;
+use crate::serve::report::{cost_text, floor_legend, runs_table};
+use crate::serve::result::ServedRun;
 
 /// Renders the lane's table, legend and warnings.
 pub fn render(result: &HttpResult) -> String {
@@ -50,8 +50,8 @@ fn header() -> Vec<&'static str> {
 }
 
 /// A run's figures on one line, for the progress output.
-pub fn one_line(run: &EchoRun) -> String {
-    let line = crate::suites::echo::report::one_line(run);
+pub fn one_line(run: &ServedRun) -> String {
+    let line = crate::serve::report::one_line(run);
     match run.ok().and_then(|f| f.cpu_us_per_req) {
         Some(cpu) => format!("{line}, {cpu:.1} µs CPU/req"),
         None => line,

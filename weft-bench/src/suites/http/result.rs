@@ -1,6 +1,6 @@
 //! What the HTTP lane measured: the `http` field of the `--json` document
 //! (absent from documents written before the lane existed, so older
-//! baselines still parse). Its rows are the echo lane's [`RowResult`]s
+//! baselines still parse). Its rows are the echo lane's [`ServedRow`]s
 //! (`message_bytes` is the response body's size), with this lane's
 //! targets.
 
@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::server::BODY;
 use super::{HttpConfig, ROW};
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Lane, LaneResult, LaneSettings, WindowSettings};
+use crate::common::figure::lane::{Lane, LaneResult};
 use crate::common::figure::target::Target;
-use crate::suites::echo::result::{
-    EchoRun, Figures, P99, Paced, REQ_PER_S, RowResult, RowTargets, SERVER_CPU, SWITCHES, SYSCALLS,
-    WAKES,
+use crate::common::setup::{LaneSettings, WindowSettings};
+use crate::serve::result::{
+    Figures, P99, Paced, REQ_PER_S, RowTargets, SERVER_CPU, SWITCHES, SYSCALLS, ServedRow,
+    ServedRun, WAKES,
 };
 
 /// weft's req/s over the best peer's must be at least this (issue #17's
@@ -48,7 +49,7 @@ pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
 ///   "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0, "measure_ms": 3000.0,
 ///   "drain_timeout_ms": 5000.0, "body_bytes": 13 }, "rows": [ … ], "others_cpu_pct": 3.1, "warnings": [] }
 /// ```
-pub type HttpResult = LaneResult<HttpSettings, RowResult>;
+pub type HttpResult = LaneResult<HttpSettings, ServedRow>;
 
 /// How the HTTP lane was measured (one row today: [`ROW`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -69,7 +70,7 @@ impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
         HttpSettings {
-            lane: crate::suites::echo::Lane::settings(config),
+            lane: crate::serve::ServeConfig::settings(config),
             connections: config.connections,
             window: config.timing.window(),
             body_bytes: BODY.len(),
@@ -99,23 +100,23 @@ pub const TARGETS: RowTargets = RowTargets {
 /// weft's ratios to the best peer against this lane's targets.
 pub fn row(
     connections: usize,
-    runtimes: BTreeMap<String, EchoRun>,
+    runtimes: BTreeMap<String, ServedRun>,
     paced: Option<Paced>,
-) -> RowResult {
-    RowResult::of((ROW, connections, BODY.len()), runtimes, paced, &TARGETS)
+) -> ServedRow {
+    ServedRow::of((ROW, connections, BODY.len()), runtimes, paced, &TARGETS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::common::figure::skew::Readings;
-    use crate::suites::echo::generator::Outcome;
-    use crate::suites::mixed::latency::Recorder;
+    use crate::common::latency::Recorder;
+    use crate::serve::load::Outcome;
     use std::time::Duration;
 
-    fn run(finished: u64, latency_us: u64) -> EchoRun {
+    fn run(finished: u64, latency_us: u64) -> ServedRun {
         let latency = Recorder::hundred(Duration::from_micros(latency_us));
-        EchoRun::from_outcome(&Outcome {
+        ServedRun::from_outcome(&Outcome {
             latency,
             finished,
             readings: Readings::steady(Duration::from_secs(3), Duration::from_millis(5_400)),
@@ -126,7 +127,7 @@ mod tests {
     #[test]
     fn the_targets_are_the_issues() {
         // weft 1.05× tokio's req/s, the same p99: req/s missed, p99 met.
-        let runs: BTreeMap<String, EchoRun> = [
+        let runs: BTreeMap<String, ServedRun> = [
             ("weft", run(63_000, 2_000)),
             ("tokio", run(60_000, 2_000)),
             ("smol", run(45_000, 2_500)),

@@ -40,8 +40,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 
+use crate::common::runtimes::net::{NetRuntime, StreamOf};
 use crate::common::runtimes::{Smol, Tokio, Weft};
-use crate::suites::echo::server::{EchoRuntime, Server, StreamOf};
+use crate::serve::server::Server;
 
 /// The body of every response.
 pub const BODY: &[u8] = b"Hello, World!";
@@ -63,7 +64,7 @@ where
 }
 
 /// A runtime that can serve the hello server.
-pub trait HttpRuntime: EchoRuntime {
+pub trait HttpRuntime: NetRuntime {
     /// What the accept loop calls with each connection: hands it, as
     /// hyper's connection future, to the runtime's hyper executor.
     fn serve_http(spawner: Self::Spawner) -> impl FnMut(StreamOf<Self>) + Send + 'static;

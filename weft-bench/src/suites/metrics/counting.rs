@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use weft::metrics::{Counter, Sample};
 
+use crate::common::others::{self, CpuTimes};
 use crate::suites::metrics::estimate::{self, PhaseFigures};
 use crate::suites::metrics::nanos;
-use crate::suites::metrics::others::{self, CpuTimes};
 use crate::suites::metrics::timer::{TimerHandle, TimerService};
 use crate::suites::metrics::wait::{Rng, Wait};
 

@@ -9,12 +9,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::common::json::{Machine, Versions};
+use crate::common::stats;
 use crate::suites::metrics::counting::{CountingConfig, CountingRun};
 use crate::suites::metrics::estimate::error_pct;
 use crate::suites::metrics::overhead::{OverheadConfig, OverheadResult};
 use crate::suites::metrics::wait::NOISE;
 use crate::suites::metrics::{MetricsConfig, Part};
-use crate::suites::scheduler::stats;
 
 /// Identifies the document format.
 pub const SCHEMA: &str = "weft-bench-metrics/1";

@@ -19,7 +19,6 @@ pub mod counting;
 pub mod document;
 pub mod dump;
 pub mod estimate;
-pub mod others;
 pub mod overhead;
 pub mod report;
 pub mod timer;
@@ -31,7 +30,7 @@ use std::time::{Duration, Instant, SystemTime};
 use clap::ValueEnum;
 
 use crate::common::json::{Machine, Versions};
-use crate::suites::scheduler::Profile;
+use crate::common::setup::Profile;
 use crate::suites::scheduler::workloads::Workload;
 
 use counting::{BASELINE_INTERVAL, CountingConfig, CountingRun};

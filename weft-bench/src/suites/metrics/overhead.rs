@@ -37,9 +37,9 @@ use serde::Serialize;
 
 use crate::common::json::Iterations;
 use crate::common::measure;
+use crate::common::others::{self, CpuTimes};
 use crate::common::runtimes::{BenchRuntime, Tuning, Weft};
 use crate::suites::metrics::nanos;
-use crate::suites::metrics::others::{self, CpuTimes};
 use crate::suites::scheduler::stats::{self, RoundRatio, Summary};
 use crate::suites::scheduler::workloads::Workload;
 

@@ -20,6 +20,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use crate::common::measure::thread_cpu_time;
+
 use serde::{Deserialize, Serialize};
 
 /// How many trials the calibration times; the rate is their median.
@@ -102,23 +104,6 @@ fn cpu_of(f: impl FnOnce()) -> Duration {
     let before = thread_cpu_time();
     f();
     thread_cpu_time().saturating_sub(before)
-}
-
-/// The calling thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`).
-pub fn thread_cpu_time() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec and the clock id is a
-    // constant the platform defines.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    let seconds = u64::try_from(now.tv_sec).unwrap_or(0);
-    let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
-    Duration::new(seconds, nanos)
 }
 
 /// How a calibration held up: the rates at the start and end of the lane

@@ -39,13 +39,13 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::burn::Burner;
-use super::latency::Recorder;
-use super::schedule::Poisson;
 use crate::common::figure::skew::Readings;
+use crate::common::latency::Recorder;
+use crate::common::measure::Span;
 use crate::common::measure::process_cpu_time;
+use crate::common::others;
 use crate::common::runtimes::Spawner;
-use crate::suites::echo::generator::Span;
-use crate::suites::metrics::others;
+use crate::common::schedule::Poisson;
 
 /// Short or long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

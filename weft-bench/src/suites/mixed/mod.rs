@@ -33,11 +33,9 @@
 pub mod burn;
 pub mod chart;
 pub mod generator;
-pub mod latency;
 pub mod oracle;
 pub mod report;
 pub mod result;
-pub mod schedule;
 pub mod targets;
 
 use std::collections::BTreeMap;
@@ -45,11 +43,12 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::common::figure::lane::{RowKind, Setup};
+use crate::common::figure::lane::RowKind;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
-use crate::suites::scheduler::Profile;
-use crate::suites::scheduler::driver::on_thread;
+use crate::common::setup::Profile;
+use crate::common::setup::Setup;
+use crate::common::thread::on_thread;
 
 use burn::{Burner, Calibration};
 use generator::{Outcome, Plan};

@@ -6,10 +6,10 @@
 use std::fmt::Write;
 
 use super::Load;
-use super::latency::Percentiles;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
 use crate::common::figure::lane::RowKind;
 use crate::common::figure::table::{Runs, lane_text};
+use crate::common::latency::Percentiles;
 use crate::common::table::{self, Table};
 
 /// Renders the lane's tables, legend and warnings.
@@ -204,8 +204,9 @@ pub fn one_line(run: &MixedRun) -> String {
     let Some(f) = run.ok() else {
         return format!("FAILED: {}", run.error.as_deref().unwrap_or("unknown"));
     };
-    let p99 =
-        |p: Option<&super::latency::Percentiles>| p.map_or("-".to_owned(), |p| table::ms(p.p99_ms));
+    let p99 = |p: Option<&crate::common::latency::Percentiles>| {
+        p.map_or("-".to_owned(), |p| table::ms(p.p99_ms))
+    };
     let lag = f.submit_lag_p99_ms.map_or(String::new(), |lag| {
         format!(", generator lag p99 {} ms", table::ms(lag))
     });

@@ -13,13 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use super::burn::Calibration;
 use super::generator::Outcome;
-use super::latency::Percentiles;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::common::figure::lane::{Lane, LaneSettings, RowKind, WindowSettings};
+use crate::common::figure::lane::{Lane, RowKind};
 use crate::common::figure::skew::{self, Skew, Window};
 use crate::common::figure::{self, Figure, Peer, PeerRatio, Run};
+use crate::common::latency::Percentiles;
 use crate::common::runtimes::RuntimeKind;
+use crate::common::setup::{LaneSettings, WindowSettings};
 
 /// The short requests' p99, over the lowest peer's.
 pub const SHORT_P99: Figure<Figures> =
@@ -312,7 +313,7 @@ impl LoadResult {
 mod tests {
     use super::*;
     use crate::common::figure::skew::Readings;
-    use crate::suites::mixed::latency::Recorder;
+    use crate::common::latency::Recorder;
 
     fn outcome(short_ms: u64, longs: u64, cpu_ms: u64) -> Outcome {
         let short = Recorder::hundred(Duration::from_millis(short_ms));

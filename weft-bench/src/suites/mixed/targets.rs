@@ -114,7 +114,7 @@ impl Rule {
 mod tests {
     use super::*;
     use crate::common::figure::skew::Window;
-    use crate::suites::mixed::latency::Percentiles;
+    use crate::common::latency::Percentiles;
 
     fn figures(p99: f64, long_per_s: f64, cpu: f64) -> Figures {
         Figures {

@@ -21,50 +21,33 @@ use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::common::figure::lane::Setup;
 use crate::common::json::{
     Document, LaneResults, Machine, SCHEMA, Settings, Versions, WorkloadResult,
 };
 use crate::common::runtimes::{RuntimeKind, Tuning};
+use crate::common::setup::{Profile, Setup};
 use crate::suites::scheduler::driver::{Block, Driver};
 use crate::suites::scheduler::workloads::Workload;
 
-/// How many iterations to measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
-    /// The default: the whole lane in well under two minutes on two cores.
-    Quick,
-    /// Twice the rounds and twice the iterations per round.
-    Full,
+/// Rounds of `profile`: blocks of iterations per runtime, alternating.
+fn rounds(profile: Profile) -> usize {
+    match profile {
+        Profile::Quick => 5,
+        Profile::Full => 10,
+    }
 }
 
-impl Profile {
-    /// The profile's name in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Full => "full",
-        }
-    }
-
-    fn rounds(self) -> usize {
-        match self {
-            Profile::Quick => 5,
-            Profile::Full => 10,
-        }
-    }
-
-    /// One block of `workload`: its measured iterations, preceded by a
-    /// quarter as many warm-up iterations (at least one).
-    fn block(self, workload: Workload) -> Block {
-        let iterations = match self {
-            Profile::Quick => workload.quick_iterations_per_round(),
-            Profile::Full => 2 * workload.quick_iterations_per_round(),
-        };
-        Block {
-            warmup: iterations.div_ceil(4),
-            iterations,
-        }
+/// One block of `workload` in `profile`: its measured iterations (twice
+/// as many in full), preceded by a quarter as many warm-up iterations (at
+/// least one).
+fn block(profile: Profile, workload: Workload) -> Block {
+    let iterations = match profile {
+        Profile::Quick => workload.quick_iterations_per_round(),
+        Profile::Full => 2 * workload.quick_iterations_per_round(),
+    };
+    Block {
+        warmup: iterations.div_ceil(4),
+        iterations,
     }
 }
 
@@ -99,7 +82,7 @@ impl RunConfig {
     fn settings(&self) -> Settings {
         Settings {
             lane: self.setup.settings(RuntimeKind::name),
-            rounds: self.setup.profile.rounds(),
+            rounds: rounds(self.setup.profile),
             iteration_timeout_s: self.iteration_timeout.as_secs_f64(),
             weft_inject_batch_cap: self.tuning.inject_batch_cap,
             weft_lifo_slot: self.tuning.lifo_slot,
@@ -111,8 +94,8 @@ impl RunConfig {
         let per_runtime: usize = self
             .workloads
             .iter()
-            .map(|&w| self.setup.profile.block(w))
-            .map(|block| self.setup.profile.rounds() * (block.warmup + block.iterations))
+            .map(|&w| block(self.setup.profile, w))
+            .map(|block| rounds(self.setup.profile) * (block.warmup + block.iterations))
             .sum();
         (per_runtime * self.setup.runtimes.len()) as u64
     }
@@ -165,8 +148,8 @@ fn run_workload(
     progress: &Progress,
     warnings: &mut Vec<String>,
 ) -> WorkloadResult {
-    let block = config.setup.profile.block(workload);
-    let rounds = config.setup.profile.rounds();
+    let block = block(config.setup.profile, workload);
+    let rounds = rounds(config.setup.profile);
     let mut drivers: Vec<Driver> = config
         .setup
         .runtimes

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::figure::{Figure, Peer, WEFT};
 use crate::common::json::{Iterations, MEDIAN_MS, RuntimeResult};
+use crate::common::stats::median;
 
 /// Statistics of one workload on one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,18 +178,6 @@ pub fn compare(
     })
 }
 
-/// The median of `values`; `None` if empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    match sorted.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(sorted[mid]),
-        _ => Some((sorted[mid - 1] + sorted[mid]) / 2.0),
-    }
-}
-
 fn min_max(values: &[f64]) -> (f64, f64) {
     values
         .iter()
@@ -221,13 +210,6 @@ mod tests {
             iterations,
             ..RuntimeResult::default()
         }
-    }
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
     }
 
     #[test]

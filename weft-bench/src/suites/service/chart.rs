@@ -13,8 +13,8 @@ use plotters::prelude::*;
 
 use super::Load;
 use super::result::ServiceResult;
+use crate::common::chart::{draw_panel, path_for_lane, to_io};
 use crate::common::figure::lane::RowKind;
-use crate::suites::mixed::chart::{draw_panel, path_for_lane, to_io};
 
 /// Width of one load's panel and the chart's height, px.
 const PANEL_WIDTH: u32 = 480;

@@ -54,10 +54,10 @@ use super::soak::{
     ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig, threads_by_kind,
 };
 use crate::common::figure::skew::Readings;
-use crate::suites::echo::generator::Span;
-use crate::suites::metrics::others;
-use crate::suites::mixed::latency::Recorder;
-use crate::suites::mixed::schedule::Poisson;
+use crate::common::latency::Recorder;
+use crate::common::measure::Span;
+use crate::common::others;
+use crate::common::schedule::Poisson;
 
 /// The most point reads out at once, so the most open-loop connections:
 /// 1,000 a second answered in 100 ms each.

@@ -36,11 +36,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::common::figure::lane::{RowKind, Setup};
+use crate::common::figure::lane::RowKind;
 use crate::common::figure::skew::{BUSY_OTHERS_PCT, Skew, Watch};
 use crate::common::runtimes::RuntimeKind;
-use crate::suites::scheduler::Profile;
-use crate::suites::scheduler::driver::on_thread;
+use crate::common::setup::Profile;
+use crate::common::setup::Setup;
+use crate::common::thread::on_thread;
 
 use load::{Outcome, Plan, Shape};
 use result::{ServiceResult, ServiceRow, ServiceRun, ServiceSettings};

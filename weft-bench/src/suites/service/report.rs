@@ -12,8 +12,8 @@ use crate::common::figure::WEFT;
 use crate::common::figure::lane::RowKind;
 use crate::common::figure::table::{Runs, lane_text};
 use crate::common::figure::target;
+use crate::common::latency::Percentiles;
 use crate::common::table::ms;
-use crate::suites::mixed::latency::Percentiles;
 
 /// Renders the lane's tables, legend and warnings.
 pub fn render(result: &ServiceResult) -> String {

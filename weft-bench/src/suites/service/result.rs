@@ -10,14 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::load::Outcome;
 use super::soak::Soak;
 use super::{Load, ServiceConfig};
-use crate::common::figure::lane::{
-    FigureRow, Lane, LaneResult, LaneSettings, RowKind, WindowSettings,
-};
+use crate::common::figure::lane::{FigureRow, Lane, LaneResult, RowKind};
 use crate::common::figure::skew::{self, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Format, Peer, Run};
+use crate::common::latency::Percentiles;
 use crate::common::runtimes::RuntimeKind;
-use crate::suites::mixed::latency::Percentiles;
+use crate::common::setup::{LaneSettings, WindowSettings};
 
 /// Measured requests answered per second (`/fortunes`; `/users`), over tokio's.
 pub const REQ_PER_S: Figure<Figures> =
@@ -230,7 +229,7 @@ impl ServiceRun {
 mod tests {
     use super::*;
     use crate::common::figure::skew::Readings;
-    use crate::suites::mixed::latency::Recorder;
+    use crate::common::latency::Recorder;
     use std::time::Duration;
 
     fn outcome(finished: u64, reports: u64, latency_ms: u64) -> Outcome {

@@ -62,11 +62,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::figure::lane::{RowKind, Setup};
+use crate::common::figure::lane::RowKind;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
-use crate::suites::scheduler::Profile;
-use crate::suites::scheduler::driver::on_thread;
+use crate::common::setup::Profile;
+use crate::common::setup::Setup;
+use crate::common::thread::on_thread;
 
 use result::{StallResult, StallRow, StallRun, StallSettings, TrialFigures};
 use workload::Trial;

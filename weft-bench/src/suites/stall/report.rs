@@ -218,9 +218,9 @@ pub fn trial_line(figures: &TrialFigures, trial: &Trial) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::figure::lane::LaneSettings;
     use crate::common::figure::skew::Skew;
-    use crate::suites::scheduler::Profile;
+    use crate::common::setup::LaneSettings;
+    use crate::common::setup::Profile;
     use crate::suites::stall::Sizes;
     use crate::suites::stall::result::tests::trial;
     use crate::suites::stall::result::{StallRun, StallSettings};

@@ -11,13 +11,14 @@ use serde::{Deserialize, Serialize};
 use super::shares::{self, Span};
 use super::workload::Trial;
 use super::{Case, Sizes, StallConfig};
-use crate::common::figure::lane::{FigureRow, Lane, LaneResult, LaneSettings, RowKind};
+use crate::common::figure::lane::{FigureRow, Lane, LaneResult, RowKind};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
 use crate::common::runtimes::RuntimeKind;
-use crate::suites::scheduler::stats::median;
-use crate::suites::timers::probe::percentile;
+use crate::common::setup::LaneSettings;
+use crate::common::stats::median;
+use crate::common::stats::percentile;
 
 /// The ticker's rate during the stall, percent of its calm rate (the
 /// median of the trials), over the best peer's.
@@ -462,7 +463,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::common::figure::WEFT;
-    use crate::suites::scheduler::Profile;
+    use crate::common::setup::Profile;
     use crate::suites::stall::shares::Tick;
     use crate::suites::stall::shares::tests::{at, blocker};
 

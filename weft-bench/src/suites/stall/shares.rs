@@ -18,7 +18,7 @@
 //!   stall's end and had not fired at its start; its lateness is its wake
 //!   minus its deadline, or, if it never fired, the trial's end minus its
 //!   deadline (a lower bound).
-//! * Percentiles are by nearest rank ([`crate::suites::timers::probe::percentile`]).
+//! * Percentiles are by nearest rank ([`crate::common::stats::percentile`]).
 
 use std::time::{Duration, Instant};
 

@@ -26,10 +26,10 @@ use async_io::Async;
 use super::Sizes;
 use super::shares::{Span, Tick};
 use crate::common::measure::process_cpu_time;
+use crate::common::others::{self, CpuTimes};
+use crate::common::runtimes::net::{Accept, NetRuntime};
+use crate::common::runtimes::timer::TimerRuntime;
 use crate::common::runtimes::{BenchRuntime, Counters, Smol, Spawner, Tokio, Weft};
-use crate::suites::echo::server::{Accept, EchoRuntime};
-use crate::suites::metrics::others::{self, CpuTimes};
-use crate::suites::timers::runtime::TimerRuntime;
 
 /// The name of every blocker task (weft's task dump finds them by it).
 pub const BLOCKER: &str = "stall-blocker";
@@ -50,7 +50,7 @@ const DUMP_AFTER: Duration = Duration::from_millis(50);
 const BLOCKER_GRACE: Duration = Duration::from_secs(5);
 
 /// A runtime the stall lane can measure: timers, TCP, and the blockers.
-pub trait StallRuntime: TimerRuntime + EchoRuntime {
+pub trait StallRuntime: TimerRuntime + NetRuntime {
     /// Starts a runtime with `workers` worker threads, its timers and its
     /// I/O enabled.
     fn build_for_stall(workers: usize) -> io::Result<Self>;

@@ -32,7 +32,6 @@ pub mod probe;
 pub mod report;
 pub mod result;
 pub mod rss;
-pub mod runtime;
 pub mod sizes;
 pub mod workloads;
 
@@ -43,10 +42,11 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Lane, Setup};
+use crate::common::figure::lane::Lane;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
-use crate::suites::scheduler::driver::on_thread;
+use crate::common::setup::Setup;
+use crate::common::thread::on_thread;
 
 use result::{TimerRow, TimerValue, TimersResult, TimersSettings};
 use sizes::Sizes;

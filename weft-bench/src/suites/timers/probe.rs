@@ -76,15 +76,6 @@ pub fn sleep_until(deadline: Instant) {
     std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
 }
 
-/// The `q`-quantile (0 < q ≤ 1) of `values` by nearest rank: the smallest
-/// value with at least `q` of the values at or below it; `None` if empty.
-pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted.get(rank.clamp(1, sorted.len().max(1)) - 1).copied()
-}
-
 /// Nanoseconds as microseconds.
 pub fn us(nanos: u64) -> f64 {
     nanos as f64 / 1e3
@@ -93,15 +84,6 @@ pub fn us(nanos: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let values: Vec<f64> = (1..=100).rev().map(f64::from).collect();
-        assert_eq!(percentile(&values, 0.99), Some(99.0));
-        assert_eq!(percentile(&values, 1.0), Some(100.0));
-        assert_eq!(percentile(&[5.0], 0.99), Some(5.0));
-        assert_eq!(percentile(&[], 0.99), None);
-    }
 
     #[test]
     fn countdown_releases_the_waiter_at_zero() {

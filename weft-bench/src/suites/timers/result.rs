@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::RowSpec;
 use super::sizes::Sizes;
-use crate::common::figure::lane::{LaneResult, LaneSettings};
+use crate::common::figure::lane::LaneResult;
 use crate::common::figure::{self, Attempt, PeerRatio, Status};
-use crate::suites::scheduler::stats;
+use crate::common::setup::LaneSettings;
+use crate::common::stats;
 
 /// One run of the timers lane. In JSON:
 ///

@@ -20,8 +20,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::probe;
-use super::runtime::TimerRuntime;
 use super::workloads::poll_once;
+use crate::common::runtimes::timer::TimerRuntime;
 use crate::common::runtimes::{RuntimeKind, Smol, Spawner, Tokio, Weft};
 
 /// The sleep of every timer held.

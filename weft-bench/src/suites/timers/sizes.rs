@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::suites::scheduler::Profile;
+use crate::common::setup::Profile;
 
 /// The sizes of every row; recorded in the document's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -37,11 +37,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::Experiment;
-use super::probe::{self, Countdown, percentile, us};
-use super::runtime::TimerRuntime;
+use super::probe::{self, Countdown, us};
 use super::sizes::{Sizes, ms};
 use crate::common::measure::process_cpu_time;
 use crate::common::runtimes::Spawner;
+use crate::common::runtimes::timer::TimerRuntime;
+use crate::common::stats::percentile;
 
 /// The sleep `arm_cancel_ns` arms and cancels.
 pub const ARM_CANCEL_SLEEP: Duration = Duration::from_secs(10);

@@ -6,7 +6,7 @@
 //! those the server's start created ([`threads`] before and after), with
 //! `inherit` covering any thread they start later, plus the runtime's
 //! shared threads that exist apart from any one server (async-io's
-//! reactor thread for smol, [`super::server::EchoRuntime::SHARED_THREADS`]).
+//! reactor thread for smol, [`crate::common::runtimes::net::NetRuntime::SHARED_THREADS`]).
 //! The generator's thread is never counted.
 //!
 //! perf starts with its events disabled (`-D -1`) when the server is up,

@@ -1,24 +1,19 @@
-//! The echo servers: one accept loop and one per-connection echo, written
-//! once per I/O API and run on weft, tokio and smol behind
-//! [`EchoRuntime`].
+//! The TCP API of each runtime behind one trait, [`NetRuntime`], so that
+//! a server (the echo and HTTP suites') or a client task (the stall
+//! suite's round trips) is written once: its listener ([`Accept`]), its
+//! build with an I/O driver, and an echo of one connection.
 //!
-//! Every server listens on 127.0.0.1 (a port the OS picks). Its accept
-//! loop is one task; each accepted connection gets `TCP_NODELAY` and a task
-//! of its own that reads up to [`BUFFER_BYTES`] and writes them all back,
-//! until EOF. The accept loop ends when the server's stop channel closes
-//! ([`Server::stop`] waits for it), so no task of the server outlives the
-//! run: smol's accept loop holds its executor, and one left in it would
-//! keep the executor, and the listener's socket, alive after the runtime
-//! is dropped. The connection tasks end when the load generator closes its
-//! connections.
+//! Every listener binds 127.0.0.1 (a port the OS picks, [`LOOPBACK`]);
+//! each accepted connection gets `TCP_NODELAY`. The echo reads up to
+//! [`BUFFER_BYTES`] and writes them all back, until EOF.
 //!
 //! * **weft**: `weft::net::TcpListener`, `TcpStream` (`futures_io`
-//!   traits), on the lane's weft runtime.
+//!   traits), on weft's runtime.
 //! * **tokio**: `tokio::net::TcpListener`, `TcpStream` (tokio's I/O
 //!   traits, `io-util`), on a multi-thread runtime built with
 //!   `enable_io()` and no timer driver (the echo needs none).
 //! * **smol**: `async_io::Async<TcpListener>`, `Async<TcpStream>`
-//!   (`futures_io` traits), on the lane's smol runtime: an
+//!   (`futures_io` traits), on smol's runtime: an
 //!   `async_executor::Executor` run by N threads in
 //!   `futures_lite::future::block_on`, as smol's documentation builds a
 //!   thread pool. Those threads do not drive async-io's reactor; its own
@@ -31,18 +26,15 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
 
 use async_io::Async;
-
-use futures_lite::future;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::common::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
+use crate::common::runtimes::{BenchRuntime, Smol, Tokio, Tuning, Weft};
 
 /// The most a connection task reads at once (a 4 KiB message fits).
 pub const BUFFER_BYTES: usize = 8 * 1024;
 
 /// The address every server binds: loopback, any free port.
-pub(crate) const LOOPBACK: SocketAddr =
-    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+pub const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// A listener the servers accept on (weft's, tokio's, async-io's).
 pub trait Accept: Send + Sync + 'static {
@@ -54,10 +46,11 @@ pub trait Accept: Send + Sync + 'static {
 }
 
 /// The connection a runtime's listener accepts.
-pub type StreamOf<R> = <<R as EchoRuntime>::Listener as Accept>::Stream;
+pub type StreamOf<R> = <<R as NetRuntime>::Listener as Accept>::Stream;
 
-/// A runtime that can serve echo.
-pub trait EchoRuntime: BenchRuntime + 'static {
+/// A runtime with TCP: its listener, its build with an I/O driver, an
+/// echo of one connection.
+pub trait NetRuntime: BenchRuntime + 'static {
     /// The names of the runtime's threads that serve every server of the
     /// process rather than one (async-io's reactor thread for smol): a
     /// server's counters count them too.
@@ -74,122 +67,6 @@ pub trait EchoRuntime: BenchRuntime + 'static {
 
     /// Echoes one connection until EOF (a reset by the peer ends it too).
     fn echo(stream: StreamOf<Self>) -> impl Future<Output = ()> + Send + 'static;
-}
-
-/// A server the lanes run under their generator: a runtime's [`Server`]
-/// or the floor ([`crate::serve::floor::Floor`]).
-pub trait Serving {
-    /// The names of the process's threads that serve it beside those its
-    /// start created ([`EchoRuntime::SHARED_THREADS`]).
-    const SHARED_THREADS: &'static [&'static str] = &[];
-
-    /// Where it listens.
-    fn address(&self) -> SocketAddr;
-
-    /// Stops it; the error it ended on, if any.
-    fn stop(self) -> io::Result<()>;
-}
-
-impl<R: EchoRuntime> Serving for Server<R> {
-    const SHARED_THREADS: &'static [&'static str] = R::SHARED_THREADS;
-
-    fn address(&self) -> SocketAddr {
-        Server::address(self)
-    }
-
-    fn stop(self) -> io::Result<()> {
-        Server::stop(self)
-    }
-}
-
-impl Serving for crate::serve::floor::Floor {
-    fn address(&self) -> SocketAddr {
-        crate::serve::floor::Floor::address(self)
-    }
-
-    fn stop(self) -> io::Result<()> {
-        crate::serve::floor::Floor::stop(self)
-    }
-}
-
-/// A runtime serving echo on a listener until [`Server::stop`].
-pub struct Server<R: EchoRuntime> {
-    runtime: R,
-    address: SocketAddr,
-    /// Dropped to end the accept loop.
-    stop: Option<async_channel::Sender<()>>,
-    accept_loop: Option<<R::Spawner as Spawner>::Task<io::Result<()>>>,
-}
-
-impl<R: EchoRuntime> Server<R> {
-    /// Builds the runtime, binds the listener and spawns the accept loop,
-    /// which spawns an echo task for each connection.
-    pub fn start(workers: usize) -> io::Result<Server<R>> {
-        Server::start_with(workers, |spawner: R::Spawner| {
-            move |stream| spawner.spawn_detached(R::echo(stream))
-        })
-    }
-
-    /// The same with another way to serve a connection than echo's (the
-    /// HTTP lane's): `serve` is given the runtime's spawner and returns
-    /// what the accept loop calls with each connection.
-    pub fn start_with<S>(
-        workers: usize,
-        serve: impl FnOnce(R::Spawner) -> S,
-    ) -> io::Result<Server<R>>
-    where
-        S: FnMut(StreamOf<R>) + Send + 'static,
-    {
-        let runtime = R::build_with_io(workers)?;
-        let (stop, stopped) = async_channel::bounded(1);
-        let spawner = runtime.spawner();
-        let (address, listener) = runtime.bind()?;
-        let accept_loop = spawner.spawn(accept_loop(listener, stopped, serve(spawner.clone())));
-        Ok(Server {
-            runtime,
-            address,
-            stop: Some(stop),
-            accept_loop: Some(accept_loop),
-        })
-    }
-
-    /// Where the server listens.
-    pub fn address(&self) -> SocketAddr {
-        self.address
-    }
-
-    /// Ends the accept loop, waits for it and drops the runtime (which
-    /// cancels any connection task still running); the accept loop's
-    /// error, if it ended on one.
-    pub fn stop(mut self) -> io::Result<()> {
-        drop(self.stop.take());
-        match self.accept_loop.take() {
-            Some(accept_loop) => self.runtime.block_on(accept_loop),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Accepts connections and hands each to `serve` until `stop` closes (an
-/// accept error ends it early, with that error).
-async fn accept_loop<L: Accept>(
-    listener: L,
-    stop: async_channel::Receiver<()>,
-    mut serve: impl FnMut(L::Stream) + Send,
-) -> io::Result<()> {
-    // `recv` fails once every sender is gone: that is the signal.
-    let stopped = async {
-        let _ = stop.recv().await;
-        None
-    };
-    let mut stopped = std::pin::pin!(stopped);
-    loop {
-        let accepted = future::or(async { Some(listener.next().await) }, stopped.as_mut()).await;
-        match accepted {
-            Some(stream) => serve(stream?),
-            None => return Ok(()),
-        }
-    }
 }
 
 /// Echoes `$stream` until EOF or an error: reads up to [`BUFFER_BYTES`]
@@ -251,7 +128,7 @@ impl Accept for Async<StdTcpListener> {
     }
 }
 
-impl EchoRuntime for Weft {
+impl NetRuntime for Weft {
     type Listener = weft::net::TcpListener;
 
     fn build_with_io(workers: usize) -> io::Result<Self> {
@@ -270,7 +147,7 @@ impl EchoRuntime for Weft {
     }
 }
 
-impl EchoRuntime for Tokio {
+impl NetRuntime for Tokio {
     type Listener = tokio::net::TcpListener;
 
     fn build_with_io(workers: usize) -> io::Result<Self> {
@@ -287,7 +164,7 @@ impl EchoRuntime for Tokio {
     }
 }
 
-impl EchoRuntime for Smol {
+impl NetRuntime for Smol {
     const SHARED_THREADS: &'static [&'static str] = &["async-io"];
 
     type Listener = Async<StdTcpListener>;
