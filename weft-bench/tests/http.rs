@@ -12,6 +12,7 @@ mod common;
 
 use std::time::Duration;
 
+use weft_bench::common::json::Document;
 use weft_bench::common::latency::Percentiles;
 use weft_bench::common::runtimes::RuntimeKind;
 use weft_bench::common::summary;
@@ -20,7 +21,6 @@ use weft_bench::serve::floor::FLOOR;
 use weft_bench::serve::result::Figures;
 use weft_bench::suites::http::result::HttpSettings;
 use weft_bench::suites::http::{self, HttpConfig};
-use weft_bench::suites::scheduler::{self, RunConfig};
 
 #[test]
 fn every_runtime_serves_hello_and_gives_figures() {
@@ -72,9 +72,8 @@ fn every_runtime_serves_hello_and_gives_figures() {
         .filter(|l| l.split_whitespace().any(|w| w == FLOOR));
     // Its line in the lane's table and at each load in the cost table.
     assert_eq!(floor_lines.count(), 3, "{text}");
-    let setup = common::quick(&RuntimeKind::ALL);
-    let mut document = scheduler::document(&RunConfig::describing(setup), Vec::new(), Vec::new());
-    document.lanes.http = Some(result);
+    let mut document = Document::new();
+    document.insert::<http::Http>(result);
     let summary = summary::render(&document);
     assert!(summary.contains("floor | weft | tokio"), "{summary}");
     // Without it, the lane names it nowhere.

@@ -1,112 +1,56 @@
 //! The result document (schema [`SCHEMA`]): what a run measured, as
-//! written by `--json FILE` and read back by `compare`: the scheduler
-//! lane's workloads ([`WorkloadResult`]), and in `timers`, `mixed`, `echo`,
-//! `http`, `file`, `service` and `stall` the other lanes' results
-//! ([`TimersResult`], [`MixedResult`], [`EchoResult`], [`HttpResult`],
-//! [`FileResult`], [`ServiceResult`], [`StallResult`], each documented
-//! with its part of the JSON). The scheduler lane's figures, those `compare` gates, are
-//! [`SCHEDULER`].
+//! written by `--json FILE` and read back by `compare`. Its head says
+//! where and what was measured; then each suite that ran adds its
+//! section, in the order of the list (`crate::suites`): a field named
+//! after the suite, documented with the suite's results type, or for the
+//! scheduler suite, whose fields predate the sections, fields at the top
+//! level (`settings`, `workloads`, `warnings`, always present: a document
+//! of other suites describes the first of them there, with no workload).
+//!
+//! ```jsonc
+//! {
+//!   "schema": "weft-bench/1",
+//!   "created_unix_s": 1795420696,
+//!   "machine": { "cores": 2, "cpu_model": "…", "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.18.44-…" },
+//!   "versions": {
+//!     "weft_commit": "4973d536…",    // `git rev-parse HEAD` at run time, or "unknown"
+//!     "weft_dirty": false,           // tracked changes under weft/ or Cargo.lock (null: unknown)
+//!     "bench_dirty": false,          // tracked changes under weft-bench/ (null: unknown)
+//!     "tokio": "1.54.1",             // from Cargo.lock, at build time
+//!     "async_executor": "1.14.1",    // from Cargo.lock, at build time
+//!     "rustc": "rustc 1.95.0 (…)"    // `rustc --version` of the compiler that built weft-bench
+//!   },
+//!   "settings": { … }, "workloads": [ … ], "warnings": [ … ],   // the scheduler suite: SchedulerResults
+//!   "timers": { … },                 // TimersResult; absent when the suite did not run
+//!   "mixed": { … },                  // MixedResult; likewise, and so on in the list's order:
+//!   "echo": { … }, "http": { … }, "file": { … }, "service": { … }, "stall": { … }
+//! }
+//! ```
 //!
 //! The document is compact JSON (read it with `jq .`); times are
-//! milliseconds unless a field's name says otherwise. `weft-bench timers
-//! --json FILE` (and `mixed`, `echo`, `http`, `file`, `stall`) write the same document with
-//! no workloads, its `settings` then describing that lane's run (profile,
-//! workers, runtimes). The lane fields are optional, so documents written
-//! before a lane existed still parse, under the same schema string.
-//!
-//! Per-iteration arrays let a reader check drift (the first half of the
-//! run against the second) or recompute any statistic; a runtime that
-//! failed keeps the iterations it completed. Any change that an older
-//! reader would misread bumps [`SCHEMA`]; `compare` refuses other
-//! schemas.
+//! milliseconds unless a field's name says otherwise. A section is absent
+//! when its suite did not run, and from documents written before the
+//! suite existed: they still parse, under the same schema string, and
+//! `compare` lists its rows as new. Any change that an older reader would
+//! misread bumps [`SCHEMA`]; `compare` refuses other schemas.
 
-use std::collections::BTreeMap;
+use std::any::Any;
+use std::fmt;
 use std::fs;
 use std::io;
 use std::path::Path;
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::common::figure::lane::Lane;
-use crate::common::figure::{self, Attempt, Figure, Format, Peer, Tolerance};
-use crate::common::measure::Sample;
-use crate::common::setup::LaneSettings;
-use crate::suites::echo::result::EchoResult;
-use crate::suites::file::result::FileResult;
-use crate::suites::http::result::HttpResult;
-use crate::suites::mixed::result::MixedResult;
-use crate::suites::scheduler::stats::{Comparison, Summary};
-use crate::suites::service::result::ServiceResult;
-use crate::suites::stall::result::StallResult;
-use crate::suites::timers::result::TimersResult;
-
-pub use crate::common::figure::Status;
+use crate::common::suite::Suite;
+use crate::suites::ALL;
 
 /// Identifies the document format.
 pub const SCHEMA: &str = "weft-bench/1";
 
-/// weft's median iteration time, over the best peer's.
-pub const MEDIAN_MS: Figure<Summary> = Figure::lower("median_ms", "ms", |s| Some(s.median_ms));
-
-/// Growth in context switches per iteration below which a change is noise:
-/// a few switches are noise on workloads that switch a few times.
-pub const CSW_FLOOR: f64 = 20.0;
-
-/// The scheduler lane's figures `compare` gates: weft's median over the
-/// best peer's and over tokio's (measured side by side in one run, they
-/// cancel most of the machine's drift and are comparable across
-/// machines), and its context switches per iteration, with their own,
-/// wider tolerance (they swing far more between runs of one build than
-/// times do) and [`CSW_FLOOR`].
-pub const SCHEDULER: [Figure<Summary>; 3] = [
-    MEDIAN_MS,
-    MEDIAN_MS.with_peer(Peer::Tokio),
-    Figure::lower("csw_per_iter", "switches", |s: &Summary| {
-        Some(s.csw_per_iter)
-    })
-    .with_peer(Peer::None)
-    .with_format(Format::Count)
-    .with_floor(CSW_FLOOR)
-    .with_tolerance(Tolerance::Switches),
-];
-
-/// The scheduler lane in `compare`.
-pub const LANE: Lane<Summary> = Lane::new("scheduler", "workload", &SCHEDULER);
-
-/// One run of the lanes. In JSON (the lanes' fields are shown with their
-/// types):
-///
-/// ```jsonc
-/// {
-///   "schema": "weft-bench/1",
-///   "created_unix_s": 1795420696,
-///   "machine": { "cores": 2, "cpu_model": "…", "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.18.44-…" },
-///   "versions": {
-///     "weft_commit": "4973d536…",    // `git rev-parse HEAD` at run time, or "unknown"
-///     "weft_dirty": false,           // tracked changes under weft/ or Cargo.lock (null: unknown)
-///     "bench_dirty": false,          // tracked changes under weft-bench/ (null: unknown)
-///     "tokio": "1.54.1",             // from Cargo.lock, at build time
-///     "async_executor": "1.14.1",    // from Cargo.lock, at build time
-///     "rustc": "rustc 1.95.0 (…)"    // `rustc --version` of the compiler that built weft-bench
-///   },
-///   "settings": {
-///     "profile": "quick", "workers": 4, "rounds": 5,
-///     "runtimes": ["weft", "tokio", "smol"],       // block order
-///     "iteration_timeout_s": 10.0,
-///     "weft_inject_batch_cap": null, "weft_lifo_slot": true
-///   },
-///   "workloads": [{ … }],                          // the scheduler lane: WorkloadResult
-///   "warnings": ["…"],                             // absent when empty
-///   "timers": { … },                               // TimersResult; absent when the lane did not run
-///   "mixed": { … },                                // MixedResult; likewise
-///   "echo": { … },                                 // EchoResult; likewise
-///   "http": { … },                                 // HttpResult; likewise
-///   "file": { … },                                 // FileResult; likewise
-///   "service": { … },                              // ServiceResult; likewise
-///   "stall": { … }                                 // StallResult; likewise
-/// }
-/// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One run of the suites: its head, and each suite's section (module doc).
 pub struct Document {
     /// Always [`SCHEMA`].
     pub schema: String,
@@ -116,46 +60,111 @@ pub struct Document {
     pub machine: Machine,
     /// What was measured.
     pub versions: Versions,
-    /// How it was measured.
-    pub settings: Settings,
-    /// One entry per workload, in the order they ran.
-    pub workloads: Vec<WorkloadResult>,
-    /// Anything that may have disturbed the run (an abandoned runtime).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// The other lanes' results, beside these fields.
-    #[serde(flatten)]
-    pub lanes: LaneResults,
+    /// Each suite's results, by the suite's name.
+    sections: Vec<(&'static str, Box<dyn Any>)>,
 }
 
-/// The results of the lanes after the scheduler lane, in the document
-/// beside its fields. Each lane's field is absent when the lane did not
-/// run, and from documents written before it existed: they still parse,
-/// and `compare` lists its rows as new.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LaneResults {
-    /// The timers lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timers: Option<TimersResult>,
-    /// The mixed lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mixed: Option<MixedResult>,
-    /// The echo lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub echo: Option<EchoResult>,
-    /// The HTTP lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub http: Option<HttpResult>,
-    /// The file lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<FileResult>,
-    /// The service lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<ServiceResult>,
-    /// The stall lane.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stall: Option<StallResult>,
+/// The head of the document, as JSON.
+#[derive(Serialize, Deserialize)]
+struct Head {
+    schema: String,
+    created_unix_s: u64,
+    machine: Machine,
+    versions: Versions,
+}
+
+impl Document {
+    /// A document with no section yet, created now on this machine.
+    pub fn new() -> Document {
+        let created_unix_s = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Document {
+            schema: SCHEMA.to_owned(),
+            created_unix_s,
+            machine: Machine::detect(),
+            versions: Versions::detect(),
+            sections: Vec::new(),
+        }
+    }
+
+    /// Suite `S`'s results, if the document has them.
+    pub fn get<S: Suite>(&self) -> Option<&S::Results> {
+        let (_, section) = self.sections.iter().find(|(name, _)| *name == S::NAME)?;
+        section.downcast_ref()
+    }
+
+    /// Adds (or replaces) suite `S`'s results.
+    pub fn insert<S: Suite>(&mut self, results: S::Results) {
+        self.sections.retain(|(name, _)| *name != S::NAME);
+        self.sections.push((S::NAME, Box::new(results)));
+    }
+
+    /// The document as compact JSON: the head, then each section in the
+    /// list's order (a top-level section's fields spliced in).
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        let head = serde_json::to_string(&Head {
+            schema: self.schema.clone(),
+            created_unix_s: self.created_unix_s,
+            machine: self.machine.clone(),
+            versions: self.versions.clone(),
+        })?;
+        let mut text = head[..head.len() - 1].to_owned();
+        for suite in ALL {
+            match suite.write(self)? {
+                None => {}
+                Some((true, fields)) => {
+                    let fields = &fields[1..fields.len() - 1];
+                    if !fields.is_empty() {
+                        text.push(',');
+                        text.push_str(fields);
+                    }
+                }
+                Some((false, section)) => {
+                    text.push_str(&format!(",\"{}\":{section}", suite.name()));
+                }
+            }
+        }
+        text.push('}');
+        Ok(text)
+    }
+
+    /// A document from its JSON: the head, and the section of each suite
+    /// of the list that it has (fields no suite reads are ignored).
+    pub fn from_json(text: &str) -> serde_json::Result<Document> {
+        let fields: Map<String, Value> = serde_json::from_str(text)?;
+        let head: Head = serde_json::from_value(Value::Object(fields.clone()))?;
+        let mut document = Document {
+            schema: head.schema,
+            created_unix_s: head.created_unix_s,
+            machine: head.machine,
+            versions: head.versions,
+            sections: Vec::new(),
+        };
+        for suite in ALL {
+            suite.read(&fields, &mut document)?;
+        }
+        Ok(document)
+    }
+}
+
+impl Default for Document {
+    fn default() -> Self {
+        Document::new()
+    }
+}
+
+impl fmt::Debug for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sections: Vec<&str> = self.sections.iter().map(|(name, _)| *name).collect();
+        f.debug_struct("Document")
+            .field("schema", &self.schema)
+            .field("created_unix_s", &self.created_unix_s)
+            .field("machine", &self.machine)
+            .field("versions", &self.versions)
+            .field("sections", &sections)
+            .finish()
+    }
 }
 
 /// The machine a run was measured on.
@@ -190,135 +199,19 @@ pub struct Versions {
     pub rustc: String,
 }
 
-/// How a run was measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Settings {
-    /// Profile, workers, the runtimes in the order their blocks alternate
-    /// (as every lane's).
-    #[serde(flatten)]
-    pub lane: LaneSettings,
-    /// Rounds: blocks of iterations per runtime, alternating runtimes.
-    pub rounds: usize,
-    /// Longest wait for one iteration before a runtime is marked failed.
-    pub iteration_timeout_s: f64,
-    /// weft's `inject_batch_cap`, if overridden.
-    pub weft_inject_batch_cap: Option<usize>,
-    /// weft's `lifo_slot`.
-    pub weft_lifo_slot: bool,
-}
-
-/// One workload on every runtime. In JSON:
-///
-/// ```jsonc
-/// {
-///   "name": "spawn_many_local",
-///   "iterations_per_round": 20,                  // round r = elements r*20 .. r*20+19 of each array
-///   "runtimes": {
-///     "weft": {
-///       "status": "ok",                          // or "failed", with "error": "…"
-///       "summary": {                             // null unless status is ok
-///         "median_ms": 4.10, "min_ms": 2.32, "max_ms": 5.55,
-///         "round_medians_ms": [4.29, 3.56, 3.18, 4.21, 4.21],
-///         "spread_pct": 27.0,
-///         "csw_per_iter": 221.8, "csw_voluntary_per_iter": 176.5, "csw_involuntary_per_iter": 45.3,
-///         "counters_per_iter": { "polls": 10000.0, "parks": 158.0, … }   // weft only
-///       },
-///       "iterations": {                          // one element per measured iteration, in order
-///         "ms": [3.1641, …],                     // rounded to 0.1 µs
-///         "csw_voluntary": [457, …], "csw_involuntary": [331, …],
-///         "counters": { "polls": [10000, …], … }  // weft only
-///       }
-///     },
-///     "tokio": { … }, "smol": { … }
-///   },
-///   "comparison": {                              // null when weft or every peer failed
-///     "best":  { "peer": "smol",  "value": 0.51, "rounds": [0.52, 0.43, …], "resolved": true },
-///     "tokio": { "peer": "tokio", "value": 0.40, "rounds": [0.44, …], "resolved": true },  // null without tokio
-///     "verdict": "faster"                        // "faster" | "slower" | "unresolved"
-///   }
-/// }
-/// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WorkloadResult {
-    /// The workload's name (tokio's benchmark name).
-    pub name: String,
-    /// Measured iterations per round (after warm-up).
-    pub iterations_per_round: usize,
-    /// Keyed by runtime name.
-    pub runtimes: BTreeMap<String, RuntimeResult>,
-    /// weft against its peers; absent when weft or every peer failed.
-    pub comparison: Option<Comparison>,
-}
-
-figure::impl_row!(WorkloadResult, RuntimeResult);
-
-/// One workload on one runtime.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RuntimeResult {
-    /// Whether every round completed.
-    pub status: Status,
-    /// Why it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Statistics over the iterations; present when `status` is `ok`.
-    pub summary: Option<Summary>,
-    /// Every measured iteration, in the order measured.
-    pub iterations: Iterations,
-}
-
-impl RuntimeResult {
-    /// The summary, if the runtime completed the workload.
-    pub fn ok_summary(&self) -> Option<&Summary> {
-        self.ok()
-    }
-}
-
-figure::impl_attempt!(RuntimeResult, summary: Summary);
-
-/// Per-iteration values, one array element per measured iteration. Round
-/// `r` is elements `r * iterations_per_round ..` of every array.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Iterations {
-    /// Wall time, milliseconds.
-    pub ms: Vec<f64>,
-    /// Voluntary context switches of the whole process.
-    pub csw_voluntary: Vec<u64>,
-    /// Involuntary context switches of the whole process.
-    pub csw_involuntary: Vec<u64>,
-    /// The runtime's counter deltas, by counter name (weft only).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<String, Vec<u64>>,
-}
-
-impl Iterations {
-    /// Appends one measured iteration (its time rounded to 0.1 µs).
-    pub fn push(&mut self, sample: &Sample) {
-        self.ms
-            .push((sample.wall.as_secs_f64() * 1e7).round() / 1e4);
-        self.csw_voluntary.push(sample.csw_voluntary);
-        self.csw_involuntary.push(sample.csw_involuntary);
-        for &(name, value) in sample.counters.iter().flatten() {
-            self.counters
-                .entry(name.to_owned())
-                .or_default()
-                .push(value);
-        }
-    }
-}
-
 /// Writes `document` to `path` as compact JSON (a quick run's document is
 /// ~100 KB so; pretty-printed, every array element would take a line and
 /// five times the space: use `jq .` to read one).
 pub fn write(path: &Path, document: &Document) -> io::Result<()> {
-    let text = serde_json::to_string(document).map_err(io::Error::other)?;
+    let text = document.to_json().map_err(io::Error::other)?;
     fs::write(path, text + "\n")
 }
 
 /// Reads a document written by [`write()`], checking its schema.
 pub fn read(path: &Path) -> io::Result<Document> {
     let text = fs::read_to_string(path)?;
-    let document: Document =
-        serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let document =
+        Document::from_json(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     if document.schema != SCHEMA {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,

@@ -16,6 +16,7 @@ pub mod load;
 pub mod report;
 pub mod result;
 pub mod server;
+pub mod summary;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

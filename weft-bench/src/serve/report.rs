@@ -24,8 +24,6 @@ pub fn floor_legend(runtimes: &[String]) -> &'static str {
     }
 }
 
-/// The columns of the lane's table: the row's and the runtime's, a run's
-
 /// The table of runs of the echo lane (and of the HTTP lane, under its
 /// `header`, with no row label and with CPU per request): on weft's lines
 /// its ratios and targets.

@@ -20,7 +20,7 @@
 //! in BASE has nothing to regress from and passes; a row (or a whole
 //! lane) that BASE lacks is listed as new and passes.
 
-use super::lane::Lane;
+use super::lane::Gated;
 use super::{Attempt, Better, Figure, FiguresOf, Format, Row, Tolerance, ratio};
 use crate::common::table::{self, Table};
 
@@ -130,7 +130,7 @@ impl Gate {
     /// passed.
     pub fn check<R: Row>(
         &self,
-        lane: &Lane<FiguresOf<R>>,
+        lane: &Gated<FiguresOf<R>>,
         base: Option<&[R]>,
         new: Option<&[R]>,
     ) -> (String, bool) {
@@ -160,7 +160,7 @@ impl Gate {
 
     /// Every delta of `lane` between the rows of two documents: BASE's
     /// rows in order, then the rows only NEW has.
-    pub fn compare<R: Row>(&self, lane: &Lane<FiguresOf<R>>, base: &[R], new: &[R]) -> Vec<Delta> {
+    pub fn compare<R: Row>(&self, lane: &Gated<FiguresOf<R>>, base: &[R], new: &[R]) -> Vec<Delta> {
         let mut deltas = Vec::new();
         for b in base {
             let n = new.iter().find(|n| n.name() == b.name());
@@ -175,7 +175,7 @@ impl Gate {
 
     fn compare_row<R: Row>(
         &self,
-        lane: &Lane<FiguresOf<R>>,
+        lane: &Gated<FiguresOf<R>>,
         base: &R,
         new: Option<&R>,
     ) -> Vec<Delta> {
@@ -298,7 +298,7 @@ impl Judge {
 /// peer, and the verdict; `!` marks what worsened beyond tolerance. A
 /// figure compared with a second peer (the scheduler lane's median, with
 /// tokio) adds a line with that ratio alone.
-pub fn table<F>(lane: &Lane<F>, deltas: &[Delta]) -> Table {
+pub fn table<F>(lane: &Gated<F>, deltas: &[Delta]) -> Table {
     let mut table = Table::new([
         format!("{} figure", lane.name),
         "weft".to_owned(),
@@ -381,7 +381,7 @@ mod tests {
             .with_floor(10.0),
     ];
 
-    const LANE: Lane<f64> = Lane::new("test", "row", &FIGURES);
+    const GATED: Gated<f64> = Gated::new("test", "row", &FIGURES);
 
     fn gate(same_machine: bool) -> Gate {
         Gate {
@@ -395,9 +395,9 @@ mod tests {
 
     fn verdicts(base: &[TestRow], new: &[TestRow], same_machine: bool) -> Vec<String> {
         gate(same_machine)
-            .compare(&LANE, base, new)
+            .compare(&GATED, base, new)
             .iter()
-            .map(|d| format!("{}: {}", d.name(), d.describe(LANE.row)))
+            .map(|d| format!("{}: {}", d.name(), d.describe(GATED.row)))
             .collect()
     }
 
@@ -454,7 +454,7 @@ mod tests {
         // A baseline without the lane: every row is new; neither: nothing.
         assert_eq!(verdicts(&[], &[row("a", BASE)], true), ["a: new row"]);
         assert_eq!(
-            gate(true).check::<TestRow>(&LANE, None, None),
+            gate(true).check::<TestRow>(&GATED, None, None),
             (String::new(), true)
         );
     }
@@ -463,7 +463,7 @@ mod tests {
     fn a_peer_only_new_has_is_additive() {
         let base = [row("a", &[("weft", 10.0), ("tokio", 20.0)])];
         let new = [row("a", &[("weft", 10.0), ("tokio", 20.0), ("smol", 1.0)])];
-        let deltas = gate(true).compare(&LANE, &base, &new);
+        let deltas = gate(true).compare(&GATED, &base, &new);
         assert!(deltas.iter().all(Delta::passes));
         assert_eq!(
             deltas[0].peers,
@@ -474,7 +474,7 @@ mod tests {
     #[test]
     fn the_legend_names_the_figures_whose_fall_regresses() {
         let (text, passed) =
-            gate(true).check(&LANE, Some(&[row("a", BASE)]), Some(&[row("a", BASE)]));
+            gate(true).check(&GATED, Some(&[row("a", BASE)]), Some(&[row("a", BASE)]));
         assert!(passed);
         assert!(text.contains("test figure"), "{text}");
         assert!(text.contains("(rate: a fall is the regression)"), "{text}");

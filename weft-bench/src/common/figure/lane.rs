@@ -16,7 +16,7 @@ use super::target::{Check, Target, check_all};
 use super::{Figure, PeerRatio, Row, Run};
 
 /// A lane in `compare`.
-pub struct Lane<F: 'static> {
+pub struct Gated<F: 'static> {
     /// Its name, heading its table (`echo`).
     pub name: &'static str,
     /// What its rows are called (`row`, `load`, `workload`).
@@ -32,11 +32,11 @@ enum Figures<F: 'static> {
     ByRow(fn(row: &str) -> &'static [Figure<F>]),
 }
 
-impl<F> Lane<F> {
+impl<F> Gated<F> {
     /// A lane gating `figures` on each of its rows.
     pub const fn new(name: &'static str, row: &'static str, figures: &'static [Figure<F>]) -> Self {
         let figures = Figures::Every(figures);
-        Lane { name, row, figures }
+        Gated { name, row, figures }
     }
 
     /// A lane whose rows each have their own figures.
@@ -46,7 +46,7 @@ impl<F> Lane<F> {
         figures: fn(row: &str) -> &'static [Figure<F>],
     ) -> Self {
         let figures = Figures::ByRow(figures);
-        Lane { name, row, figures }
+        Gated { name, row, figures }
     }
 
     /// The figures gated on the row called `row`.
@@ -139,6 +139,19 @@ pub struct LaneResult<S, R> {
     /// What may have skewed the figures.
     #[serde(flatten)]
     pub skew: Skew,
+}
+
+impl<S, R: Row> LaneResult<S, R> {
+    /// Whether a runtime failed a row.
+    pub fn any_failed(&self) -> bool {
+        self.rows.iter().any(Row::any_failed)
+    }
+}
+
+/// The rows of a suite's results, if a document has them (what
+/// [`super::gate::Gate::check`] compares).
+pub fn rows_of<S, R>(results: Option<&LaneResult<S, R>>) -> Option<&[R]> {
+    results.map(|results| &results.rows[..])
 }
 
 /// A row whose weft ratios are one per figure of the lane's list, by the

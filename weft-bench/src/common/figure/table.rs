@@ -9,7 +9,7 @@ use super::{Attempt, FiguresOf, Row};
 use crate::common::json::{Machine, Versions};
 use crate::common::table::Table;
 
-/// The header `weft-bench LANE` prints above the lane's tables (the
+/// The header `weft-bench GATED` prints above the lane's tables (the
 /// default run prints the scheduler lane's instead).
 pub fn header(lane: &str, machine: &Machine, versions: &Versions) -> String {
     format!(

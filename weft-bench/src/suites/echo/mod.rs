@@ -31,6 +31,9 @@
 pub mod generator;
 pub mod report;
 pub mod result;
+pub mod suite;
+
+pub use suite::Echo;
 
 use std::sync::mpsc;
 use std::time::Duration;

@@ -40,6 +40,7 @@ pub fn render(result: &EchoResult) -> String {
     lane_text(&title, &table, &legend) + &cost + &result.skew.footer()
 }
 
+/// The columns of the lane's table: the row's and the runtime's, a run's
 /// figures, weft's ratios and targets, and the others' share.
 fn header() -> Vec<&'static str> {
     let ratios = ["req÷best", "p99÷best", "targets", "others"];

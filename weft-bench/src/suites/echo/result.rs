@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{EchoConfig, Row};
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Lane, LaneResult, RowKind};
+use crate::common::figure::lane::{Gated, LaneResult, RowKind};
 use crate::common::figure::target::Target;
 use crate::common::setup::{LaneSettings, WindowSettings};
 use crate::serve::result::{
@@ -66,7 +66,7 @@ pub const FIGURES: [Figure<Figures>; 2] = [
 ];
 
 /// The echo lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::new("echo", "row", &FIGURES);
+pub const GATED: Gated<Figures> = Gated::new("echo", "row", &FIGURES);
 
 /// One run of the echo lane. In JSON:
 ///

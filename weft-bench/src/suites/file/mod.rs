@@ -38,7 +38,10 @@
 
 pub mod report;
 pub mod result;
+pub mod suite;
 pub mod workload;
+
+pub use suite::File;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
-use crate::common::figure::lane::{FigureRow, Lane, LaneResult};
+use crate::common::figure::lane::{FigureRow, Gated, LaneResult};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
@@ -50,7 +50,7 @@ pub const FIGURES: [Figure<Figures>; 4] = [
 ];
 
 /// The file lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::new("file", "row", &FIGURES);
+pub const GATED: Gated<Figures> = Gated::new("file", "row", &FIGURES);
 
 /// weft's targets (issue #36): total time ≤ the best peer's, ticker p99
 /// ≤ 2 ms. Reported, never gating.

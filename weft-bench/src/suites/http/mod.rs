@@ -26,6 +26,9 @@ pub mod generator;
 pub mod report;
 pub mod result;
 pub mod server;
+pub mod suite;
+
+pub use suite::Http;
 
 use std::sync::mpsc;
 use std::time::Duration;

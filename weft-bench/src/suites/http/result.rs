@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::server::BODY;
 use super::{HttpConfig, ROW};
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Lane, LaneResult};
+use crate::common::figure::lane::{Gated, LaneResult};
 use crate::common::figure::target::Target;
 use crate::common::setup::{LaneSettings, WindowSettings};
 use crate::serve::result::{
@@ -36,7 +36,7 @@ pub const P99_TARGET: f64 = 1.0;
 pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.with_floor(3.0)];
 
 /// The HTTP lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::new("http", "row", &FIGURES);
+pub const GATED: Gated<Figures> = Gated::new("http", "row", &FIGURES);
 
 /// One run of the HTTP lane. In JSON, the echo lane's document
 /// ([`crate::suites::echo::result::EchoResult`]) with other settings and one row,

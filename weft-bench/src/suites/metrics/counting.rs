@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use weft::metrics::{Counter, Sample};
 
 use crate::common::others::{self, CpuTimes};
@@ -67,7 +67,7 @@ impl CountingConfig {
 }
 
 /// Everything measured for one wait.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CountingRun {
     /// The wait.
     pub wait: Wait,
@@ -80,7 +80,7 @@ pub struct CountingRun {
 }
 
 /// Totals once every task has stopped: all equal when nothing is lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exactness {
     /// Transactions the tasks report having counted.
     pub task_total: u64,
@@ -95,7 +95,7 @@ pub struct Exactness {
 }
 
 /// One sampling interval.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Phase {
     /// The sampler's nominal interval, ms.
     pub interval_ms: f64,
@@ -113,7 +113,7 @@ pub struct Phase {
 }
 
 /// The test sampler's samples, one array element per sample.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TestSamples {
     /// What each `swap(0)` of the test atomic returned.
     pub swap_counts: Vec<u64>,
@@ -128,7 +128,7 @@ pub struct TestSamples {
 }
 
 /// The baseline sampler's samples.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct BaselineSamples {
     /// What each `swap(0)` of the baseline atomic returned.
     pub counts: Vec<u64>,

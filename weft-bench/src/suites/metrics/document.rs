@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::common::json::{Machine, Versions};
 use crate::common::stats;
@@ -85,7 +85,7 @@ pub const OVERHEAD_TARGET_RATIO: f64 = 1.01;
 ///   }, …]
 /// }
 /// ```
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetricsDocument {
     /// Always [`SCHEMA`].
     pub schema: String,
@@ -108,7 +108,7 @@ pub struct MetricsDocument {
 }
 
 /// How a run was measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetricsSettings {
     /// `quick` or `full`.
     pub profile: String,
@@ -175,7 +175,7 @@ fn ms(duration: std::time::Duration) -> f64 {
 /// The targets of issue 7 against what this run measured. In JSON one
 /// object: the counting part's fields, the overhead part's, and
 /// `disturbances`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Targets {
     /// The counting part's.
     #[serde(flatten)]
@@ -191,7 +191,7 @@ pub struct Targets {
 }
 
 /// The counting part's targets; each `None` without the part.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CountingTargets {
     /// Largest |error| of `Counter` over every phase of every wait,
     /// percent.
@@ -206,7 +206,7 @@ pub struct CountingTargets {
 }
 
 /// The overhead part's targets.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverheadTargets {
     /// Per workload, the sampler overhead against
     /// [`OVERHEAD_TARGET_RATIO`].
@@ -220,7 +220,7 @@ pub struct OverheadTargets {
 }
 
 /// One workload's overhead against the target.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverheadTarget {
     /// The workload.
     pub workload: String,
@@ -232,7 +232,7 @@ pub struct OverheadTarget {
 /// The round ratios of every workload, pooled: a summary with more power
 /// than any one workload's rounds (each round is still its own workload's
 /// off/tick/on blocks side by side).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PooledOverhead {
     /// Rounds pooled.
     pub rounds: usize,
@@ -268,7 +268,7 @@ impl PooledOverhead {
 }
 
 /// Whether every round is on the same side of a target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetStatus {
     /// Every round meets it.

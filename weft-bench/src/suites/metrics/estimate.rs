@@ -19,12 +19,12 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::suites::metrics::counting::{BaselineSamples, TestSamples};
 
 /// An estimator's figures over one phase.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     /// Number of per-sample rates.
     pub samples: usize,
@@ -41,7 +41,7 @@ pub struct Estimate {
 }
 
 /// Everything derived from one phase's samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PhaseFigures {
     /// The reference: Σ swapped counts ÷ Σ measured Δt, transactions/s.
     pub exact_tps: f64,

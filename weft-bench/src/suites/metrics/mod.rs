@@ -21,8 +21,11 @@ pub mod dump;
 pub mod estimate;
 pub mod overhead;
 pub mod report;
+pub mod suite;
 pub mod timer;
 pub mod wait;
+
+pub use suite::Metrics;
 
 use std::io;
 use std::time::{Duration, Instant, SystemTime};

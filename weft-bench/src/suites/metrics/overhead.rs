@@ -33,9 +33,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::common::json::Iterations;
+use crate::suites::scheduler::result::Iterations;
 use crate::common::measure;
 use crate::common::others::{self, CpuTimes};
 use crate::common::runtimes::{BenchRuntime, Tuning, Weft};
@@ -59,7 +59,7 @@ pub struct OverheadConfig {
 }
 
 /// One workload, off against on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverheadResult {
     /// The workload's name.
     pub workload: String,
@@ -99,7 +99,7 @@ enum Mode {
 const MODES: [Mode; 3] = [Mode::Off, Mode::Tick, Mode::On];
 
 /// The per-iteration arrays of every mode.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ModeIterations {
     /// Nothing beside the workload.
     pub off: Iterations,
@@ -128,7 +128,7 @@ impl ModeIterations {
 }
 
 /// What a sampler thread did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplerStats {
     /// Wake-ups (each a `Handle::metrics()` call, but for *tick*).
     pub reads: u64,

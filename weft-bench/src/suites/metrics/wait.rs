@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::suites::metrics::timer::TimerHandle;
 
@@ -23,7 +23,7 @@ use crate::suites::metrics::timer::TimerHandle;
 pub const NOISE: f64 = 0.1;
 
 /// How a task waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mechanism {
     /// A sleep on the stand-in timer thread.
@@ -33,7 +33,7 @@ pub enum Mechanism {
 }
 
 /// One transaction's wait: `nominal` ± [`NOISE`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wait {
     /// The mean wait.
     #[serde(rename = "nominal_us", serialize_with = "as_micros")]

@@ -36,9 +36,13 @@ pub mod generator;
 pub mod oracle;
 pub mod report;
 pub mod result;
+pub mod suite;
 pub mod targets;
 
+pub use suite::Mixed;
+
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::ValueEnum;
@@ -219,6 +223,8 @@ pub struct MixedConfig {
     /// Whether each load also runs on the oracle ([`oracle`]), after the
     /// runtimes.
     pub oracle: bool,
+    /// Where the chart goes (`None`: [`chart::path_for`] `--json`).
+    pub chart: Option<PathBuf>,
 }
 
 impl MixedConfig {
@@ -229,6 +235,7 @@ impl MixedConfig {
             timing: Timing::of(setup.profile),
             loads: Load::ALL.to_vec(),
             oracle: true,
+            chart: None,
             setup,
         }
     }

@@ -15,7 +15,7 @@ use super::burn::Calibration;
 use super::generator::Outcome;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::common::figure::lane::{Lane, RowKind};
+use crate::common::figure::lane::{Gated, RowKind};
 use crate::common::figure::skew::{self, Skew, Window};
 use crate::common::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::common::latency::Percentiles;
@@ -58,7 +58,7 @@ pub const FIGURES: [Figure<Figures>; 3] = [
 ];
 
 /// The mixed lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::new("mixed", "load", &FIGURES);
+pub const GATED: Gated<Figures> = Gated::new("mixed", "load", &FIGURES);
 
 /// One run of the mixed lane. In JSON:
 ///

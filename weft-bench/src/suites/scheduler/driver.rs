@@ -16,7 +16,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::json::{RuntimeResult, Status};
+use super::result::RuntimeResult;
+use crate::common::figure::Status;
 use crate::common::measure::{self, Sample};
 use crate::common::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
 use crate::common::thread::catch_panic;

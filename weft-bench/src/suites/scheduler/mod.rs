@@ -14,20 +14,22 @@
 
 pub mod driver;
 pub mod report;
+pub mod result;
 pub mod stats;
+pub mod suite;
 pub mod workloads;
 
-use std::time::{Duration, SystemTime};
+pub use suite::Scheduler;
+
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::common::json::{
-    Document, LaneResults, Machine, SCHEMA, Settings, Versions, WorkloadResult,
-};
 use crate::common::runtimes::{RuntimeKind, Tuning};
 use crate::common::setup::{Profile, Setup};
-use crate::suites::scheduler::driver::{Block, Driver};
-use crate::suites::scheduler::workloads::Workload;
+use driver::{Block, Driver};
+use result::{SchedulerResults, Settings, WorkloadResult};
+use workloads::Workload;
 
 /// Rounds of `profile`: blocks of iterations per runtime, alternating.
 fn rounds(profile: Profile) -> usize {
@@ -79,7 +81,8 @@ impl RunConfig {
         }
     }
 
-    fn settings(&self) -> Settings {
+    /// Its settings in the document.
+    pub fn settings(&self) -> Settings {
         Settings {
             lane: self.setup.settings(RuntimeKind::name),
             rounds: rounds(self.setup.profile),
@@ -101,11 +104,8 @@ impl RunConfig {
     }
 }
 
-/// Runs every workload of `config` and returns the document describing it.
-pub fn run(config: &RunConfig) -> Document {
-    let created_unix_s = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+/// Runs every workload of `config` and returns what it measured.
+pub fn run(config: &RunConfig) -> SchedulerResults {
     let progress = Progress::new(config.total_iterations());
     let mut warnings = Vec::new();
     let workloads = config
@@ -114,31 +114,10 @@ pub fn run(config: &RunConfig) -> Document {
         .map(|&workload| run_workload(workload, config, &progress, &mut warnings))
         .collect();
     progress.bar.finish_and_clear();
-    Document {
-        created_unix_s,
-        ..document(config, workloads, warnings)
-    }
-}
-
-/// A document of `config`'s run holding `workloads`, created now (other
-/// lanes are added by the caller).
-pub fn document(
-    config: &RunConfig,
-    workloads: Vec<WorkloadResult>,
-    warnings: Vec<String>,
-) -> Document {
-    let created_unix_s = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Document {
-        schema: SCHEMA.to_owned(),
-        created_unix_s,
-        machine: Machine::detect(),
-        versions: Versions::detect(),
+    SchedulerResults {
         settings: config.settings(),
         workloads,
         warnings,
-        lanes: LaneResults::default(),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::common::json::{Document, RuntimeResult, WorkloadResult};
+use super::result::{RuntimeResult, SchedulerResults, WorkloadResult};
 use crate::common::runtimes::RuntimeKind;
 use crate::common::table::{self, Table};
 use crate::suites::scheduler::stats::{Ratio, Verdict};
@@ -23,9 +23,9 @@ const COUNTER_COLUMNS: [(&str, &[&str]); 7] = [
 ];
 
 /// Renders every table of a run.
-pub fn render(doc: &Document) -> String {
+pub fn render(doc: &SchedulerResults) -> String {
     let mut out = header(doc);
-    let _ = writeln!(out, "\n{}", summary_table(doc).render());
+    let _ = writeln!(out, "{}", summary_table(doc).render());
     out.push_str(
         "median ms ± spread of the round medians; ÷best, ÷tokio: weft's median over the peer's \
          (? = the rounds disagree on the side of 1.0); csw: context switches per iteration\n",
@@ -62,24 +62,15 @@ pub fn one_line(workload: &WorkloadResult, runtimes: &[String]) -> String {
     format!("{} (ms): {}{ratio}", workload.name, times.join(", "))
 }
 
-fn header(doc: &Document) -> String {
-    let (s, m, v) = (&doc.settings, &doc.machine, &doc.versions);
+fn header(doc: &SchedulerResults) -> String {
+    let s = &doc.settings;
     format!(
-        "weft-bench: {} profile, {} workers, {} rounds; {} cores, {}\n\
-         {}, tokio {}, async-executor {}, {}\n",
-        s.lane.profile,
-        s.lane.workers,
-        s.rounds,
-        m.cores,
-        m.cpu_model,
-        v.weft_label(),
-        v.tokio,
-        v.async_executor,
-        v.rustc
+        "\nscheduler suite: {} profile, {} workers, {} rounds\n",
+        s.lane.profile, s.lane.workers, s.rounds
     )
 }
 
-fn summary_table(doc: &Document) -> Table {
+fn summary_table(doc: &SchedulerResults) -> Table {
     let runtimes = &doc.settings.lane.runtimes;
     let header = std::iter::once("workload".to_owned())
         .chain(runtimes.iter().map(|r| format!("{r} ms")))
@@ -142,7 +133,7 @@ fn verdict(workload: &WorkloadResult) -> String {
     }
 }
 
-fn detail_table(doc: &Document) -> Table {
+fn detail_table(doc: &SchedulerResults) -> Table {
     let header = [
         "workload",
         "runtime",
@@ -181,7 +172,7 @@ fn detail_table(doc: &Document) -> Table {
     table
 }
 
-fn counter_table(doc: &Document) -> Table {
+fn counter_table(doc: &SchedulerResults) -> Table {
     let header = std::iter::once("workload").chain(COUNTER_COLUMNS.iter().map(|c| c.0));
     let mut table = Table::new(header);
     for workload in &doc.workloads {

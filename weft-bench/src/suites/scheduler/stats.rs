@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::common::figure::{Figure, Peer, WEFT};
-use crate::common::json::{Iterations, MEDIAN_MS, RuntimeResult};
+use super::result::{Iterations, MEDIAN_MS, RuntimeResult};
 use crate::common::stats::median;
 
 /// Statistics of one workload on one runtime.
@@ -99,7 +99,7 @@ impl Ratio {
 
 /// One median over another, overall and per round (the metrics lane's
 /// modes; [`Ratio`] names its peer).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRatio {
     /// Ratio of the medians.
     pub value: f64,
@@ -196,7 +196,7 @@ fn mean(values: &[u64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::json::Status;
+    use crate::common::figure::Status;
 
     fn result(ms: &[f64]) -> RuntimeResult {
         let iterations = Iterations {

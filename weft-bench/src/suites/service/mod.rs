@@ -31,6 +31,9 @@ pub mod report;
 pub mod result;
 pub mod server;
 pub mod soak;
+pub mod suite;
+
+pub use suite::Service;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::load::Outcome;
 use super::soak::Soak;
 use super::{Load, ServiceConfig};
-use crate::common::figure::lane::{FigureRow, Lane, LaneResult, RowKind};
+use crate::common::figure::lane::{FigureRow, Gated, LaneResult, RowKind};
 use crate::common::figure::skew::{self, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Format, Peer, Run};
@@ -50,7 +50,7 @@ pub fn figures(row: &str) -> &'static [Figure<Figures>] {
 }
 
 /// The service lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::by_row("service", "load", figures);
+pub const GATED: Gated<Figures> = Gated::by_row("service", "load", figures);
 
 /// Issue 37's targets, by row: (a) `/fortunes` req/s ≥ 1.0× tokio's;
 /// (b) `/users` p99 ≤ 5 ms and ≤ 0.1× tokio's, `/report` per second ≥
@@ -307,6 +307,6 @@ mod tests {
             ),
         );
         assert_eq!(row.targets[0].met, Some(false));
-        assert_eq!(LANE.figures("seed004")[1].name, "reports_per_s");
+        assert_eq!(GATED.figures("seed004")[1].name, "reports_per_s");
     }
 }

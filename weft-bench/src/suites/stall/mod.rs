@@ -55,7 +55,10 @@
 pub mod report;
 pub mod result;
 pub mod shares;
+pub mod suite;
 pub mod workload;
+
+pub use suite::Stall;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

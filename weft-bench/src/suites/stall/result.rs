@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::shares::{self, Span};
 use super::workload::Trial;
 use super::{Case, Sizes, StallConfig};
-use crate::common::figure::lane::{FigureRow, Lane, LaneResult, RowKind};
+use crate::common::figure::lane::{FigureRow, Gated, LaneResult, RowKind};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
@@ -61,7 +61,7 @@ pub const FIGURES: [Figure<Figures>; 4] = [
 ];
 
 /// The stall lane in `compare`.
-pub const LANE: Lane<Figures> = Lane::new("stall", "case", &FIGURES);
+pub const GATED: Gated<Figures> = Gated::new("stall", "case", &FIGURES);
 
 /// weft's targets with one worker blocked (issue 51): timers, tasks and
 /// I/O each ≥ 90% of their calm rate, in every trial. Reported, never

@@ -26,14 +26,17 @@
 //! thread abandoned (with a warning), so a timer that never fires cannot
 //! hang the run. A row's value is the median of its repetitions.
 //! [`result`] is the JSON, [`report`] the table; each row is one figure
-//! ([`RowSpec`]), gated by `compare` ([`LANE`]).
+//! ([`RowSpec`]), gated by `compare` ([`GATED`]).
 
 pub mod probe;
 pub mod report;
 pub mod result;
 pub mod rss;
 pub mod sizes;
+pub mod suite;
 pub mod workloads;
+
+pub use suite::Timers;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -42,7 +45,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::common::figure::Figure;
-use crate::common::figure::lane::Lane;
+use crate::common::figure::lane::Gated;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 use crate::common::setup::Setup;
@@ -151,7 +154,7 @@ pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
 }
 
 /// The timers lane in `compare`: each row is its own figure.
-pub const LANE: Lane<f64> = Lane::by_row("timers", "row", |name| {
+pub const GATED: Gated<f64> = Gated::by_row("timers", "row", |name| {
     row_spec(name).map_or(&[], std::slice::from_ref)
 });
 
