@@ -1,4 +1,4 @@
-//! What the suites' charts share: where a chart goes ([`path_for_lane`]:
+//! What the suites' charts share: where a chart goes ([`path_for_suite`]:
 //! beside the `--json` file, else in the cargo target directory) and a
 //! panel of latency percentiles ([`draw_panel`]), drawn with `plotters`'
 //! SVG backend (no bitmap or font stack: the SVG names a `sans-serif`
@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-/// Where `lane`'s chart goes: `STEM-LANE.svg` beside `json` if given, else
-/// `weft-bench/LANE.svg` in the target directory.
-pub fn path_for_lane(json: Option<&Path>, lane: &str) -> PathBuf {
+/// Where `suite`'s chart goes: `STEM-SUITE.svg` beside `json` if given, else
+/// `weft-bench/SUITE.svg` in the target directory.
+pub fn path_for_suite(json: Option<&Path>, suite: &str) -> PathBuf {
     match json {
         Some(json) => {
             let stem = json
                 .file_stem()
                 .map_or_else(|| "weft-bench".into(), |s| s.to_string_lossy().into_owned());
-            json.with_file_name(format!("{stem}-{lane}.svg"))
+            json.with_file_name(format!("{stem}-{suite}.svg"))
         }
-        None => target_dir().join("weft-bench").join(format!("{lane}.svg")),
+        None => target_dir().join("weft-bench").join(format!("{suite}.svg")),
     }
 }
 

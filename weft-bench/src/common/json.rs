@@ -189,13 +189,13 @@ pub struct Versions {
     /// changes: the runtime measured is not exactly `weft_commit` (`None`
     /// when git could not tell).
     pub weft_dirty: Option<bool>,
-    /// The same for `weft-bench/`, the lane itself.
+    /// The same for `weft-bench/`, the suite itself.
     pub bench_dirty: Option<bool>,
     /// tokio's version, from `Cargo.lock` at build time.
     pub tokio: String,
     /// async-executor's version, from `Cargo.lock` at build time.
     pub async_executor: String,
-    /// `rustc --version` of the compiler that built the lane.
+    /// `rustc --version` of the compiler that built the suite.
     pub rustc: String,
 }
 

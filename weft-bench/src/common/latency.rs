@@ -1,5 +1,5 @@
 //! Latency histograms (`hdrhistogram`, microseconds, three significant
-//! digits) and the percentiles the lane reports from them.
+//! digits) and the percentiles the suite reports from them.
 //!
 //! A histogram rather than a sorted `Vec`: the generator records every
 //! completion as it arrives, in constant time and memory, while it also
@@ -52,7 +52,7 @@ impl Recorder {
         self.histogram.saturating_record(us.clamp(1, MAX_US));
     }
 
-    /// Adds every latency `other` recorded (the file lane pools its
+    /// Adds every latency `other` recorded (the file suite pools its
     /// rounds).
     pub fn add(&mut self, other: &Recorder) {
         self.histogram

@@ -1,7 +1,7 @@
 //! Measuring one iteration: wall time, the whole process's context switches
 //! (`getrusage(RUSAGE_SELF)` deltas, the same measurement for every runtime)
 //! and, where the runtime has them, its scheduler counter deltas. Also the
-//! process's CPU time, which the timers lane reads the same way, a
+//! process's CPU time, which the timers suite reads the same way, a
 //! thread's CPU time, and a run's measured window ([`Span`]).
 
 use std::io;

@@ -1,6 +1,6 @@
 //! How a suite is set up: its [`Profile`], and [`Setup`] (the profile, the
 //! worker threads of every runtime, the runtimes in order); what every
-//! suite's settings record of it ([`LaneSettings`]), and of the window of
+//! suite's settings record of it ([`SuiteSettings`]), and of the window of
 //! a suite that runs a load for a while ([`WindowSettings`]).
 
 use std::time::Duration;
@@ -29,8 +29,8 @@ impl Profile {
     }
 }
 
-/// How a lane is set up: its profile, the worker threads of every runtime,
-/// and the runtimes in the order it runs them (the mixed lane's are
+/// How a suite is set up: its profile, the worker threads of every runtime,
+/// and the runtimes in the order it runs them (the mixed suite's are
 /// variants of them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setup<K = RuntimeKind> {
@@ -54,8 +54,8 @@ impl<K: Copy> Setup<K> {
     }
 
     /// Its settings in the document, the runtimes named by `name`.
-    pub fn settings(&self, name: fn(K) -> &'static str) -> LaneSettings {
-        LaneSettings::new(
+    pub fn settings(&self, name: fn(K) -> &'static str) -> SuiteSettings {
+        SuiteSettings::new(
             self.profile,
             self.workers,
             self.runtimes.iter().map(|&k| name(k)),
@@ -63,11 +63,11 @@ impl<K: Copy> Setup<K> {
     }
 }
 
-/// How every lane was run. In JSON, among the lane's settings:
+/// How every suite was run. In JSON, among the suite's settings:
 /// `"profile": "quick", "workers": 2, "runtimes": ["weft", "tokio",
 /// "smol"]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LaneSettings {
+pub struct SuiteSettings {
     /// `quick` or `full`.
     pub profile: String,
     /// Worker threads of every runtime.
@@ -76,14 +76,14 @@ pub struct LaneSettings {
     pub runtimes: Vec<String>,
 }
 
-impl LaneSettings {
-    /// The settings of a lane run with `profile` on `workers` workers.
+impl SuiteSettings {
+    /// The settings of a suite run with `profile` on `workers` workers.
     pub fn new<'a>(
         profile: Profile,
         workers: usize,
         runtimes: impl IntoIterator<Item = &'a str>,
-    ) -> LaneSettings {
-        LaneSettings {
+    ) -> SuiteSettings {
+        SuiteSettings {
             profile: profile.name().to_owned(),
             workers,
             runtimes: runtimes.into_iter().map(str::to_owned).collect(),
@@ -91,8 +91,8 @@ impl LaneSettings {
     }
 }
 
-/// The window of a lane that runs a load for a while (mixed, echo, HTTP).
-/// In JSON, among the lane's settings: `"warmup_ms": 500.0, "measure_ms":
+/// The window of a suite that runs a load for a while (mixed, echo, HTTP).
+/// In JSON, among the suite's settings: `"warmup_ms": 500.0, "measure_ms":
 /// 1500.0, "drain_timeout_ms": 5000.0`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowSettings {
@@ -115,7 +115,7 @@ impl WindowSettings {
         }
     }
 
-    /// `{warm-up} s warm-up, {measured} s measured`, as the lanes' tables
+    /// `{warm-up} s warm-up, {measured} s measured`, as the suites' tables
     /// head it.
     pub fn describe(&self) -> String {
         format!(

@@ -4,7 +4,7 @@
 //! Peer and compiler versions are fixed at build time by `build.rs` (from
 //! `Cargo.lock` and `rustc --version`), so they name what is linked into
 //! this binary. weft's commit is read at run time with `git`, with flags
-//! saying whether the working tree differed from it (in weft or in the lane).
+//! saying whether the working tree differed from it (in weft or in the suite).
 
 use std::fs;
 use std::path::Path;
@@ -45,7 +45,7 @@ impl Versions {
 
 impl Versions {
     /// `weft <short commit>`, with `+dirty` when weft differed from it and a
-    /// note when the lane itself did.
+    /// note when the suite itself did.
     pub fn weft_label(&self) -> String {
         let commit: String = self.weft_commit.chars().take(10).collect();
         let dirty = if self.weft_dirty == Some(true) {
@@ -53,12 +53,12 @@ impl Versions {
         } else {
             ""
         };
-        let lane = if self.bench_dirty == Some(true) {
+        let suite = if self.bench_dirty == Some(true) {
             " (weft-bench modified)"
         } else {
             ""
         };
-        format!("weft {commit}{dirty}{lane}")
+        format!("weft {commit}{dirty}{suite}")
     }
 }
 

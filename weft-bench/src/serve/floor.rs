@@ -1,8 +1,8 @@
-//! The floor: the echo and HTTP lanes' requests answered with no async
+//! The floor: the echo and HTTP suites' requests answered with no async
 //! runtime at all, so that the server's cost per request (`echo::cost`)
 //! can be read against what this machine needs for the same work, not
-//! only against the peers. Like the mixed lane's oracle it is never a
-//! peer: no ratio names it, no target holds it, and the lanes list it last
+//! only against the peers. Like the mixed suite's oracle it is never a
+//! peer: no ratio names it, no target holds it, and the suites list it last
 //! (`--no-floor` leaves it out).
 //!
 //! The cheapest epoll design for a few cores: one thread per worker (the
@@ -10,7 +10,7 @@
 //! (`EPOLLIN`, `EPOLLOUT` only while a response waits for room), taking up
 //! to [`EVENTS`] events per `epoll_wait`. Worker 0 also holds the
 //! listener: it accepts every connection (non-blocking, `TCP_NODELAY`, as
-//! the lanes' servers set) and deals them round-robin, each into the epoll
+//! the suites' servers set) and deals them round-robin, each into the epoll
 //! set of the worker that will own it and, before that, into that worker's
 //! inbox (an `mpsc` channel, read only when an event names a connection
 //! the worker does not know yet). So a connection belongs to one thread
@@ -40,7 +40,7 @@ pub const FLOOR: &str = "floor";
 /// Most events one `epoll_wait` returns.
 pub const EVENTS: usize = 256;
 
-/// The most one read takes (a whole request of either lane fits).
+/// The most one read takes (a whole request of either suite fits).
 pub const BUFFER_BYTES: usize = 64 * 1024;
 
 /// The most bytes of incomplete requests a connection may hold before the
@@ -73,7 +73,7 @@ pub struct Answer {
     pub close: bool,
 }
 
-/// The echo lane's protocol: every byte read is written back.
+/// The echo suite's protocol: every byte read is written back.
 #[derive(Debug, Default)]
 pub struct Echo;
 

@@ -1,7 +1,7 @@
 //! What every load generator of the echo and HTTP suites shares: its
 //! [`Plan`] (connections, message, window, drain, stall; a fixed rate and
-//! the server's counters), the send slots of a paced run ([`Pacer`]),
-//! where a run stands ([`Phases`]: the readings at its window's start,
+//! the server's counters), the send slots of a paced run (`Pacer`),
+//! where a run stands (`Phases`: the readings at its window's start,
 //! the drain's deadline) and what it measured ([`Outcome`]).
 //!
 //! Every generator keeps the same invariants (`suites/echo/generator.rs`
@@ -20,7 +20,7 @@ use crate::common::measure::{Span, process_cpu_time, thread_cpu_time};
 use crate::common::others;
 use crate::serve::cost::{Counts, Probe};
 
-/// How one run generates load (the HTTP lane's generator's too).
+/// How one run generates load (the HTTP suite's generator's too).
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// Connections, each with one message out at a time.
@@ -40,12 +40,12 @@ pub struct Plan {
     pub options: RunOptions,
 }
 
-/// What a run may add to its closed loop (the HTTP lane's generator
+/// What a run may add to its closed loop (the HTTP suite's generator
 /// takes them too).
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// At most this many requests per second over all connections: each
-    /// request waits for the next send slot ([`Pacer`]); `None`: closed
+    /// request waits for the next send slot (`Pacer`); `None`: closed
     /// loop, each connection sends again at once.
     pub rate_per_s: Option<f64>,
     /// perf on the server's threads, enabled over the window.
@@ -119,7 +119,7 @@ impl Outcome {
     }
 }
 
-/// The readings at the window's start (the HTTP lane's generator takes
+/// The readings at the window's start (the HTTP suite's generator takes
 /// them too).
 pub(crate) struct WindowStart {
     at: Instant,

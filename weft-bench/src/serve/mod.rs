@@ -4,7 +4,7 @@
 //! A suite of servers runs each row on every runtime, one after the other,
 //! and then on the floor ([`floor`]), each pair (server, load) on a thread
 //! of its own that is abandoned (with a warning) if it does not answer in
-//! time ([`run_row`], [`measure_pair`]); only one server is ever alive.
+//! time (`run_row`, `measure_pair`); only one server is ever alive.
 //! [`server`] runs a runtime's accept loop, [`load`] is what every load
 //! generator shares (its plan, pacing, window and outcome), [`cost`]
 //! counts the server's own CPU and system calls with perf, [`result`] is
@@ -28,7 +28,7 @@ use crate::common::figure::skew::Watch;
 use crate::common::figure::target::Target;
 use crate::common::runtimes::RuntimeKind;
 use crate::common::setup::Profile;
-use crate::common::setup::{LaneSettings, Setup, WindowSettings};
+use crate::common::setup::{Setup, SuiteSettings, WindowSettings};
 use crate::common::thread::catch_panic;
 
 use cost::Probe;
@@ -53,7 +53,7 @@ pub struct Timing {
 impl Timing {
     /// A window of `quick` or `full` (by `profile`) after a warm-up of
     /// 0.5 s (1 s in full), with 5 s for the drain and for a stall (the
-    /// HTTP lane's timing too).
+    /// HTTP suite's timing too).
     pub fn measuring(profile: Profile, quick: Duration, full: Duration) -> Timing {
         let (warmup, measure) = match profile {
             Profile::Quick => (Duration::from_millis(500), quick),
@@ -115,11 +115,11 @@ impl Timing {
 /// Longest wait for a server to stop once its generator is done.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A row of a lane of servers under one load generator (the echo lane's
-/// rows, the HTTP lane's one), as its progress lines and warnings name it.
+/// A row of a suite of servers under one load generator (the echo suite's
+/// rows, the HTTP suite's one), as its progress lines and warnings name it.
 pub(crate) struct Served<'a> {
-    /// The lane.
-    pub lane: &'static str,
+    /// The suite.
+    pub suite: &'static str,
     /// The row's name in JSON.
     pub name: &'a str,
     /// Its label in tables.
@@ -130,11 +130,11 @@ pub(crate) struct Served<'a> {
     pub line: fn(&ServedRun) -> String,
 }
 
-/// The share of tokio's req/s (at the lane's load, in the same run) that
+/// The share of tokio's req/s (at the suite's load, in the same run) that
 /// a row's paced runs are sent.
 pub const PACED_SHARE: f64 = 0.6;
 
-/// What [`run_row`] needs of a lane's configuration.
+/// What [`run_row`] needs of a suite's configuration.
 pub(crate) trait ServeConfig {
     /// Profile, workers, runtimes.
     fn setup(&self) -> &Setup;
@@ -150,11 +150,11 @@ pub(crate) trait ServeConfig {
         runtimes.chain(self.floor().then_some(None)).collect()
     }
 
-    /// The lane's settings in the document: the floor is listed last.
-    fn settings(&self) -> LaneSettings {
+    /// The suite's settings in the document: the floor is listed last.
+    fn settings(&self) -> SuiteSettings {
         let names = self.servers().into_iter().map(server_name);
         let setup = self.setup();
-        LaneSettings::new(setup.profile, setup.workers, names)
+        SuiteSettings::new(setup.profile, setup.workers, names)
     }
 }
 
@@ -163,53 +163,53 @@ pub fn server_name(server: Option<RuntimeKind>) -> &'static str {
     server.map_or(FLOOR, RuntimeKind::name)
 }
 
-/// Runs `row` on every runtime of the lane, one after the other (and on
-/// the floor, if the lane runs it), and then, if the row has `cost`
+/// Runs `row` on every runtime of the suite, one after the other (and on
+/// the floor, if the suite runs it), and then, if the row has `cost`
 /// targets and tokio completed it, again on each of them at
 /// [`PACED_SHARE`] of tokio's req/s. `measure` measures one server (`None`:
-/// the floor) at a rate (`None`: the lane's load; a run it abandons warns
+/// the floor) at a rate (`None`: the suite's load; a run it abandons warns
 /// through the watch).
 pub(crate) fn run_row(
     row: &Served,
-    lane: &impl ServeConfig,
+    suite: &impl ServeConfig,
     watch: &mut Watch,
     cost: &'static [Target<Figures>],
     mut measure: impl FnMut(Option<RuntimeKind>, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> (BTreeMap<String, ServedRun>, Option<Paced>) {
-    let runs = run_runtimes(row, lane, watch, None, &mut measure);
+    let runs = run_runtimes(row, suite, watch, None, &mut measure);
     let tokio = runs.get(RuntimeKind::Tokio.name()).and_then(|r| r.ok());
     let rate = tokio
         .map(|f| f.req_per_s * PACED_SHARE)
         .filter(|_| !cost.is_empty());
     let paced = rate.map(|rate| {
-        let paced = run_runtimes(row, lane, watch, Some(rate), &mut measure);
+        let paced = run_runtimes(row, suite, watch, Some(rate), &mut measure);
         Paced::new(row.name, rate, paced, cost)
     });
     (runs, paced)
 }
 
-/// Runs `row` on every server of the lane at `rate` (`None`: the lane's
+/// Runs `row` on every server of the suite at `rate` (`None`: the suite's
 /// load): prints each run's progress line and warns about its window.
 fn run_runtimes(
     row: &Served,
-    lane: &impl ServeConfig,
+    suite: &impl ServeConfig,
     watch: &mut Watch,
     rate: Option<f64>,
     measure: &mut impl FnMut(Option<RuntimeKind>, Option<f64>, &mut Watch) -> Result<Outcome, String>,
 ) -> BTreeMap<String, ServedRun> {
     let mut runs = BTreeMap::new();
     let paced = rate.map_or(String::new(), |r| format!(" at {r:.0}/s"));
-    for server in lane.servers() {
+    for server in suite.servers() {
         let name = server_name(server);
         let measured = measure(server, rate, watch);
         let run = measured.map_or_else(ServedRun::failed, |o| ServedRun::from_outcome(&o));
         let line = (row.line)(&run);
         eprintln!(
             "weft-bench: {}: {}{paced} on {name}: {line}",
-            row.lane, row.label,
+            row.suite, row.label,
         );
-        let what = format!("{}: {}{paced} on {name}", row.lane, row.name);
-        watch.window(&what, &run, row.units, lane.timing().drain_timeout);
+        let what = format!("{}: {}{paced} on {name}", row.suite, row.name);
+        watch.window(&what, &run, row.units, suite.timing().drain_timeout);
         runs.insert(name.to_owned(), run);
     }
     runs
@@ -227,12 +227,12 @@ pub(crate) enum Report {
 }
 
 /// Runs `pair` (the server `name`, and its load) on a thread of its own,
-/// `lane`'s `row`, and waits for its reports at most `timeout` for the
+/// `suite`'s `row`, and waits for its reports at most `timeout` for the
 /// figures and then [`STOP_TIMEOUT`] for the server to stop; abandons the
-/// thread (with a warning) if it does not answer in time. The HTTP lane
+/// thread (with a warning) if it does not answer in time. The HTTP suite
 /// runs its pairs here too.
 pub(crate) fn measure_pair(
-    lane: &str,
+    suite: &str,
     name: &str,
     row: &str,
     timeout: Duration,
@@ -241,7 +241,7 @@ pub(crate) fn measure_pair(
 ) -> Result<Outcome, String> {
     let (sender, receiver) = mpsc::channel();
     let thread = thread::Builder::new()
-        .name(format!("{lane}-{name}"))
+        .name(format!("{suite}-{name}"))
         .spawn(move || {
             if let Err(panic) = catch_panic(|| pair(&sender)) {
                 let _ = sender.send(Report::Panicked(panic));
@@ -266,7 +266,7 @@ pub(crate) fn measure_pair(
                     "gave no figures"
                 };
                 warnings.push(format!(
-                    "{lane}: {name} {what} in {row} in time; abandoned, it may still be running \
+                    "{suite}: {name} {what} in {row} in time; abandoned, it may still be running \
                      and disturb what follows",
                 ));
                 // The thread is never joined: a hang must not hang the run.

@@ -12,7 +12,7 @@ use crate::common::figure::table::Runs;
 use crate::common::latency::Percentiles;
 use crate::common::table::{Table, us};
 
-/// What the legends of the echo and HTTP lanes say of the floor, when it
+/// What the legends of the echo and HTTP suites say of the floor, when it
 /// is among `runtimes`.
 pub fn floor_legend(runtimes: &[String]) -> &'static str {
     if runtimes.iter().any(|r| r == FLOOR) {
@@ -24,7 +24,7 @@ pub fn floor_legend(runtimes: &[String]) -> &'static str {
     }
 }
 
-/// The table of runs of the echo lane (and of the HTTP lane, under its
+/// The table of runs of the echo suite (and of the HTTP suite, under its
 /// `header`, with no row label and with CPU per request): on weft's lines
 /// its ratios and targets.
 pub fn runs_table(
@@ -49,7 +49,7 @@ pub fn runs_table(
 }
 
 /// A run's cells: req/s, the percentiles in µs, CPU, CPU per request (if
-/// `per_request`: the HTTP lane's) and the generator's CPU.
+/// `per_request`: the HTTP suite's) and the generator's CPU.
 fn figure_cells(f: &Figures, per_request: bool) -> Vec<String> {
     let mut cells = vec![format!("{:.0}", f.req_per_s)];
     cells.extend(Percentiles::cells(f.latency.as_ref(), us));
@@ -84,7 +84,7 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 }
 
 /// The server's cost per request (perf on the server's threads): one
-/// line per row, load (the lane's, or the paced rate) and runtime that
+/// line per row, load (the suite's, or the paced rate) and runtime that
 /// was counted; then weft's targets on it, met or missed, and why a run
 /// has no counts.
 pub fn cost_text(rows: &[ServedRow], runtimes: &[String]) -> String {
@@ -101,7 +101,7 @@ pub fn cost_text(rows: &[ServedRow], runtimes: &[String]) -> String {
             .iter()
             .map(|p| (format!("{:.0}/s", p.rate_per_s), &p.runtimes, &p.targets));
         for (load, runs, targets) in
-            std::iter::once(("lane".to_owned(), &row.runtimes, &row.targets)).chain(paced)
+            std::iter::once(("suite".to_owned(), &row.runtimes, &row.targets)).chain(paced)
         {
             for runtime in runtimes {
                 let Some(f) = runs.get(runtime).and_then(|r| r.ok()) else {

@@ -67,7 +67,7 @@ pub struct ServedRow {
     /// weft against the best peer; absent when weft or every peer failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratios: Option<Ratios>,
-    /// weft's targets on the server's cost at the lane's load (the rows
+    /// weft's targets on the server's cost at the suite's load (the rows
     /// that have them: echo's `conn64_64b`, the HTTP row).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<Check>,
@@ -78,7 +78,7 @@ pub struct ServedRow {
 }
 
 /// A row run again at a fixed rate: [`super::PACED_SHARE`] of tokio's
-/// req/s at the lane's load in the same run.
+/// req/s at the suite's load in the same run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Paced {
     /// The row's name with `_paced` (`conn64_64b_paced`).
@@ -236,16 +236,16 @@ pub struct Ratios {
     pub req_per_s_vs_best: Option<PeerRatio>,
     /// weft's p99 ÷ the lowest peer p99 (below 1: weft is better).
     pub p99_vs_best: Option<PeerRatio>,
-    /// Whether `req_per_s_vs_best` ≥ [`REQ_PER_S_TARGET`].
+    /// Whether `req_per_s_vs_best` meets the suite's target (at least).
     pub req_per_s_met: Option<bool>,
-    /// Whether `p99_vs_best` ≤ [`P99_TARGET`].
+    /// Whether `p99_vs_best` meets the suite's target (at most).
     pub p99_met: Option<bool>,
 }
 
 impl Ratios {
     /// weft's ratios to the best peer in `runtimes`, and whether they meet
     /// `req_per_s_target` (at least) and `p99_target` (at most); `None`
-    /// when weft or every peer failed. The HTTP lane's targets differ.
+    /// when weft or every peer failed. The HTTP suite's targets differ.
     pub fn of(
         runtimes: &BTreeMap<String, ServedRun>,
         req_per_s_target: f64,
@@ -265,14 +265,14 @@ impl Ratios {
     }
 }
 
-/// What a lane holds a row to: weft's ratios' targets, and those on the
+/// What a suite holds a row to: weft's ratios' targets, and those on the
 /// server's cost (none on a row without them).
 pub struct RowTargets {
     /// weft's req/s over the best peer's, at least.
     pub req_per_s: f64,
     /// weft's p99 over the best peer's, at most.
     pub p99: f64,
-    /// On the server's cost, at the lane's load and paced.
+    /// On the server's cost, at the suite's load and paced.
     pub cost: &'static [Target<Figures>],
 }
 

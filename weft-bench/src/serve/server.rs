@@ -19,7 +19,7 @@ use futures_lite::future;
 use crate::common::runtimes::Spawner;
 use crate::common::runtimes::net::{Accept, NetRuntime, StreamOf};
 
-/// A server the lanes run under their generator: a runtime's [`Server`]
+/// A server the suites run under their generator: a runtime's [`Server`]
 /// or the floor ([`crate::serve::floor::Floor`]).
 pub trait Serving {
     /// The names of the process's threads that serve it beside those its
@@ -74,7 +74,7 @@ impl<R: NetRuntime> Server<R> {
     }
 
     /// The same with another way to serve a connection than echo's (the
-    /// HTTP lane's): `serve` is given the runtime's spawner and returns
+    /// HTTP suite's): `serve` is given the runtime's spawner and returns
     /// what the accept loop calls with each connection.
     pub fn start_with<S>(
         workers: usize,

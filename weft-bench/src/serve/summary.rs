@@ -49,7 +49,7 @@ fn floor_note(suite: &str, row: &ServedRow) -> String {
         format!("; at {rate} {}", floor_cells(&p.runtimes))
     });
     format!(
-        "{suite} {} server µs/req and syscalls/req, floor | weft | tokio: at the lane's load {}{}",
+        "{suite} {} server µs/req and syscalls/req, floor | weft | tokio: at the suite's load {}{}",
         row.name,
         floor_cells(&row.runtimes),
         paced.collect::<String>()

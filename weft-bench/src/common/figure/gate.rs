@@ -1,5 +1,5 @@
-//! The gate `weft-bench compare BASE NEW` applies to every lane: for each
-//! row of BASE, each of the lane's figures of weft and its ratio to the
+//! The gate `weft-bench compare BASE NEW` applies to every suite: for each
+//! row of BASE, each of the suite's figures of weft and its ratio to the
 //! figure's peer, `base → new`.
 //!
 //! * weft's value is gated only when both documents come from the same
@@ -18,9 +18,9 @@
 //!
 //! A row weft failed in NEW, or that NEW lacks, fails; a row weft failed
 //! in BASE has nothing to regress from and passes; a row (or a whole
-//! lane) that BASE lacks is listed as new and passes.
+//! suite) that BASE lacks is listed as new and passes.
 
-use super::lane::Gated;
+use super::rows::Gated;
 use super::{Attempt, Better, Figure, FiguresOf, Format, Row, Tolerance, ratio};
 use crate::common::table::{self, Table};
 
@@ -99,7 +99,7 @@ impl Delta {
     }
 
     /// `row figure`, or the row alone (also when the figure is the row,
-    /// as in the timers lane).
+    /// as in the timers suite).
     pub fn name(&self) -> String {
         match self.figure {
             Some((figure, ..)) if figure != self.row => format!("{} {figure}", self.row),
@@ -112,7 +112,7 @@ impl Delta {
         matches!(self.verdict, Verdict::Pass | Verdict::Added)
     }
 
-    /// The verdict as the table prints it; `row` names what a lane's rows
+    /// The verdict as the table prints it; `row` names what a suite's rows
     /// are called.
     pub fn describe(&self, row: &str) -> String {
         match &self.verdict {
@@ -125,16 +125,16 @@ impl Delta {
 }
 
 impl Gate {
-    /// Compares `lane` in two documents (either may lack it): its delta
+    /// Compares `suite` in two documents (either may lack it): its delta
     /// table and legend (nothing when neither has a row), and whether NEW
     /// passed.
     pub fn check<R: Row>(
         &self,
-        lane: &Gated<FiguresOf<R>>,
+        suite: &Gated<FiguresOf<R>>,
         base: Option<&[R]>,
         new: Option<&[R]>,
     ) -> (String, bool) {
-        let deltas = self.compare(lane, base.unwrap_or_default(), new.unwrap_or_default());
+        let deltas = self.compare(suite, base.unwrap_or_default(), new.unwrap_or_default());
         if deltas.is_empty() {
             return (String::new(), true);
         }
@@ -152,19 +152,24 @@ impl Gate {
         let text = format!(
             "\n{}{}: weft's value is gated on the same machine only, its ratio always; a change \
              below a figure's floor is noise{falls}\n",
-            table(lane, &deltas).render(),
-            lane.name,
+            table(suite, &deltas).render(),
+            suite.name,
         );
         (text, deltas.iter().all(Delta::passes))
     }
 
-    /// Every delta of `lane` between the rows of two documents: BASE's
+    /// Every delta of `suite` between the rows of two documents: BASE's
     /// rows in order, then the rows only NEW has.
-    pub fn compare<R: Row>(&self, lane: &Gated<FiguresOf<R>>, base: &[R], new: &[R]) -> Vec<Delta> {
+    pub fn compare<R: Row>(
+        &self,
+        suite: &Gated<FiguresOf<R>>,
+        base: &[R],
+        new: &[R],
+    ) -> Vec<Delta> {
         let mut deltas = Vec::new();
         for b in base {
             let n = new.iter().find(|n| n.name() == b.name());
-            deltas.extend(self.compare_row(lane, b, n));
+            deltas.extend(self.compare_row(suite, b, n));
         }
         let added = new
             .iter()
@@ -175,7 +180,7 @@ impl Gate {
 
     fn compare_row<R: Row>(
         &self,
-        lane: &Gated<FiguresOf<R>>,
+        suite: &Gated<FiguresOf<R>>,
         base: &R,
         new: Option<&R>,
     ) -> Vec<Delta> {
@@ -191,7 +196,7 @@ impl Gate {
         if base.weft().is_none() {
             return vec![Delta::row(name, Verdict::Pass)];
         }
-        let figures = lane.figures(name);
+        let figures = suite.figures(name);
         let mut deltas = Vec::with_capacity(figures.len());
         for (index, figure) in figures.iter().enumerate() {
             // A figure compared with a second peer gates weft's value once.
@@ -293,14 +298,14 @@ impl Judge {
     }
 }
 
-/// The delta table of `lane`: one line per figure of a row (per row, when
+/// The delta table of `suite`: one line per figure of a row (per row, when
 /// it has none compared), with weft's value and ratio `base → new`, the
 /// peer, and the verdict; `!` marks what worsened beyond tolerance. A
-/// figure compared with a second peer (the scheduler lane's median, with
+/// figure compared with a second peer (the scheduler suite's median, with
 /// tokio) adds a line with that ratio alone.
-pub fn table<F>(lane: &Gated<F>, deltas: &[Delta]) -> Table {
+pub fn table<F>(suite: &Gated<F>, deltas: &[Delta]) -> Table {
     let mut table = Table::new([
-        format!("{} figure", lane.name),
+        format!("{} figure", suite.name),
         "weft".to_owned(),
         "ratio".to_owned(),
         "to".to_owned(),
@@ -332,7 +337,7 @@ pub fn table<F>(lane: &Gated<F>, deltas: &[Delta]) -> Table {
                 Some((b, n)) => format!("{b} → {n}"),
                 None => "-".to_owned(),
             },
-            delta.describe(lane.row),
+            delta.describe(suite.row),
         ]);
         previous = name;
     }
@@ -346,7 +351,7 @@ mod tests {
     use super::*;
     use crate::common::figure::{Peer, Run};
 
-    /// A row of a test lane: weft's and its peers' values.
+    /// A row of a test suite: weft's and its peers' values.
     struct TestRow {
         name: &'static str,
         runs: BTreeMap<String, Run<f64>>,
@@ -451,7 +456,7 @@ mod tests {
                 "c: new row"
             ]
         );
-        // A baseline without the lane: every row is new; neither: nothing.
+        // A baseline without the suite: every row is new; neither: nothing.
         assert_eq!(verdicts(&[], &[row("a", BASE)], true), ["a: new row"]);
         assert_eq!(
             gate(true).check::<TestRow>(&GATED, None, None),

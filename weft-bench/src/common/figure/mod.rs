@@ -1,9 +1,9 @@
-//! Figures: what every lane measures of a run, and how weft is judged on
+//! Figures: what every suite measures of a run, and how weft is judged on
 //! it.
 //!
-//! A lane runs *rows* (a scheduler workload, a timers row, a mixed load,
+//! A suite runs *rows* (a scheduler workload, a timers row, a mixed load,
 //! an echo connection shape, the HTTP hello) on every runtime. Each
-//! runtime's [`Attempt`] at a row either completed, with the lane's
+//! runtime's [`Attempt`] at a row either completed, with the suite's
 //! figures, or failed, with an error; a [`Row`] holds them by runtime
 //! name. A [`Figure`] is one number read from a completed run, described
 //! once:
@@ -20,30 +20,29 @@
 //! ([`Figure::ratio`]), the gate's verdict and delta table between two
 //! documents ([`gate`]) and the summary's lines (`crate::common::summary`).
 //!
-//! Beside the figures, what every lane shares: its place in `compare`,
-//! its setup and its JSON ([`lane`]: [`lane::Lane`], [`lane::Setup`],
-//! [`lane::LaneResult`], [`lane::RowKind`]), what may have skewed it
-//! ([`skew`]: the window a load was measured over, the others' share of
-//! the machine, the warnings), and the skeleton of its printed tables
-//! ([`table`]). A lane is then its workload, its JSON and a short list of
-//! figures: `json::SCHEDULER`, `timers::row_spec`,
-//! `mixed::result::FIGURES`, `echo::result::FIGURES`,
-//! `http::result::FIGURES`, `file::result::FIGURES`,
-//! `service::result::figures`; a lane whose ratios are just those figures'
-//! keeps its rows as [`lane::FigureRow`]s (the file and service lanes).
+//! Beside the figures, what every suite shares: its rows' place in
+//! `compare` and its JSON ([`rows`]: [`rows::Gated`], [`rows::SuiteResult`],
+//! [`rows::RowKind`]), what may have skewed it ([`skew`]: the window a load
+//! was measured over, the others' share of the machine, the warnings), and
+//! the skeleton of its printed tables ([`table`]). A suite is then its
+//! workload, its JSON and a short list of figures (`FIGURES` or `GATED`
+//! in its result module: `scheduler::result::SCHEDULER`,
+//! `timers::row_spec`, `mixed::result::FIGURES`, …); a suite whose ratios
+//! are just those figures' keeps its rows as [`rows::FigureRow`]s (the
+//! file, service and stall suites).
 //!
 //! Rules (correctness of every ratio; pinned by this module's tests):
 //!
 //! * weft is the runtime named [`WEFT`]. Its peers are the other runtimes
-//!   of [`RuntimeKind`] (tokio, smol): weft's variants in the mixed lane
-//!   and the mixed lane's oracle are neither, so no ratio names them.
+//!   of [`RuntimeKind`] (tokio, smol): weft's variants in the mixed suite
+//!   and the mixed suite's oracle are neither, so no ratio names them.
 //! * The best peer is the best in the figure's direction among the peers
 //!   that completed the row and have the figure (the first in name order
 //!   of equal lowest ones, the last of equal highest ones).
 //! * A ratio divides by a positive value only: a peer at zero gives none.
 
 pub mod gate;
-pub mod lane;
+pub mod rows;
 mod run;
 pub mod skew;
 pub mod table;
@@ -175,7 +174,7 @@ pub enum Tolerance {
     Switches,
 }
 
-/// One figure of a lane, read from the lane's figures `F` of a completed
+/// One figure of a suite, read from the suite's figures `F` of a completed
 /// run (module doc).
 pub struct Figure<F> {
     /// Its name in `compare` (`req_per_s`).

@@ -1,7 +1,7 @@
-//! A run's status: each runtime's [`Attempt`] at a row of a lane either
-//! completed, with the lane's figures, or failed, with an error
-//! ([`Status`]); the mixed, echo and HTTP lanes keep theirs as [`Run`]s,
-//! the scheduler and timers lanes in types of their own
+//! A run's status: each runtime's [`Attempt`] at a row of a suite either
+//! completed, with the suite's figures, or failed, with an error
+//! ([`Status`]); the mixed, echo and HTTP suites keep theirs as [`Run`]s,
+//! the scheduler and timers suites in types of their own
 //! ([`impl_attempt!`]). A [`Row`] holds a row's runs by runtime name.
 
 use std::collections::BTreeMap;
@@ -34,7 +34,7 @@ pub trait Attempt {
     fn error(&self) -> Option<&str>;
 }
 
-/// One runtime's run of a row of the mixed, echo and HTTP lanes, in JSON
+/// One runtime's run of a row of the mixed, echo and HTTP suites, in JSON
 /// `{"status": "ok", "figures": {…}}` or `{"status": "failed", "error":
 /// "…", "figures": null}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,7 +128,7 @@ pub(crate) use {impl_attempt, impl_row};
 /// The figures of a completed run of a row of type `R`.
 pub type FiguresOf<R> = <<R as Row>::Run as Attempt>::Figures;
 
-/// A row of a lane: its runs by runtime name.
+/// A row of a suite: its runs by runtime name.
 pub trait Row {
     /// One runtime's run of it.
     type Run: Attempt;

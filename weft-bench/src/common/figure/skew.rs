@@ -1,7 +1,7 @@
-//! What may have skewed a lane's figures: other processes busy on the
+//! What may have skewed a suite's figures: other processes busy on the
 //! machine (it is shared), runtimes abandoned, windows left unfinished.
-//! A lane [`Watch`]es itself while it runs and keeps the result, a
-//! [`Skew`], beside its rows; the table prints it below the lane's tables.
+//! A suite [`Watch`]es itself while it runs and keeps the result, a
+//! [`Skew`], beside its rows; the table prints it below the suite's tables.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -12,14 +12,14 @@ use super::Run;
 use crate::common::others::{self, CpuTimes};
 
 /// Other processes using this share of the machine, percent, or more
-/// during a window or a lane earn a warning.
+/// during a window or a suite earn a warning.
 pub const BUSY_OTHERS_PCT: f64 = 10.0;
 
-/// What may have skewed a lane's figures. In JSON, beside the lane's rows:
+/// What may have skewed a suite's figures. In JSON, beside the suite's rows:
 /// `"others_cpu_pct": 0.4, "warnings": ["…"]` (each absent when empty).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Skew {
-    /// Percent of the machine other processes used during the lane, where
+    /// Percent of the machine other processes used during the suite, where
     /// `/proc` tells.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cpu_pct: Option<f64>,
@@ -29,7 +29,7 @@ pub struct Skew {
 }
 
 impl Skew {
-    /// The lines below a lane's tables.
+    /// The lines below a suite's tables.
     pub fn footer(&self) -> String {
         let mut out = String::new();
         if let Some(pct) = self.others_cpu_pct {
@@ -46,7 +46,7 @@ impl Skew {
 }
 
 /// The window over which a run of a load was measured (the mixed, echo
-/// and HTTP lanes). In JSON, among the run's figures: `"window_s": 1.5,
+/// and HTTP suites). In JSON, among the run's figures: `"window_s": 1.5,
 /// "cpu_ms_per_s": 1988.0, "unfinished": 0, "others_cpu_pct": 0.2`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Window {
@@ -62,14 +62,14 @@ pub struct Window {
     pub others_cpu_pct: Option<f64>,
 }
 
-/// What a load generator read over its window (every lane's generator
+/// What a load generator read over its window (every suite's generator
 /// keeps one in its outcome); its [`Window`] is computed from them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Readings {
     /// The window (the plan's `measure`): throughputs are per second of it.
     pub window: Duration,
     /// The measured process's CPU time between the generator's readings
-    /// at the window's start and end (the service lane's: the server's).
+    /// at the window's start and end (the service suite's: the server's).
     pub cpu: Duration,
     /// The wall time between those two readings (a little off the window
     /// when the generator woke late for one of them).
@@ -85,7 +85,7 @@ pub struct Readings {
 
 impl Readings {
     /// A window `window` long over which the generator read `cpu` (tests,
-    /// and a lane that measures passes rather than a timed window).
+    /// and a suite that measures passes rather than a timed window).
     pub fn steady(window: Duration, cpu: Duration) -> Readings {
         Readings {
             window,
@@ -133,20 +133,20 @@ macro_rules! impl_windowed {
 
 pub(crate) use impl_windowed;
 
-/// A lane watching itself run: the machine's CPU at its start, and the
+/// A suite watching itself run: the machine's CPU at its start, and the
 /// warnings gathered since.
 pub struct Watch {
-    lane: &'static str,
+    suite: &'static str,
     start: Option<CpuTimes>,
     /// The warnings so far (a measurement abandoned pushes its own).
     pub warnings: Vec<String>,
 }
 
 impl Watch {
-    /// Starts watching `lane`.
-    pub fn start(lane: &'static str) -> Watch {
+    /// Starts watching `suite`.
+    pub fn start(suite: &'static str) -> Watch {
         Watch {
-            lane,
+            suite,
             start: CpuTimes::now(),
             warnings: Vec::new(),
         }
@@ -174,13 +174,13 @@ impl Watch {
         }
     }
 
-    /// What may have skewed the lane, as it ends.
+    /// What may have skewed the suite, as it ends.
     pub fn finish(mut self) -> Skew {
         let others_cpu_pct = others::since(self.start);
         if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= BUSY_OTHERS_PCT) {
             self.warnings.push(format!(
-                "other processes used {pct:.0}% of the machine during the {} lane",
-                self.lane
+                "other processes used {pct:.0}% of the machine during the {} suite",
+                self.suite
             ));
         }
         Skew {

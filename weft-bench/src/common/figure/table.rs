@@ -1,19 +1,19 @@
-//! The parts every lane's printed tables share: the header a lane's own
+//! The parts every suite's printed tables share: the header a suite's own
 //! command prints and the table of runs (one line per row and runtime);
 //! below them, what may have skewed the figures ([`super::skew::Skew`]).
-//! Each lane keeps only its columns and its special tables (the mixed
-//! lane's targets, its from-submission lines).
+//! Each suite keeps only its columns and its special tables (the mixed
+//! suite's targets, its from-submission lines).
 
 use super::skew::Windowed;
 use super::{Attempt, FiguresOf, Row};
 use crate::common::json::{Machine, Versions};
 use crate::common::table::Table;
 
-/// The header `weft-bench GATED` prints above the lane's tables (the
-/// default run prints the scheduler lane's instead).
-pub fn header(lane: &str, machine: &Machine, versions: &Versions) -> String {
+/// The header `weft-bench GATED` prints above the suite's tables (the
+/// default run prints the scheduler suite's instead).
+pub fn header(suite: &str, machine: &Machine, versions: &Versions) -> String {
     format!(
-        "weft-bench {lane}: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
+        "weft-bench {suite}: {} cores, {}\n{}, tokio {}, async-executor {}, {}\n",
         machine.cores,
         machine.cpu_model,
         versions.weft_label(),
@@ -23,10 +23,10 @@ pub fn header(lane: &str, machine: &Machine, versions: &Versions) -> String {
     )
 }
 
-/// A lane's printed text up to its own sections: its title line, its
-/// table and the legend under it (below them go the lane's special tables
+/// A suite's printed text up to its own sections: its title line, its
+/// table and the legend under it (below them go the suite's special tables
 /// and [`super::skew::Skew::footer`]).
-pub fn lane_text(title: &str, table: &Table, legend: &str) -> String {
+pub fn suite_text(title: &str, table: &Table, legend: &str) -> String {
     format!("\n{title}\n{}\n{legend}\n", table.render())
 }
 
@@ -34,10 +34,10 @@ pub fn lane_text(title: &str, table: &Table, legend: &str) -> String {
 /// figures.
 pub type Cells<'a, R> = dyn Fn(&R, &str, &FiguresOf<R>) -> Vec<String> + 'a;
 
-/// How a lane's table of runs reads its rows.
+/// How a suite's table of runs reads its rows.
 pub struct Runs<'a, R: Row> {
     /// The column headers: the row's label (when `label` is given), the
-    /// runtime, the lane's columns, and last the share of the machine
+    /// runtime, the suite's columns, and last the share of the machine
     /// other processes used during the run.
     pub header: &'a [&'a str],
     /// The row's label in its first line (`None`: no label column).

@@ -85,7 +85,7 @@ pub fn check_all<F, A: Attempt<Figures = F>>(
 /// One target checked for one runtime.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// The runtime checked (`weft`, or a weft variant in the mixed lane).
+    /// The runtime checked (`weft`, or a weft variant in the mixed suite).
     pub runtime: String,
     /// The target as the table reads it (`short p99 ≤ 10 ms`).
     pub target: String,
@@ -119,7 +119,7 @@ impl Check {
         }
     }
 
-    /// `label: value verdict`, as a line of a lane's targets.
+    /// `label: value verdict`, as a line of a suite's targets.
     pub fn line(&self) -> String {
         format!("{}: {} {}", self.target, self.value_text(), self.verdict())
     }

@@ -15,7 +15,7 @@
 //!
 //! tokio is built as its own benches build it, with no driver enabled:
 //! their `enable_all` enables nothing without tokio's I/O and time
-//! features, and this crate's `time` feature (for the timers lane, which
+//! features, and this crate's `time` feature (for the timers suite, which
 //! builds its tokio with `enable_time` in `timers::runtime`) is left off
 //! here, so idle workers park on a condvar: none of the three runtimes has
 //! a reactor or a timer driver in these workloads.
@@ -42,7 +42,7 @@ use std::thread;
 use async_executor::Executor;
 use clap::ValueEnum;
 
-/// A runtime the lane can measure.
+/// A runtime the suite can measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum RuntimeKind {
     /// weft, the runtime under test.
@@ -75,7 +75,7 @@ pub struct Tuning {
     pub inject_batch_cap: Option<usize>,
     /// `Builder::lifo_slot`.
     pub lifo_slot: bool,
-    /// `Builder::stall_monitor` (the mixed lane turns it off in a variant).
+    /// `Builder::stall_monitor` (the mixed suite turns it off in a variant).
     pub stall_monitor: bool,
     /// `Builder::demote_slow_tasks` (likewise).
     pub demote_slow_tasks: bool,
@@ -254,8 +254,8 @@ pub struct Tokio(
 
 impl Tokio {
     /// A runtime with `workers` worker threads and the driver `enable`
-    /// turns on (`Builder::enable_io` for the echo lane, `enable_time` for
-    /// the timers lane), its threads not counted.
+    /// turns on (`Builder::enable_io` for the echo suite, `enable_time` for
+    /// the timers suite), its threads not counted.
     pub fn with_driver(
         workers: usize,
         enable: fn(&mut tokio::runtime::Builder) -> &mut tokio::runtime::Builder,
@@ -272,7 +272,7 @@ impl BenchRuntime for Tokio {
 
     fn build(workers: usize, _tuning: Tuning) -> io::Result<Self> {
         // No `enable_all`: with the `time` feature on (for the timers
-        // lane) it would start the timer driver, which these workloads
+        // suite) it would start the timer driver, which these workloads
         // never had.
         let started = Arc::new(AtomicU64::new(0));
         let count = started.clone();

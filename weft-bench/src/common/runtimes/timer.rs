@@ -1,14 +1,14 @@
 //! The timer of each runtime behind one interface, so that every row of the
-//! timers lane is written once: [`TimerRuntime`] adds to the lane's
+//! timers suite is written once: [`TimerRuntime`] adds to the suite's
 //! [`BenchRuntime`] a build with timers enabled and the runtime's own
 //! `sleep` and `sleep_until`.
 //!
 //! * **weft**: `weft::time::sleep` / `sleep_until`; weft's timers need no
-//!   switch, so the runtime is the scheduler lane's.
+//!   switch, so the runtime is the scheduler suite's.
 //! * **tokio**: `tokio::time::sleep` / `sleep_until` on a multi-thread
-//!   runtime built with `enable_time()` (the scheduler lane's tokio has no
+//!   runtime built with `enable_time()` (the scheduler suite's tokio has no
 //!   timer driver).
-//! * **smol**: `async_io::Timer::after` / `at` on the scheduler lane's
+//! * **smol**: `async_io::Timer::after` / `at` on the scheduler suite's
 //!   executor and threads. Those threads run `futures_lite::future::block_on`,
 //!   not `async_io::block_on`, so async-io's own thread (started at the first
 //!   timer, kept for the life of the process) drives the timers: its CPU is

@@ -13,7 +13,7 @@
 //! start ── warm-up ──▶ warm_end ── measured window ──▶ end ── drain ──▶ done
 //! ```
 //!
-//! Invariants (those of the mixed lane's generator):
+//! Invariants (those of the mixed suite's generator):
 //! * A round trip's latency runs from just before its first byte is
 //!   written to just after its last byte is read, and is recorded iff it
 //!   *started* inside the window (`warm_end ≤ start < end`). After `end`

@@ -1,4 +1,4 @@
-//! The echo lane, `weft-bench echo` (and the fourth lane of the default
+//! The echo suite, `weft-bench echo` (and in the default
 //! run): TCP echo over loopback, a server on each runtime with 2 workers,
 //! one load-generator thread outside every runtime (issue #16).
 //!
@@ -10,7 +10,7 @@
 //!
 //! Every connection runs in closed loop: it sends its message, waits for
 //! all of it to come back, records the round trip and sends again. The
-//! servers ([`server`]) are one accept loop and one echo task per
+//! servers ([`crate::serve::server`]) are one accept loop and one echo task per
 //! connection on weft, tokio and smol; the generator ([`generator`]) is
 //! one thread with a `mio` poller, the same for all three, so only the
 //! server differs between runs.
@@ -38,7 +38,7 @@ pub use suite::Echo;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::common::figure::lane::RowKind;
+use crate::common::figure::rows::RowKind;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 use crate::common::setup::Profile;
@@ -52,8 +52,8 @@ use crate::serve::{
 
 use result::{EchoResult, EchoSettings};
 
-crate::common::figure::lane::rows! {
-    /// One row of the lane.
+crate::common::figure::rows::rows! {
+    /// One row of the suite.
     pub enum Row {
         /// One connection, 64-byte messages: the latency of one round trip.
         Conn1Bytes64 = ("conn1_64b", "1 conn, 64 B"),
@@ -85,7 +85,7 @@ pub fn timing(profile: Profile) -> Timing {
     )
 }
 
-/// Everything a run of the echo lane needs to know.
+/// Everything a run of the echo suite needs to know.
 #[derive(Debug, Clone)]
 pub struct EchoConfig {
     /// Profile, workers, runtimes in the order each row runs them.
@@ -117,13 +117,13 @@ impl EchoConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &EchoConfig) -> EchoResult {
     let mut watch = Watch::start("echo");
     let mut rows = Vec::new();
     for &row in &config.rows {
         let served = Served {
-            lane: "echo",
+            suite: "echo",
             name: row.name(),
             label: row.label(),
             units: "round trips",
@@ -194,7 +194,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_profile_and_lane_has_its_window() {
+    fn each_profile_and_suite_has_its_window() {
         let ms = Duration::from_millis;
         let t = timing(Profile::Quick);
         let quick = (t.warmup, t.measure, t.drain_timeout, t.stall_timeout);

@@ -1,7 +1,7 @@
-//! What the echo lane measured: the `echo` field of the `--json` document
-//! (absent from documents written before the lane existed, so older
+//! What the echo suite measured: the `echo` field of the `--json` document
+//! (absent from documents written before the suite existed, so older
 //! baselines still parse): its rows are [`ServedRow`]s (`crate::serve::result`
-//! computes every figure), with the lane's targets and the figures `compare`
+//! computes every figure), with the suite's targets and the figures `compare`
 //! gates on them.
 
 use std::collections::BTreeMap;
@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{EchoConfig, Row};
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Gated, LaneResult, RowKind};
+use crate::common::figure::rows::{Gated, SuiteResult, RowKind};
 use crate::common::figure::target::Target;
-use crate::common::setup::{LaneSettings, WindowSettings};
+use crate::common::setup::{SuiteSettings, WindowSettings};
 use crate::serve::result::{
     Figures, P99, Paced, REQ_PER_S, RowTargets, SERVER_CPU, ServedRow, ServedRun,
 };
@@ -24,8 +24,8 @@ pub const REQ_PER_S_TARGET: f64 = 1.0;
 /// weft's p99 over the best peer's must be at most this.
 pub const P99_TARGET: f64 = 1.1;
 
-/// The echo lane's targets on the server's cost (issue #38), on
-/// `conn64_64b` at the lane's load and at the paced rate.
+/// The echo suite's targets on the server's cost (issue #38), on
+/// `conn64_64b` at the suite's load and at the paced rate.
 pub const COST_TARGETS: [Target<Figures>; 1] = [Target::ratio(
     "echo server CPU/req ≤ 0.9× tokio's",
     SERVER_CPU,
@@ -65,13 +65,13 @@ pub const FIGURES: [Figure<Figures>; 2] = [
     P99.with_floors(|row| if row == "conn1_64b" { 0.05 } else { 2.0 }),
 ];
 
-/// The echo lane in `compare`.
+/// The echo suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::new("echo", "row", &FIGURES);
 
-/// One run of the echo lane. In JSON:
+/// One run of the echo suite. In JSON:
 ///
 /// ```jsonc
-/// "echo": {                                      // absent when the lane did not run
+/// "echo": {                                      // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
 ///                 "warmup_ms": 500.0, "measure_ms": 1500.0, "drain_timeout_ms": 5000.0,
 ///                 "server_buffer_bytes": 8192 },
@@ -107,14 +107,14 @@ pub const GATED: Gated<Figures> = Gated::new("echo", "row", &FIGURES);
 ///   "others_cpu_pct": 0.4, "warnings": ["…"]    // as in timers
 /// }
 /// ```
-pub type EchoResult = LaneResult<EchoSettings, ServedRow>;
+pub type EchoResult = SuiteResult<EchoSettings, ServedRow>;
 
-/// How the echo lane was measured.
+/// How the echo suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EchoSettings {
     /// Profile, workers, runtimes.
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// Warm-up, window, drain.
     #[serde(flatten)]
     pub window: WindowSettings,
@@ -126,13 +126,13 @@ impl EchoSettings {
     /// The settings of `config`.
     pub fn new(config: &EchoConfig) -> EchoSettings {
         EchoSettings {
-            lane: crate::serve::ServeConfig::settings(config),
+            suite: crate::serve::ServeConfig::settings(config),
             window: config.timing.window(),
             server_buffer_bytes: crate::common::runtimes::net::BUFFER_BYTES,
         }
     }
 }
-/// An echo row's result, with the echo lane's targets.
+/// An echo row's result, with the echo suite's targets.
 pub fn row(row: Row, runtimes: BTreeMap<String, ServedRun>, paced: Option<Paced>) -> ServedRow {
     let (connections, message_bytes) = row.shape();
     let targets = RowTargets {

@@ -7,7 +7,7 @@ use clap::Args;
 use super::result::{EchoResult, GATED};
 use super::{EchoConfig, Row, report};
 use crate::common::figure::gate::Gate;
-use crate::common::figure::lane::rows_of;
+use crate::common::figure::rows::rows_of;
 use crate::common::run::{SuiteArgs, only};
 use crate::common::setup::{Profile, Setup};
 use crate::common::suite::{RunContext, Suite};

@@ -1,4 +1,4 @@
-//! The file lane, `weft-bench file` (and the sixth lane of the default
+//! The file suite, `weft-bench file` (and in the default
 //! run): file reads and writes through each runtime's file API beside a
 //! 1 ms ticker on the same runtime (issue #36, item 2).
 //!
@@ -13,7 +13,7 @@
 //! * **tokio**: `tokio::fs::File` on tokio's blocking pool, `tokio::time`;
 //! * **smol**: `async_fs::File` on the `blocking` crate's pool (its pipe
 //!   streams each file through one pool thread), `async_io::Timer`, on the
-//!   scheduler lane's executor threads.
+//!   scheduler suite's executor threads.
 //!
 //! Files live in a directory of their own under the OS temp dir, so every
 //! runtime reads and writes the same filesystem; the read files are
@@ -62,14 +62,14 @@ use crate::common::thread::on_thread;
 use result::{FileResult, FileRow, FileRun, FileSettings};
 use workload::{Pass, Plan};
 
-/// The lane's one row in JSON, `compare` and the summary: 64 tasks on
+/// The suite's one row in JSON, `compare` and the summary: 64 tasks on
 /// 8 MiB files.
 pub const ROW: &str = "rw64_8mib";
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
 
-/// How much the lane moves; recorded in the document's settings.
+/// How much the suite moves; recorded in the document's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sizes {
     /// Tasks writing a fresh file each.
@@ -133,7 +133,7 @@ impl Sizes {
     }
 }
 
-/// Everything a run of the file lane needs to know.
+/// Everything a run of the file suite needs to know.
 #[derive(Debug, Clone)]
 pub struct FileConfig {
     /// Profile (recorded; the sizes say what is run), workers, runtimes in
@@ -142,7 +142,7 @@ pub struct FileConfig {
     pub setup: Setup,
     /// How much it moves.
     pub sizes: Sizes,
-    /// Where the lane's directory goes (the OS temp dir).
+    /// Where the suite's directory goes (the OS temp dir).
     pub parent: PathBuf,
     /// Longest wait for one runtime's warm-up and measured pass.
     pub timeout: Duration,
@@ -161,7 +161,7 @@ impl FileConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &FileConfig) -> FileResult {
     let mut watch = Watch::start("file");
     let runs = match Scratch::create(&config.parent, &config.sizes) {
@@ -255,7 +255,7 @@ fn measure(
     on_thread(format!("file-{}", kind.name()), timeout, work, abandoned)
 }
 
-/// The lane's directory under the OS temp dir, with the files the readers
+/// The suite's directory under the OS temp dir, with the files the readers
 /// read; removed, with everything in it, when dropped.
 struct Scratch {
     plan: Arc<Plan>,
@@ -265,9 +265,9 @@ impl Scratch {
     /// A new directory under `parent` holding one file of
     /// `sizes.file_bytes` per reader, written and synced.
     fn create(parent: &Path, sizes: &Sizes) -> io::Result<Scratch> {
-        static LANES: AtomicUsize = AtomicUsize::new(0);
-        let lane = LANES.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("weft-bench-file-{}-{lane}", std::process::id()));
+        static SCRATCH_DIRS: AtomicUsize = AtomicUsize::new(0);
+        let index = SCRATCH_DIRS.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("weft-bench-file-{}-{index}", std::process::id()));
         fs::create_dir_all(&dir)?;
         // Built before the files, so that a failure below removes the directory.
         let scratch = Scratch {

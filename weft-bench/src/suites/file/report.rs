@@ -1,4 +1,4 @@
-//! The file lane's tables: one line per runtime with the pass's total
+//! The file suite's tables: one line per runtime with the pass's total
 //! time, throughput, warm-up, the ticker's lateness percentiles, CPU, and
 //! on weft's line its ratios to the best peer; then weft's targets, met or
 //! missed; the settings above, a legend and warnings below.
@@ -9,19 +9,19 @@ use super::Sizes;
 use super::result::{Figures, FileResult, FileRow};
 use super::workload::Pass;
 use crate::common::figure::WEFT;
-use crate::common::figure::table::{Runs, lane_text};
+use crate::common::figure::table::{Runs, suite_text};
 use crate::common::figure::target;
 use crate::common::latency::Percentiles;
 use crate::common::table::{self, ms};
 
-/// Renders the lane's tables, legend and warnings.
+/// Renders the suite's tables, legend and warnings.
 pub fn render(result: &FileResult) -> String {
     let s = &result.settings;
     let title = format!(
-        "file lane: {} profile, {} workers per runtime; {}; {} measured pass{} per runtime, \
+        "file suite: {} profile, {} workers per runtime; {}; {} measured pass{} per runtime, \
          each after a warm-up pass of {} per task",
-        s.lane.profile,
-        s.lane.workers,
+        s.suite.profile,
+        s.suite.workers,
         scene(&s.sizes),
         s.sizes.rounds,
         if s.sizes.rounds == 1 { "" } else { "es" },
@@ -50,7 +50,7 @@ pub fn render(result: &FileResult) -> String {
             cells
         },
     };
-    let runs = runs.table(&result.rows, &s.lane.runtimes);
+    let runs = runs.table(&result.rows, &s.suite.runtimes);
     let legend = format!(
         "total: the measured pass, from the ticker's spawn until the last of the {} tasks \
          finished (the median of the rounds); MiB/s: bytes read and written over it; warm-up: \
@@ -63,7 +63,7 @@ pub fn render(result: &FileResult) -> String {
         tick_ms,
         s.dir,
     );
-    let mut out = lane_text(&title, &runs, &legend);
+    let mut out = suite_text(&title, &runs, &legend);
     out.push_str(&monitor_lines(result));
     let _ = writeln!(
         out,

@@ -1,5 +1,5 @@
-//! What the file lane measured: the `file` field of the `--json` document
-//! (absent from documents written before the lane existed, so older
+//! What the file suite measured: the `file` field of the `--json` document
+//! (absent from documents written before the suite existed, so older
 //! baselines still parse), the figures `compare` gates, weft's ratios to
 //! the best peer and its targets.
 
@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::workload::Pass;
 use super::{FileConfig, ROW, Sizes};
-use crate::common::figure::lane::{FigureRow, Gated, LaneResult};
+use crate::common::figure::rows::{FigureRow, Gated, SuiteResult};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
 use crate::common::latency::{Percentiles, Recorder};
 use crate::common::runtimes::RuntimeKind;
-use crate::common::setup::LaneSettings;
+use crate::common::setup::SuiteSettings;
 use crate::common::stats::median;
 
 /// The pass's wall time, over the best peer's.
@@ -49,7 +49,7 @@ pub const FIGURES: [Figure<Figures>; 4] = [
     CPU.with_floor(150.0),
 ];
 
-/// The file lane in `compare`.
+/// The file suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::new("file", "row", &FIGURES);
 
 /// weft's targets (issue #36): total time ≤ the best peer's, ticker p99
@@ -59,10 +59,10 @@ pub const TARGETS: [Target<Figures>; 2] = [
     Target::value("ticker p99 ≤ 2 ms", TICK_P99, 2.0),
 ];
 
-/// One run of the file lane. In JSON:
+/// One run of the file suite. In JSON:
 ///
 /// ```jsonc
-/// "file": {                                      // absent when the lane did not run
+/// "file": {                                      // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
 ///                 "sizes": { "writers": 32, "readers": 32, "file_bytes": 8388608,
 ///                            "chunk_bytes": [65536, 131072, 262144, 524288, 1048576],
@@ -99,18 +99,18 @@ pub const TARGETS: [Target<Figures>; 2] = [
 ///   "others_cpu_pct": 73.4, "warnings": ["…"]
 /// }
 /// ```
-pub type FileResult = LaneResult<FileSettings, FileRow>;
+pub type FileResult = SuiteResult<FileSettings, FileRow>;
 
-/// How the file lane was measured.
+/// How the file suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSettings {
     /// Profile, workers, runtimes in the order the first round ran them
     /// (each later round starts one runtime later).
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// What every pass moves.
     pub sizes: Sizes,
-    /// The directory the lane's own directory was made in.
+    /// The directory the suite's own directory was made in.
     pub dir: String,
 }
 
@@ -118,14 +118,14 @@ impl FileSettings {
     /// The settings of `config`.
     pub fn new(config: &FileConfig) -> FileSettings {
         FileSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            suite: config.setup.settings(RuntimeKind::name),
             sizes: config.sizes.clone(),
             dir: config.parent.display().to_string(),
         }
     }
 }
 
-/// The lane's row ([`ROW`]) on every runtime, with weft's ratio on each
+/// The suite's row ([`ROW`]) on every runtime, with weft's ratio on each
 /// of [`FIGURES`] and its [`TARGETS`].
 pub type FileRow = FigureRow<Figures>;
 

@@ -7,7 +7,7 @@ use clap::Args;
 use super::result::{FileResult, GATED, TICK_P99, TOTAL};
 use super::{FileConfig, report};
 use crate::common::figure::gate::Gate;
-use crate::common::figure::lane::rows_of;
+use crate::common::figure::rows::rows_of;
 use crate::common::run::SuiteArgs;
 use crate::common::setup::{Profile, Setup};
 use crate::common::suite::{RunContext, Suite};

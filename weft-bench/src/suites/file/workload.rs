@@ -1,11 +1,11 @@
-//! The file lane's scene, written once for every runtime: each runtime's
+//! The file suite's scene, written once for every runtime: each runtime's
 //! file API behind [`FileRuntime`], and one pass ([`measure`]): a ticker
 //! task, then every writer and reader task at once, timed from the
 //! ticker's spawn until the last of them finished.
 //!
 //! A writer creates its file (`File::create`), writes its bytes with
 //! `write_all` in chunks of its size and flushes, which on every runtime
-//! waits until the writes have landed (no `fsync`: the lane measures the
+//! waits until the writes have landed (no `fsync`: the suite measures the
 //! runtimes, not the disk). A reader opens its file and reads chunks of its
 //! size until it has its bytes. A task whose byte count comes out wrong
 //! fails the pass, and so does a written file of the wrong length.
@@ -111,11 +111,11 @@ file_runtime! {
     Tokio => tokio::fs::File, tokio::io::AsyncReadExt, tokio::io::AsyncWriteExt;
 }
 
-/// What every pass works on: the lane's directory, its sizes, the bytes
+/// What every pass works on: the suite's directory, its sizes, the bytes
 /// written.
 #[derive(Debug)]
 pub struct Plan {
-    /// The lane's directory.
+    /// The suite's directory.
     pub dir: PathBuf,
     /// How much is moved.
     pub sizes: Sizes,

@@ -1,4 +1,4 @@
-//! The HTTP lane's floor ([`crate::serve::floor`]): the hello request answered
+//! The HTTP suite's floor ([`crate::serve::floor`]): the hello request answered
 //! with the bytes hyper's server sends for it (`HTTP/1.1 200 OK`,
 //! `content-length`, `date`, [`BODY`]), parsed with httparse (hyper's own
 //! parser), with no runtime and no hyper around it.

@@ -11,7 +11,7 @@
 //! response and its whole body, check `200 OK` and the body byte for byte
 //! ([`BODY`]), record the request's latency and send the next one at once.
 //!
-//! The echo lane's invariants hold (`echo/generator.rs`), with the same
+//! The echo suite's invariants hold (`echo/generator.rs`), with the same
 //! [`Outcome`]:
 //! * A request's latency runs from just before `send_request` to just
 //!   after the last byte of its body is in, and is recorded iff it

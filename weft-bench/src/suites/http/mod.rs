@@ -1,4 +1,4 @@
-//! The HTTP lane, `weft-bench http` (and the fifth lane of the default
+//! The HTTP suite, `weft-bench http` (and in the default
 //! run): hyper's HTTP/1.1 "hello world" server on weft, tokio and smol
 //! with 2 workers each, driven by one closed-loop load generator, hyper's
 //! HTTP/1 client on a thread of its own with 64 keep-alive connections
@@ -6,10 +6,10 @@
 //!
 //! The servers ([`server`]) differ only in their runtime glue (weft's
 //! `weft::hyper::{Io, Executor}`, hyper-util's `TokioIo`/`TokioExecutor`,
-//! the lane's own adapters for smol); the generator ([`generator`]) is the
+//! the suite's own adapters for smol); the generator ([`generator`]) is the
 //! same for all three. Each runtime runs on a server built for it and
 //! dropped after it, on a thread of its own that is abandoned (with a
-//! warning) if it does not answer in time (the echo lane's
+//! warning) if it does not answer in time (the echo suite's
 //! `measure_pair`); only one server is ever alive. Per runtime: req/s,
 //! latency percentiles, the process's CPU (per second and per request);
 //! weft's req/s and p99 over the best peer's, and whether they meet the
@@ -18,7 +18,7 @@
 //! answered with no runtime) runs the same way, never a peer
 //! (`--no-floor`: not).
 //! [`result`] is the JSON and the figures `compare` gates (the echo
-//! lane's, with this lane's floors), [`report`] the table. A missed target
+//! suite's, with this suite's floors), [`report`] the table. A missed target
 //! never fails the run; a runtime that failed does.
 
 pub mod floor;
@@ -45,7 +45,7 @@ use crate::serve::{
 
 use result::{HttpResult, HttpSettings};
 
-/// The lane's one row in JSON and `compare`: the hello server, 64
+/// The suite's one row in JSON and `compare`: the hello server, 64
 /// connections.
 pub const ROW: &str = "hello_conn64";
 
@@ -53,13 +53,13 @@ pub const ROW: &str = "hello_conn64";
 pub const CONNECTIONS: usize = 64;
 
 /// The timing of `profile`. Quick: 0.5 s warm-up and 3 s measured per
-/// runtime, about 35 s for the three and the floor, at the lane's load and
+/// runtime, about 35 s for the three and the floor, at the suite's load and
 /// paced; full: 1 s and 10 s.
 pub fn timing(profile: Profile) -> Timing {
     Timing::measuring(profile, Duration::from_secs(3), Duration::from_secs(10))
 }
 
-/// Everything a run of the HTTP lane needs to know.
+/// Everything a run of the HTTP suite needs to know.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// Profile, workers of every server's runtime, runtimes in order.
@@ -102,11 +102,11 @@ impl ServeConfig for HttpConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &HttpConfig) -> HttpResult {
     let mut watch = Watch::start("http");
     let served = Served {
-        lane: "http",
+        suite: "http",
         name: ROW,
         label: "hello",
         units: "requests",

@@ -1,7 +1,7 @@
-//! What the HTTP lane measured: the `http` field of the `--json` document
-//! (absent from documents written before the lane existed, so older
-//! baselines still parse). Its rows are the echo lane's [`ServedRow`]s
-//! (`message_bytes` is the response body's size), with this lane's
+//! What the HTTP suite measured: the `http` field of the `--json` document
+//! (absent from documents written before the suite existed, so older
+//! baselines still parse). Its rows are the echo suite's [`ServedRow`]s
+//! (`message_bytes` is the response body's size), with this suite's
 //! targets.
 
 use std::collections::BTreeMap;
@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::server::BODY;
 use super::{HttpConfig, ROW};
 use crate::common::figure::Figure;
-use crate::common::figure::lane::{Gated, LaneResult};
+use crate::common::figure::rows::{Gated, SuiteResult};
 use crate::common::figure::target::Target;
-use crate::common::setup::{LaneSettings, WindowSettings};
+use crate::common::setup::{SuiteSettings, WindowSettings};
 use crate::serve::result::{
     Figures, P99, Paced, REQ_PER_S, RowTargets, SERVER_CPU, SWITCHES, SYSCALLS, ServedRow,
     ServedRun, WAKES,
@@ -26,8 +26,8 @@ pub const REQ_PER_S_TARGET: f64 = 1.1;
 /// weft's p99 over the best peer's must be at most this ("no worse").
 pub const P99_TARGET: f64 = 1.0;
 
-/// The figures `compare` gates: the echo lane's (req/s higher-is-better,
-/// p99 lower-is-better, each over the best peer), with this lane's floors:
+/// The figures `compare` gates: the echo suite's (req/s higher-is-better,
+/// p99 lower-is-better, each over the best peer), with this suite's floors:
 /// 40,000 req/s and 3 ms. From the first five quick runs on the shared
 /// 2-core dev machine (2026-11-24, one build): with other processes at
 /// 3-15% of the machine, weft's req/s was 113-144k and its p99 0.63-1.89
@@ -35,10 +35,10 @@ pub const P99_TARGET: f64 = 1.0;
 /// quieter runs (31k req/s, 1.3 ms); tighten them from quiet runs.
 pub const FIGURES: [Figure<Figures>; 2] = [REQ_PER_S.with_floor(40_000.0), P99.with_floor(3.0)];
 
-/// The HTTP lane in `compare`.
+/// The HTTP suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::new("http", "row", &FIGURES);
 
-/// One run of the HTTP lane. In JSON, the echo lane's document
+/// One run of the HTTP suite. In JSON, the echo suite's document
 /// ([`crate::suites::echo::result::EchoResult`]) with other settings and one row,
 /// `hello_conn64`, whose requests are the echo's round trips,
 /// `message_bytes` the response body (13), the targets of `ratios` ≥ 1.1
@@ -49,14 +49,14 @@ pub const GATED: Gated<Figures> = Gated::new("http", "row", &FIGURES);
 ///   "runtimes": ["weft", "tokio", "smol"], "warmup_ms": 500.0, "measure_ms": 3000.0,
 ///   "drain_timeout_ms": 5000.0, "body_bytes": 13 }, "rows": [ … ], "others_cpu_pct": 3.1, "warnings": [] }
 /// ```
-pub type HttpResult = LaneResult<HttpSettings, ServedRow>;
+pub type HttpResult = SuiteResult<HttpSettings, ServedRow>;
 
-/// How the HTTP lane was measured (one row today: [`ROW`]).
+/// How the HTTP suite was measured (one row today: [`ROW`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpSettings {
     /// Profile, workers of every server's runtime, runtimes.
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// Keep-alive connections of the load generator.
     pub connections: usize,
     /// Warm-up, window, drain.
@@ -70,7 +70,7 @@ impl HttpSettings {
     /// The settings of `config`.
     pub fn new(config: &HttpConfig) -> HttpSettings {
         HttpSettings {
-            lane: crate::serve::ServeConfig::settings(config),
+            suite: crate::serve::ServeConfig::settings(config),
             connections: config.connections,
             window: config.timing.window(),
             body_bytes: BODY.len(),
@@ -89,7 +89,7 @@ pub const COST_TARGETS: [Target<Figures>; 4] = [
     Target::value("context switches/req ≤ 0.05", SWITCHES, 0.05),
 ];
 
-/// What the lane holds its row to.
+/// What the suite holds its row to.
 pub const TARGETS: RowTargets = RowTargets {
     req_per_s: REQ_PER_S_TARGET,
     p99: P99_TARGET,
@@ -97,7 +97,7 @@ pub const TARGETS: RowTargets = RowTargets {
 };
 
 /// The row's result from every runtime's run (and the paced runs), with
-/// weft's ratios to the best peer against this lane's targets.
+/// weft's ratios to the best peer against this suite's targets.
 pub fn row(
     connections: usize,
     runtimes: BTreeMap<String, ServedRun>,

@@ -4,7 +4,7 @@
 //! `200 OK` and the static body [`BODY`], on weft, tokio and smol behind
 //! [`HttpRuntime`].
 //!
-//! Each server is the echo lane's [`Server`] (a runtime, an accept loop on
+//! Each server is the echo suite's [`Server`] (a runtime, an accept loop on
 //! 127.0.0.1 that ends when its stop channel closes) with another accept
 //! loop: every accepted connection gets `TCP_NODELAY` and is handed, as
 //! hyper's connection future, to the runtime's *hyper executor*
@@ -13,11 +13,11 @@
 //! * **weft**: `weft::net::TcpListener`, [`weft::hyper::Io`] around the
 //!   stream, [`weft::hyper::Executor`].
 //! * **tokio**: `tokio::net::TcpListener`, hyper-util's `TokioIo` and
-//!   `TokioExecutor`, on the echo lane's tokio runtime (`enable_io()`).
+//!   `TokioExecutor`, on the echo suite's tokio runtime (`enable_io()`).
 //! * **smol**: `async_io::Async<TcpListener>`, and the two adapters below
 //!   ([`SmolIo`]: `hyper::rt::Read`/`Write` for `Async<TcpStream>`;
-//!   [`SmolExecutor`]: spawns on the lane's `async_executor::Executor`,
-//!   detached), on the echo lane's smol runtime (N threads running the
+//!   [`SmolExecutor`]: spawns on the suite's `async_executor::Executor`,
+//!   detached), on the echo suite's smol runtime (N threads running the
 //!   executor; async-io's own thread drives the reactor).
 
 use std::convert::Infallible;
@@ -97,7 +97,7 @@ impl HttpRuntime for Smol {
     }
 }
 
-/// hyper's executor on smol: spawns on the lane's `async_executor`,
+/// hyper's executor on smol: spawns on the suite's `async_executor`,
 /// detached (dropping smol's `Task` would cancel it).
 #[derive(Clone)]
 pub struct SmolExecutor(pub Arc<SmolRuntimeExecutor<'static>>);

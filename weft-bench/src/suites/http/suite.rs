@@ -11,7 +11,7 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use super::result::{GATED, HttpResult};
 use super::{HttpConfig, floor, report, server};
 use crate::common::figure::gate::Gate;
-use crate::common::figure::lane::rows_of;
+use crate::common::figure::rows::rows_of;
 use crate::common::run::SuiteArgs;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 use crate::common::setup::{Profile, Setup};

@@ -55,7 +55,7 @@ pub struct CountingConfig {
     pub min_samples: u32,
     /// Time the tasks run before the first phase.
     pub warmup: Duration,
-    /// The baseline sampler's interval ([`BASELINE_INTERVAL`] in the lane).
+    /// The baseline sampler's interval ([`BASELINE_INTERVAL`] in the suite).
     pub baseline_interval: Duration,
 }
 

@@ -1,4 +1,4 @@
-//! The metrics lane's `--json` document (schema [`SCHEMA`], described on
+//! The metrics suite's `--json` document (schema [`SCHEMA`], described on
 //! [`MetricsDocument`]) and the targets of issue 7, judged from what was
 //! measured.
 
@@ -33,8 +33,8 @@ pub const BUSY_OTHERS_PCT: f64 = 5.0;
 /// The `Handle::metrics()` sampler may slow a workload by this much.
 pub const OVERHEAD_TARGET_RATIO: f64 = 1.01;
 
-/// One run of the metrics lane, written by `weft-bench metrics --json
-/// FILE`. Compact JSON, like the lanes' document; rates are transactions
+/// One run of the metrics suite, written by `weft-bench metrics --json
+/// FILE`. Compact JSON, like the suites' document; rates are transactions
 /// per second, times as their field names say:
 ///
 /// ```jsonc

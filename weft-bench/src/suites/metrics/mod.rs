@@ -1,4 +1,4 @@
-//! The metrics lane, `weft-bench metrics`: are weft's metrics exact, and
+//! The metrics suite, `weft-bench metrics`: are weft's metrics exact, and
 //! are they cheap? Two experiments (see the crate's README for how to read
 //! their tables):
 //!
@@ -7,10 +7,10 @@
 //!    from 1 s down to 1 ms, and each way of turning counts into a rate
 //!    ([`estimate`]) is compared with the exact mean rate. The tasks wait
 //!    through [`wait`], on the stand-in [`timer`] or spinning.
-//! 2. [`overhead`]: the lane's scheduler workloads with and without
+//! 2. [`overhead`]: the suite's scheduler workloads with and without
 //!    a `Handle::metrics()` sampler every millisecond.
 //!
-//! [`others`] measures how much of the machine other processes used
+//! [`crate::common::others`] measures how much of the machine other processes used
 //! meanwhile. [`document`] is the `--json` document and the targets; [`report`]
 //! prints the tables; [`dump`] is `weft-bench metrics-dump`, a snapshot
 //! printed as JSON or Prometheus text.
@@ -54,7 +54,7 @@ pub const INTERVALS: [Duration; 6] = [
 /// The interval of the `Handle::metrics()` sampler in the overhead part.
 pub const METRICS_SAMPLER_INTERVAL: Duration = Duration::from_millis(1);
 
-/// A part of the lane.
+/// A part of the suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Part {
     /// The counting experiment.
@@ -63,7 +63,7 @@ pub enum Part {
     Overhead,
 }
 
-/// Everything a run of the metrics lane needs to know.
+/// Everything a run of the metrics suite needs to know.
 #[derive(Debug, Clone)]
 pub struct MetricsConfig {
     /// Quick or full.
@@ -119,7 +119,7 @@ impl MetricsConfig {
     }
 }
 
-/// Runs the lane, printing a line on stderr as each phase and workload
+/// Runs the suite, printing a line on stderr as each phase and workload
 /// completes, and returns the document.
 pub fn run(config: &MetricsConfig) -> io::Result<MetricsDocument> {
     let started = Instant::now();

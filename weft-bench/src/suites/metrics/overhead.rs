@@ -1,4 +1,4 @@
-//! What a `Handle::metrics()` sampler costs the workloads: the lane's
+//! What a `Handle::metrics()` sampler costs the workloads: the suite's
 //! scheduler workloads on one weft runtime, in blocks that rotate between
 //! three modes:
 //!
@@ -11,7 +11,7 @@
 //! `on ÷ tick` split it into the cost of waking a thread every millisecond
 //! and the cost of the reads themselves.
 //!
-//! As in the lane, a block sets the workload up, runs warm-up iterations (a
+//! As in the suite, a block sets the workload up, runs warm-up iterations (a
 //! quarter of the block), then the measured ones, then tears the set-up
 //! down; the sampler thread of a *tick* or *on* block starts before its
 //! warm-up and is stopped and joined after its last iteration. The same
@@ -23,7 +23,7 @@
 //! The *on* sampler also checks what it reads: summed polls never decrease
 //! from one snapshot to the next (`decreases` counts those that did).
 //!
-//! There is no hang detection here (the lane's driver has it): a hung
+//! There is no hang detection here (the suite's driver has it): a hung
 //! workload hangs the command.
 
 use std::hint::black_box;
@@ -50,7 +50,7 @@ pub struct OverheadConfig {
     pub workers: usize,
     /// Rounds (a block of each mode per round).
     pub rounds: usize,
-    /// Measured iterations per block = the lane's quick count × this.
+    /// Measured iterations per block = the suite's quick count × this.
     pub iteration_factor: usize,
     /// The sampler's interval.
     pub interval: Duration,

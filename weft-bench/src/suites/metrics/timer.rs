@@ -1,4 +1,4 @@
-//! A stand-in timer for the metrics lane, until weft's own timer lands: one
+//! A stand-in timer for the metrics suite, until weft's own timer lands: one
 //! thread keeps a binary heap of `(deadline, waker)` entries and wakes each
 //! waker when its deadline has passed; [`TimerHandle::sleep`] returns a
 //! future that registers with it.
@@ -6,8 +6,8 @@
 //! The thread waits on a condvar with a timeout (a futex wait), so an entry
 //! fires late by the kernel's timer slack (50 µs by default on Linux) plus a
 //! thread wake-up: around 60–100 µs on the 2-core dev machine. That is 1%
-//! of the lane's 10 ms wait, and part of the workload, not of what is
-//! measured (the lane divides counts by measured time). It is not fit for
+//! of the suite's 10 ms wait, and part of the workload, not of what is
+//! measured (the suite divides counts by measured time). It is not fit for
 //! waits of a few microseconds: see [`crate::suites::metrics::wait`].
 //!
 //! Invariant: the thread checks the heap and goes to sleep under the state

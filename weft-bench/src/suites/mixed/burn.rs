@@ -12,7 +12,7 @@
 //! (`CLOCK_THREAD_CPUTIME_ID`), which does not advance while the thread is
 //! off the CPU, so other threads of a busy machine do not skew the rate
 //! (they still can through shared caches, SMT siblings or the clock
-//! frequency: the lane calibrates again at its end and reports the drift).
+//! frequency: the suite calibrates again at its end and reports the drift).
 //!
 //! Invariant: [`Burner::burn`] never awaits and never yields: a request
 //! is one poll of exactly this loop.
@@ -106,7 +106,7 @@ fn cpu_of(f: impl FnOnce()) -> Duration {
     thread_cpu_time().saturating_sub(before)
 }
 
-/// How a calibration held up: the rates at the start and end of the lane
+/// How a calibration held up: the rates at the start and end of the suite
 /// and what a short and a long request measured at the start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {

@@ -1,4 +1,4 @@
-//! The mixed lane's chart: short-request latency percentiles (p50, p90,
+//! The mixed suite's chart: short-request latency percentiles (p50, p90,
 //! p99, p99.9, max) per load, one panel per load, one line per runtime, a
 //! log-scale y axis in ms, the latency targets as dashed lines. Drawn with
 //! `plotters`' SVG backend (no bitmap or font stack: the SVG names a
@@ -17,8 +17,8 @@ use plotters::prelude::*;
 use super::Load;
 use super::result::{LoadResult, MixedResult};
 use super::targets::Rule;
-use crate::common::chart::{draw_panel, path_for_lane, to_io};
-use crate::common::figure::lane::RowKind;
+use crate::common::chart::{draw_panel, path_for_suite, to_io};
+use crate::common::figure::rows::RowKind;
 
 /// Width of one load's panel, px.
 const PANEL_WIDTH: u32 = 480;
@@ -28,7 +28,7 @@ const HEIGHT: u32 = 440;
 /// Where the chart goes: beside `json` if given, else in the target
 /// directory.
 pub fn path_for(json: Option<&Path>) -> PathBuf {
-    path_for_lane(json, "mixed")
+    path_for_suite(json, "mixed")
 }
 
 /// Writes the chart of `result` to `path` (creating its directory).
@@ -40,13 +40,13 @@ pub fn write(path: &Path, result: &MixedResult) -> io::Result<()> {
     let root = SVGBackend::new(path, (PANEL_WIDTH * panels, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(to_io)?;
     let title = format!(
-        "mixed lane: short-request latency ({} workers)",
-        result.settings.lane.workers
+        "mixed suite: short-request latency ({} workers)",
+        result.settings.suite.workers
     );
     let root = root.titled(&title, ("sans-serif", 18)).map_err(to_io)?;
     let areas = root.split_evenly((1, result.loads.len().max(1)));
     for (area, load) in areas.iter().zip(&result.loads) {
-        panel(area, load, &result.settings.lane.runtimes)?;
+        panel(area, load, &result.settings.suite.runtimes)?;
     }
     root.present().map_err(to_io)
 }

@@ -133,7 +133,7 @@ pub struct Outcome {
 
 /// What the generator hands its requests to: a runtime's spawner (which is
 /// not told the request's kind, as a service's runtime is not), or the
-/// lane's oracle ([`super::oracle::Oracle`]), which is.
+/// suite's oracle ([`super::oracle::Oracle`]), which is.
 pub trait Submit {
     /// Starts `request`, a future that completes at its first poll.
     fn submit(&self, kind: Kind, request: impl Future<Output = ()> + Send + 'static);

@@ -1,4 +1,4 @@
-//! The mixed lane, `weft-bench mixed` (and the third lane of the default
+//! The mixed suite, `weft-bench mixed` (and in the default
 //! run): short requests (~150 µs of CPU in one poll) and long ones (~50 ms
 //! in one poll) on one runtime with 2 workers, the clients outside the
 //! runtime: does a long poll hold up the short work queued behind it
@@ -14,9 +14,9 @@
 //! as soon as it completes; open-loop arrivals come on schedule whatever
 //! the runtime does. Every request goes in through the runtime's handle
 //! from one generator thread ([`generator`]), which receives completions
-//! on a std channel and records latencies ([`latency`]); the work is a
+//! on a std channel and records latencies ([`crate::common::latency`]); the work is a
 //! calibrated integer loop ([`burn`]), the open loop's schedule a seeded
-//! Poisson process ([`schedule`]).
+//! Poisson process ([`crate::common::schedule`]).
 //!
 //! The runtimes ([`Variant`]): weft with its defaults, weft with the stall
 //! monitor off, weft with slow-task demotion off, tokio, smol; then the
@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::common::figure::lane::RowKind;
+use crate::common::figure::rows::RowKind;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
 use crate::common::setup::Profile;
@@ -59,8 +59,8 @@ use generator::{Outcome, Plan};
 use oracle::Oracle;
 use result::{LoadResult, MixedResult, MixedRun, MixedSettings};
 
-crate::common::figure::lane::rows! {
-    /// One load of the lane.
+crate::common::figure::rows::rows! {
+    /// One load of the suite.
     pub enum Load {
         /// 32 short and 2 long closed-loop clients.
         Closed32x2 = ("closed_32_2", "closed 32+2"),
@@ -82,7 +82,7 @@ impl Load {
     }
 }
 
-/// A runtime of the lane: the three runtimes, and weft with each of the
+/// A runtime of the suite: the three runtimes, and weft with each of the
 /// two mechanisms aimed at this load switched off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Variant {
@@ -211,7 +211,7 @@ const SEED: u64 = 2_000;
 /// sleeping: at 2,000 arrivals a second, 20 µs each is 4% of one core.
 const SPIN: Duration = Duration::from_micros(20);
 
-/// Everything a run of the mixed lane needs to know.
+/// Everything a run of the mixed suite needs to know.
 #[derive(Debug, Clone)]
 pub struct MixedConfig {
     /// Profile, workers, the runtimes in the order each load runs them.
@@ -265,7 +265,7 @@ impl MixedConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &MixedConfig) -> MixedResult {
     let mut watch = Watch::start("mixed");
     let burner = Burner::calibrate();

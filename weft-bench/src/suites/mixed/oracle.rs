@@ -1,4 +1,4 @@
-//! The lane's oracle: the same load served by a scheduler that is *told*
+//! The suite's oracle: the same load served by a scheduler that is *told*
 //! each request's kind, so that the targets can be read against what this
 //! machine allows, not only against the peers.
 //!
@@ -18,7 +18,7 @@
 //! Its short threads keep the kernel's time slice. Asking for the
 //! shortest, as weft's threads do, measured no different alone (4
 //! alternated 6 s open-loop runs each: p99 from arrival 2.2-3.5 ms with
-//! it, 2.8-3.3 without) but worse in three whole-lane runs each (3.3-3.6
+//! it, 2.8-3.3 without) but worse in three whole-suite runs each (3.3-3.6
 //! against 1.6-2.5 ms, the generator late by 2.5-3.0 against 0.7-1.9 ms
 //! at p99: threads with the shortest slice go before the generator, which
 //! keeps the kernel's), 2026-11-26.

@@ -1,4 +1,4 @@
-//! The mixed lane's tables: one line per (load, runtime) with throughput,
+//! The mixed suite's tables: one line per (load, runtime) with throughput,
 //! short-request percentiles, long p99, CPU and weft's ratios; then the
 //! targets, each weft variant's value and whether it met it; the settings
 //! above, the calibration and warnings below.
@@ -7,19 +7,19 @@ use std::fmt::Write;
 
 use super::Load;
 use super::result::{Figures, LoadResult, MixedResult, MixedRun, Ratios};
-use crate::common::figure::lane::RowKind;
-use crate::common::figure::table::{Runs, lane_text};
+use crate::common::figure::rows::RowKind;
+use crate::common::figure::table::{Runs, suite_text};
 use crate::common::latency::Percentiles;
 use crate::common::table::{self, Table};
 
-/// Renders the lane's tables, legend and warnings.
+/// Renders the suite's tables, legend and warnings.
 pub fn render(result: &MixedResult) -> String {
     let s = &result.settings;
     let title = format!(
-        "mixed lane: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
+        "mixed suite: {} profile, {} workers; short {:.0} µs and long {} ms of CPU in one poll; \
          {} per load and runtime",
-        s.lane.profile,
-        s.lane.workers,
+        s.suite.profile,
+        s.suite.workers,
         s.short_cpu_us,
         table::ms(s.long_cpu_ms),
         s.window.describe(),
@@ -42,8 +42,8 @@ pub fn render(result: &MixedResult) -> String {
          oracle: the load served by a scheduler told each request's kind (short ones on \
          threads of their own, long ones under SCHED_IDLE): what this machine allows, not a \
          peer";
-    let table = runs.table(&result.loads, &s.lane.runtimes);
-    let mut out = lane_text(&title, &table, legend);
+    let table = runs.table(&result.loads, &s.suite.runtimes);
+    let mut out = suite_text(&title, &table, legend);
     for line in from_submission_lines(result) {
         let _ = writeln!(out, "{line}");
     }
@@ -70,7 +70,7 @@ pub fn render(result: &MixedResult) -> String {
     out
 }
 
-/// The columns of the lane's table: the load's and the runtime's, a run's
+/// The columns of the suite's table: the load's and the runtime's, a run's
 /// figures, each weft variant's ratios, and the others' share.
 fn header() -> Vec<&'static str> {
     let ratios = ["p99÷best", "long÷tokio", "CPU÷tokio", "others"];
@@ -120,7 +120,7 @@ fn ratio_cells(ratios: Option<&Ratios>) -> Vec<String> {
 fn targets_table(result: &MixedResult) -> Table {
     let weft: Vec<&String> = result
         .settings
-        .lane
+        .suite
         .runtimes
         .iter()
         .filter(|r| super::result::is_weft(r))
@@ -162,7 +162,7 @@ fn from_submission_lines(result: &MixedResult) -> Vec<String> {
     for load in &result.loads {
         let parts: Vec<String> = result
             .settings
-            .lane
+            .suite
             .runtimes
             .iter()
             .filter_map(|name| {

@@ -1,6 +1,6 @@
-//! What the mixed lane measured: the `mixed` field of the `--json`
-//! document (absent from documents written before the lane existed, so
-//! older baselines still parse), the lane's figures, each weft variant's
+//! What the mixed suite measured: the `mixed` field of the `--json`
+//! document (absent from documents written before the suite existed, so
+//! older baselines still parse), the suite's figures, each weft variant's
 //! ratios to the peers and its targets.
 //!
 //! Invariant: every figure is computed once, here, from the generator's
@@ -15,12 +15,12 @@ use super::burn::Calibration;
 use super::generator::Outcome;
 use super::targets::{Check, Rule};
 use super::{Load, MixedConfig, Variant};
-use crate::common::figure::lane::{Gated, RowKind};
+use crate::common::figure::rows::{Gated, RowKind};
 use crate::common::figure::skew::{self, Skew, Window};
 use crate::common::figure::{self, Figure, Peer, PeerRatio, Run};
 use crate::common::latency::Percentiles;
 use crate::common::runtimes::RuntimeKind;
-use crate::common::setup::{LaneSettings, WindowSettings};
+use crate::common::setup::{SuiteSettings, WindowSettings};
 
 /// The short requests' p99, over the lowest peer's.
 pub const SHORT_P99: Figure<Figures> =
@@ -57,13 +57,13 @@ pub const FIGURES: [Figure<Figures>; 3] = [
     CPU.with_floor(400.0),
 ];
 
-/// The mixed lane in `compare`.
+/// The mixed suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::new("mixed", "load", &FIGURES);
 
-/// One run of the mixed lane. In JSON:
+/// One run of the mixed suite. In JSON:
 ///
 /// ```jsonc
-/// "mixed": {                                     // absent when the lane did not run
+/// "mixed": {                                     // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2,
 ///                 "runtimes": ["weft", "weft-no-stall-monitor", "weft-no-demote", "tokio", "smol", "oracle"],
 ///                 "short_cpu_us": 150.0, "long_cpu_ms": 50.0, "warmup_ms": 200.0,
@@ -118,12 +118,12 @@ pub struct MixedResult {
     pub skew: Skew,
 }
 
-/// How the mixed lane was measured.
+/// How the mixed suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MixedSettings {
     /// Profile, workers, runtimes in the order each load ran them.
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// CPU a short request burns, µs.
     pub short_cpu_us: f64,
     /// CPU a long request burns, ms.
@@ -146,7 +146,7 @@ impl MixedSettings {
         let runtimes = setup.runtimes.iter().map(|v| v.name());
         let runtimes = runtimes.chain(config.oracle.then_some(ORACLE));
         MixedSettings {
-            lane: LaneSettings::new(setup.profile, setup.workers, runtimes),
+            suite: SuiteSettings::new(setup.profile, setup.workers, runtimes),
             short_cpu_us: ms(t.short_cpu) * 1e3,
             long_cpu_ms: ms(t.long_cpu),
             window: WindowSettings::new(t.warmup, t.measure, t.drain_timeout),
@@ -205,7 +205,7 @@ pub struct Figures {
     /// churn): weft's `RuntimeMetrics::threads_started`, tokio's
     /// `on_thread_start` hook (workers and blocking threads). Absent for
     /// smol, which has no such hook (and whose threads in a
-    /// `/proc/self/task` sampling could not be told from the lane's), and
+    /// `/proc/self/task` sampling could not be told from the suite's), and
     /// for the oracle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_started_per_s: Option<f64>,
@@ -277,7 +277,7 @@ impl LoadResult {
         let all = |_: &str| true;
         let mut ratios = BTreeMap::new();
         let mut targets = Vec::new();
-        // In the lane's order, so the targets list weft before its variants.
+        // In the suite's order, so the targets list weft before its variants.
         for variant in Variant::ALL
             .iter()
             .filter(|v| v.kind() == RuntimeKind::Weft)

@@ -109,7 +109,7 @@ impl Suite for Mixed {
     fn after(&self, config: &MixedConfig, results: &MixedResult, json: Option<&Path>) {
         let path = (config.chart.clone()).unwrap_or_else(|| chart::path_for(json));
         match chart::write(&path, results) {
-            Ok(()) => println!("mixed lane chart: {}", path.display()),
+            Ok(()) => println!("mixed suite chart: {}", path.display()),
             // The chart is a view of the numbers above: losing it does not
             // lose the run.
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", path.display()),

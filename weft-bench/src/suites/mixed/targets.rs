@@ -1,4 +1,4 @@
-//! The mixed lane's targets (DESIGN.md point 2: what lanes and the stall
+//! The mixed suite's targets (DESIGN.md point 2: what suites and the stall
 //! monitor are for), checked for every weft variant and reported as met
 //! or missed. They are goals, not a gate: a missed target never fails a
 //! run (`compare` is the gate, against a baseline).

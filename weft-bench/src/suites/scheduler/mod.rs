@@ -1,16 +1,20 @@
-//! Runs the lane: for each workload, builds every runtime once (each on its
-//! own driver thread), then alternates blocks of iterations between them —
-//! weft, tokio, smol, weft, tokio, smol, … — so that drift of the machine
-//! hits all of them alike. One alternation is a *round*.
+//! The scheduler suite, `weft-bench scheduler` (and the first of the
+//! default run): tokio's scheduler workloads ([`workloads`]) on weft,
+//! tokio and smol. For each workload it builds every runtime once (each
+//! on its own [`driver`] thread), then alternates blocks of iterations
+//! between them — weft, tokio, smol, weft, tokio, smol, … — so that drift
+//! of the machine hits all of them alike. One alternation is a *round*.
 //!
 //! Each block sets the workload up, runs warm-up iterations (a quarter of
 //! the block, at least one: the previous block belonged to another runtime
 //! and left its caches cold), then the measured iterations, then tears the
 //! set-up down. Only one runtime works at any time; the others are idle.
 //!
-//! A runtime that fails (or hangs: see [`crate::suites::scheduler::driver`]) is marked failed
-//! for that workload and skipped in the remaining rounds; the other
-//! runtimes carry on.
+//! A runtime that fails (or hangs: see [`driver`]) is marked failed for
+//! that workload and skipped in the remaining rounds; the other runtimes
+//! carry on. [`stats`] summarizes the iterations and compares weft with
+//! its peers, [`result`] is the suite's part of the document and the
+//! figures `compare` gates, [`report`] its tables.
 
 pub mod driver;
 pub mod report;
@@ -70,7 +74,7 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// A configuration with no workload, describing a document's settings
-    /// when another lane runs alone: `setup`, weft's defaults, a 10 s
+    /// when another suite runs alone: `setup`, weft's defaults, a 10 s
     /// timeout.
     pub fn describing(setup: Setup) -> RunConfig {
         RunConfig {
@@ -84,7 +88,7 @@ impl RunConfig {
     /// Its settings in the document.
     pub fn settings(&self) -> Settings {
         Settings {
-            lane: self.setup.settings(RuntimeKind::name),
+            suite: self.setup.settings(RuntimeKind::name),
             rounds: rounds(self.setup.profile),
             iteration_timeout_s: self.iteration_timeout.as_secs_f64(),
             weft_inject_batch_cap: self.tuning.inject_batch_cap,
@@ -164,7 +168,7 @@ fn run_workload(
         comparison: stats::compare(&runtimes, |_| true),
         runtimes,
     };
-    progress.note(&report::one_line(&result, &config.settings().lane.runtimes));
+    progress.note(&report::one_line(&result, &config.settings().suite.runtimes));
     result
 }
 

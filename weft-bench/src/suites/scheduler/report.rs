@@ -33,7 +33,7 @@ pub fn render(doc: &SchedulerResults) -> String {
     let _ = writeln!(out, "\n{}", detail_table(doc).render());
     if doc
         .settings
-        .lane
+        .suite
         .runtimes
         .iter()
         .any(|r| r == RuntimeKind::Weft.name())
@@ -66,12 +66,12 @@ fn header(doc: &SchedulerResults) -> String {
     let s = &doc.settings;
     format!(
         "\nscheduler suite: {} profile, {} workers, {} rounds\n",
-        s.lane.profile, s.lane.workers, s.rounds
+        s.suite.profile, s.suite.workers, s.rounds
     )
 }
 
 fn summary_table(doc: &SchedulerResults) -> Table {
-    let runtimes = &doc.settings.lane.runtimes;
+    let runtimes = &doc.settings.suite.runtimes;
     let header = std::iter::once("workload".to_owned())
         .chain(runtimes.iter().map(|r| format!("{r} ms")))
         .chain(["best peer", "÷best", "÷tokio"].map(String::from))
@@ -144,7 +144,7 @@ fn detail_table(doc: &SchedulerResults) -> Table {
     ];
     let mut table = Table::new(header.into_iter().chain(["csw vol", "csw invol"]));
     for workload in &doc.workloads {
-        for name in &doc.settings.lane.runtimes {
+        for name in &doc.settings.suite.runtimes {
             let Some(summary) = workload
                 .runtimes
                 .get(name)

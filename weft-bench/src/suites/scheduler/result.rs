@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::stats::{Comparison, Summary};
-use crate::common::figure::lane::Gated;
+use crate::common::figure::rows::Gated;
 use crate::common::figure::{self, Attempt, Figure, Format, Peer, Status, Tolerance};
 use crate::common::measure::Sample;
-use crate::common::setup::LaneSettings;
+use crate::common::setup::SuiteSettings;
 
 /// weft's median iteration time, over the best peer's.
 pub const MEDIAN_MS: Figure<Summary> = Figure::lower("median_ms", "ms", |s| Some(s.median_ms));
@@ -20,7 +20,7 @@ pub const MEDIAN_MS: Figure<Summary> = Figure::lower("median_ms", "ms", |s| Some
 /// a few switches are noise on workloads that switch a few times.
 pub const CSW_FLOOR: f64 = 20.0;
 
-/// The scheduler lane's figures `compare` gates: weft's median over the
+/// The scheduler suite's figures `compare` gates: weft's median over the
 /// best peer's and over tokio's (measured side by side in one run, they
 /// cancel most of the machine's drift and are comparable across
 /// machines), and its context switches per iteration, with their own,
@@ -38,7 +38,7 @@ pub const SCHEDULER: [Figure<Summary>; 3] = [
     .with_tolerance(Tolerance::Switches),
 ];
 
-/// The scheduler lane in `compare`.
+/// The scheduler suite in `compare`.
 pub const GATED: Gated<Summary> = Gated::new("scheduler", "workload", &SCHEDULER);
 
 /// The scheduler suite's part of the document, at its top level:
@@ -72,9 +72,9 @@ pub struct SchedulerResults {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     /// Profile, workers, the runtimes in the order their blocks alternate
-    /// (as every lane's).
+    /// (as every suite's).
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// Rounds: blocks of iterations per runtime, alternating runtimes.
     pub rounds: usize,
     /// Longest wait for one iteration before a runtime is marked failed.

@@ -97,7 +97,7 @@ impl Ratio {
     }
 }
 
-/// One median over another, overall and per round (the metrics lane's
+/// One median over another, overall and per round (the metrics suite's
 /// modes; [`Ratio`] names its peer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundRatio {

@@ -126,7 +126,7 @@ impl Suite for Scheduler {
             base.map(|b| &b.workloads[..]),
             new.map(|n| &n.workloads[..]),
         );
-        let workers = |r: Option<&SchedulerResults>| r.map(|r| r.settings.lane.workers);
+        let workers = |r: Option<&SchedulerResults>| r.map(|r| r.settings.suite.workers);
         if let (Some(b), Some(n)) = (workers(base), workers(new))
             && b != n
             && !text.is_empty()

@@ -75,7 +75,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// Every workload, in the order the lane runs them.
+    /// Every workload, in the order the suite runs them.
     pub const ALL: [Workload; 8] = [
         Workload::SpawnManyLocal,
         Workload::SpawnManyRemoteIdle,
@@ -109,7 +109,7 @@ impl Workload {
             Workload::PingPong | Workload::ChainedSpawn => 60,
             Workload::SpawnManyRemoteBusy2 => 16,
             Workload::YieldMany => 12,
-            // 10 ms each: about 2 s of the lane for three runtimes.
+            // 10 ms each: about 2 s of the suite for three runtimes.
             Workload::LifoStuck => 10,
             _ => 20,
         }

@@ -1,7 +1,7 @@
-//! The service lane's chart: the measured requests' latency percentiles
+//! The service suite's chart: the measured requests' latency percentiles
 //! (p50-max) per load, one panel per load, one line per runtime, a
 //! log-scale y axis in ms, the `/users` p99 target as a dashed line; the
-//! mixed lane's panels (`mixed::chart`). Beside `--json` as
+//! mixed suite's panels (`mixed::chart`). Beside `--json` as
 //! `STEM-service.svg`, else `weft-bench/service.svg` in the target
 //! directory.
 
@@ -13,8 +13,8 @@ use plotters::prelude::*;
 
 use super::Load;
 use super::result::ServiceResult;
-use crate::common::chart::{draw_panel, path_for_lane, to_io};
-use crate::common::figure::lane::RowKind;
+use crate::common::chart::{draw_panel, path_for_suite, to_io};
+use crate::common::figure::rows::RowKind;
 
 /// Width of one load's panel and the chart's height, px.
 const PANEL_WIDTH: u32 = 480;
@@ -22,7 +22,7 @@ const HEIGHT: u32 = 440;
 
 /// Where the chart goes.
 pub fn path_for(json: Option<&Path>) -> PathBuf {
-    path_for_lane(json, "service")
+    path_for_suite(json, "service")
 }
 
 /// Writes the chart of `result` to `path` (creating its directory).
@@ -36,13 +36,13 @@ pub fn write(path: &Path, result: &ServiceResult) -> io::Result<()> {
     root.fill(&WHITE).map_err(to_io)?;
     let s = &result.settings;
     let title = format!(
-        "service lane: weft-service on {}, {} workers; latency of the measured requests",
-        s.database, s.lane.workers
+        "service suite: weft-service on {}, {} workers; latency of the measured requests",
+        s.database, s.suite.workers
     );
     let root = root.titled(&title, ("sans-serif", 18)).map_err(to_io)?;
     for (area, row) in root.split_evenly((1, panels)).iter().zip(&result.rows) {
         let series = s
-            .lane
+            .suite
             .runtimes
             .iter()
             .filter_map(|name| {

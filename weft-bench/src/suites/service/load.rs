@@ -1,5 +1,5 @@
 //! The load generator: hyper's HTTP/1 client on a current-thread tokio
-//! runtime of its own, on the lane's thread (outside the server's
+//! runtime of its own, on the suite's thread (outside the server's
 //! process), the same for every server.
 //!
 //! Two shapes ([`Shape`]):
@@ -7,7 +7,7 @@
 //!   its next request as soon as the last answer's body is in; a
 //!   request's latency runs from its send.
 //! * **Seed 004**: point reads in *open* loop, `GET /users/{random}` at
-//!   Poisson arrivals (the mixed lane's seeded schedule), each on an idle
+//!   Poisson arrivals (the mixed suite's seeded schedule), each on an idle
 //!   keep-alive connection (a new one if none is idle), its latency from
 //!   its *arrival* (so a late answer cannot slow the arrivals and hide
 //!   itself); beside them R closed-loop `GET /report?ms=N` clients. A

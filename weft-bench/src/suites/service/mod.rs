@@ -1,5 +1,4 @@
-//! The service lane, `weft-bench service` (and the seventh lane of the
-//! default run): `weft-service` (an axum application over a real
+//! The service suite, `weft-bench service` (and in the default run): `weft-service` (an axum application over a real
 //! database) on weft and on tokio, 2 workers each, each in a process of
 //! its own, under one load generator outside it (issue 37, item 5).
 //!
@@ -39,7 +38,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::common::figure::lane::RowKind;
+use crate::common::figure::rows::RowKind;
 use crate::common::figure::skew::{BUSY_OTHERS_PCT, Skew, Watch};
 use crate::common::runtimes::RuntimeKind;
 use crate::common::setup::Profile;
@@ -54,8 +53,8 @@ use soak::SoakConfig;
 /// The runtimes the service runs on (it has no smol build).
 pub const RUNTIMES: [RuntimeKind; 2] = [RuntimeKind::Weft, RuntimeKind::Tokio];
 
-crate::common::figure::lane::rows! {
-    /// One load of the lane.
+crate::common::figure::rows::rows! {
+    /// One load of the suite.
     pub enum Load {
         /// `/fortunes`, 64 connections, closed loop.
         Fortunes = ("fortunes_conn64", "/fortunes, 64 conn"),
@@ -64,7 +63,7 @@ crate::common::figure::lane::rows! {
     }
 }
 
-/// Everything a run of the service lane needs to know.
+/// Everything a run of the service suite needs to know.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
     /// Profile, workers of every server, runtimes in order.
@@ -78,9 +77,9 @@ pub struct ServiceConfig {
     pub reporters: usize,
     pub report_ms: u64,
     /// The `weft-bench` executable that serves (`service-serve`): this
-    /// one, or the built binary when the lane runs from a test.
+    /// one, or the built binary when the suite runs from a test.
     pub server_exe: PathBuf,
-    /// A soak instead of the lane's loads ([`ServiceConfig::soak`]).
+    /// A soak instead of the suite's loads ([`ServiceConfig::soak`]).
     pub soak: Option<SoakConfig>,
 }
 
@@ -175,7 +174,7 @@ impl ServiceConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &ServiceConfig) -> ServiceResult {
     let mut watch = Watch::start("service");
     let mut rows = Vec::new();
@@ -212,10 +211,10 @@ pub fn run(config: &ServiceConfig) -> ServiceResult {
     }
 }
 
-/// What may have skewed the lane. The machine's CPU outside this process
+/// What may have skewed the suite. The machine's CPU outside this process
 /// includes the servers', so the others' share is the windows' (each
 /// corrected for its server), weighted by their length, not the
-/// [`Watch`]'s reading over the lane.
+/// [`Watch`]'s reading over the suite.
 fn skew(watch: Watch, rows: &[ServiceRow]) -> Skew {
     let mut warnings = watch.warnings;
     let windows = rows
@@ -232,7 +231,7 @@ fn skew(watch: Watch, rows: &[ServiceRow]) -> Skew {
     let others_cpu_pct = (seconds > 0.0).then(|| weighted / seconds);
     if let Some(pct) = others_cpu_pct.filter(|&pct| pct >= BUSY_OTHERS_PCT) {
         warnings.push(format!(
-            "other processes used {pct:.0}% of the machine during the service lane's windows"
+            "other processes used {pct:.0}% of the machine during the service suite's windows"
         ));
     }
     Skew {

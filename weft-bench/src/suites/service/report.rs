@@ -1,4 +1,4 @@
-//! The service lane's tables: one line per load and runtime with the
+//! The service suite's tables: one line per load and runtime with the
 //! measured requests' rate and latency percentiles, `/report`s per
 //! second, the server's and the generator's CPU, errors, and on weft's
 //! line its ratios to tokio; then weft's targets, met or missed; the
@@ -9,22 +9,22 @@ use std::fmt::Write;
 use super::Load;
 use super::result::{Figures, ServiceResult, ServiceRow, ServiceRun};
 use crate::common::figure::WEFT;
-use crate::common::figure::lane::RowKind;
-use crate::common::figure::table::{Runs, lane_text};
+use crate::common::figure::rows::RowKind;
+use crate::common::figure::table::{Runs, suite_text};
 use crate::common::figure::target;
 use crate::common::latency::Percentiles;
 use crate::common::table::ms;
 
-/// Renders the lane's tables, legend and warnings.
+/// Renders the suite's tables, legend and warnings.
 pub fn render(result: &ServiceResult) -> String {
     let s = &result.settings;
     let title = format!(
-        "service lane: {} profile, weft-service on {} with {} workers per server, each in a \
+        "service suite: {} profile, weft-service on {} with {} workers per server, each in a \
          process of its own; one generator thread: /fortunes on {} connections (closed loop); \
          seed 004: /users at {}/s (open loop) beside {} closed-loop /report?ms={}; {} per pair",
-        s.lane.profile,
+        s.suite.profile,
         s.database,
-        s.lane.workers,
+        s.suite.workers,
         s.connections,
         s.users_per_s,
         s.reporters,
@@ -61,14 +61,14 @@ pub fn render(result: &ServiceResult) -> String {
             cells
         },
     };
-    let runs = runs.table(&result.rows, &s.lane.runtimes);
+    let runs = runs.table(&result.rows, &s.suite.runtimes);
     let legend = "req/s: the measured requests (/fortunes; /users) answered in the window, \
          per s; p50-max: their latency, ms, from the send (closed loop) or from the arrival \
          (open loop); reports/s: /report answers per s; server CPU: the server process's, ms \
          per s; gen CPU: the generator process's; errors: failed requests or wrong answers, \
          warm-up included; req÷tokio, p99÷tokio: weft's over tokio's; others: the machine's \
          CPU other processes used meanwhile";
-    let mut out = lane_text(&title, &runs, legend);
+    let mut out = suite_text(&title, &runs, legend);
     let _ = writeln!(
         out,
         "targets\n{}",

@@ -1,5 +1,5 @@
-//! What the service lane measured: the `service` field of the `--json`
-//! document (absent from documents written before the lane existed, so
+//! What the service suite measured: the `service` field of the `--json`
+//! document (absent from documents written before the suite existed, so
 //! older baselines still parse), the figures `compare` gates, weft's
 //! ratios to tokio and its targets (issue 37).
 
@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::load::Outcome;
 use super::soak::Soak;
 use super::{Load, ServiceConfig};
-use crate::common::figure::lane::{FigureRow, Gated, LaneResult, RowKind};
+use crate::common::figure::rows::{FigureRow, Gated, SuiteResult, RowKind};
 use crate::common::figure::skew::{self, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Format, Peer, Run};
 use crate::common::latency::Percentiles;
 use crate::common::runtimes::RuntimeKind;
-use crate::common::setup::{LaneSettings, WindowSettings};
+use crate::common::setup::{SuiteSettings, WindowSettings};
 
 /// Measured requests answered per second (`/fortunes`; `/users`), over tokio's.
 pub const REQ_PER_S: Figure<Figures> =
@@ -49,7 +49,7 @@ pub fn figures(row: &str) -> &'static [Figure<Figures>] {
     }
 }
 
-/// The service lane in `compare`.
+/// The service suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::by_row("service", "load", figures);
 
 /// Issue 37's targets, by row: (a) `/fortunes` req/s ≥ 1.0× tokio's;
@@ -72,10 +72,10 @@ pub fn targets(load: Load) -> &'static [Target<Figures>] {
     }
 }
 
-/// One run of the service lane. In JSON:
+/// One run of the service suite. In JSON:
 ///
 /// ```jsonc
-/// "service": {                                   // absent when the lane did not run
+/// "service": {                                   // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio"],
 ///                 "warmup_ms": 1000.0, "measure_ms": 5000.0, "drain_timeout_ms": 5000.0,
 ///                 "database": "sqlite",          // or "postgres"
@@ -110,13 +110,13 @@ pub fn targets(load: Load) -> &'static [Target<Figures>] {
 ///   "others_cpu_pct": 4.0, "warnings": ["…"]
 /// }
 /// ```
-pub type ServiceResult = LaneResult<ServiceSettings, ServiceRow>;
+pub type ServiceResult = SuiteResult<ServiceSettings, ServiceRow>;
 
-/// How the service lane was measured.
+/// How the service suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServiceSettings {
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     #[serde(flatten)]
     pub window: WindowSettings,
     /// `sqlite` or `postgres`.
@@ -136,7 +136,7 @@ pub struct ServiceSettings {
 impl ServiceSettings {
     pub fn new(config: &ServiceConfig) -> ServiceSettings {
         ServiceSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            suite: config.setup.settings(RuntimeKind::name),
             window: WindowSettings::new(
                 config.plan.warmup,
                 config.plan.measure,

@@ -1,6 +1,6 @@
 //! The server under load: `weft-service` in a process of its own, started
 //! from this executable (`weft-bench service-serve …`, which runs the
-//! service's own `run`), so a lane measures the service as a user runs
+//! service's own `run`), so a suite measures the service as a user runs
 //! it, and its CPU apart from the load generator's.
 
 use std::io::{self, BufRead, BufReader};
@@ -36,7 +36,7 @@ impl Server {
         database: Option<&str>,
     ) -> io::Result<Server> {
         // A directory per server, even for two started at once by one
-        // process (the tests run the lane and a soak side by side): two
+        // process (the tests run the suite and a soak side by side): two
         // servers on one SQLite file find it locked.
         static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let serial = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -1,4 +1,4 @@
-//! The service lane's soak (`weft-bench service --soak SECONDS`, not in
+//! The service suite's soak (`weft-bench service --soak SECONDS`, not in
 //! the default run; issue 37, item 6): the seed-004 load for that long on
 //! each runtime's server, with the server process sampled every 10 s —
 //! its resident memory (`/proc/PID/status`), threads (`/proc/PID/task`),

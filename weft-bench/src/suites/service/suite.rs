@@ -14,7 +14,7 @@ use super::result::{GATED, ServiceResult, figures};
 use super::soak::SoakConfig;
 use super::{RUNTIMES, ServiceConfig, chart, report};
 use crate::common::figure::gate::Gate;
-use crate::common::figure::lane::rows_of;
+use crate::common::figure::rows::rows_of;
 use crate::common::runtimes::RuntimeKind;
 use crate::common::setup::{Profile, Setup};
 use crate::common::suite::{RunContext, Suite, Tool};
@@ -140,7 +140,7 @@ impl Suite for Service {
     fn after(&self, _config: &ServiceConfig, results: &ServiceResult, json: Option<&Path>) {
         let path = chart::path_for(json);
         match chart::write(&path, results) {
-            Ok(()) => println!("service lane chart: {}", path.display()),
+            Ok(()) => println!("service suite chart: {}", path.display()),
             Err(err) => eprintln!("weft-bench: cannot write {}: {err}", path.display()),
         }
     }

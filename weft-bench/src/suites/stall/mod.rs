@@ -1,4 +1,4 @@
-//! The stall lane, `weft-bench stall` (and the last lane of the default
+//! The stall suite, `weft-bench stall` (and in the default
 //! run): do timers, spawned tasks and I/O keep going while tasks block
 //! worker threads in a synchronous call (issue 51, item 2: "timers keep
 //! time through a stall").
@@ -26,7 +26,7 @@
 //! [`Case::One`] spawns one (1 of 2 workers blocked), [`Case::All`] one
 //! per worker (2 of 2). The **stall** window is the time every blocker
 //! was blocked at once: from the last one's start to the first one's end.
-//! Each kind's rate in it, as a share of its calm rate, is the lane's
+//! Each kind's rate in it, as a share of its calm rate, is the suite's
 //! figure; and the ticker's lateness (wake − deadline) p99 over the ticks
 //! outstanding during the stall (due before its end, not fired at its
 //! start; a tick that never fired counts until the trial's end).
@@ -35,7 +35,7 @@
 //! starts must lie within 100 ms of each other, and on weft a task dump
 //! taken during the stall must show every blocker polled by a worker slot
 //! (weft's monitor may lend a queued blocker to a spare thread instead,
-//! which then blocks the spare, not a worker); otherwise the lane warns.
+//! which then blocks the spare, not a worker); otherwise the suite warns.
 //! A stall window shorter than half the stall fails the trial.
 //!
 //! Each (case, trial, runtime) runs on a runtime built for it and dropped
@@ -65,7 +65,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::figure::lane::RowKind;
+use crate::common::figure::rows::RowKind;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 use crate::common::setup::Profile;
@@ -75,8 +75,8 @@ use crate::common::thread::on_thread;
 use result::{StallResult, StallRow, StallRun, StallSettings, TrialFigures};
 use workload::Trial;
 
-crate::common::figure::lane::rows! {
-    /// A case of the lane: how many workers the blockers hold.
+crate::common::figure::rows::rows! {
+    /// A case of the suite: how many workers the blockers hold.
     pub enum Case {
         /// One worker blocked, the others free.
         One = ("one_blocked", "one blocked"),
@@ -120,7 +120,7 @@ pub struct Sizes {
     pub tick_ms: u64,
     /// Bytes of each I/O round trip.
     pub message_bytes: usize,
-    /// The largest gap between the blockers' starts before the lane warns
+    /// The largest gap between the blockers' starts before the suite warns
     /// that they did not block at once, ms.
     pub start_spread_ms: u64,
 }
@@ -170,7 +170,7 @@ impl Sizes {
     }
 }
 
-/// Everything a run of the stall lane needs to know.
+/// Everything a run of the stall suite needs to know.
 #[derive(Debug, Clone)]
 pub struct StallConfig {
     /// Profile (recorded; the sizes say what is run), workers, runtimes in
@@ -198,7 +198,7 @@ impl StallConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &StallConfig) -> StallResult {
     let mut watch = Watch::start("stall");
     let mut rows = Vec::new();

@@ -1,4 +1,4 @@
-//! The stall lane's tables: one line per case and runtime with each
+//! The stall suite's tables: one line per case and runtime with each
 //! kind's share of its calm rate, the ticker's lateness, the calm rates,
 //! where the blockers ran, and on weft's line its ratios to the best
 //! peer; then weft's targets, met or missed; the settings above, a legend
@@ -10,21 +10,21 @@ use super::Case;
 use super::result::{Figures, StallResult, StallRow, TrialFigures};
 use super::workload::Trial;
 use crate::common::figure::WEFT;
-use crate::common::figure::lane::RowKind;
-use crate::common::figure::table::{Runs, lane_text};
+use crate::common::figure::rows::RowKind;
+use crate::common::figure::table::{Runs, suite_text};
 use crate::common::figure::target;
 use crate::common::table;
 
-/// Renders the lane's tables, legend and warnings.
+/// Renders the suite's tables, legend and warnings.
 pub fn render(result: &StallResult) -> String {
     let s = &result.settings;
     let z = &s.sizes;
-    let workers = s.lane.workers;
+    let workers = s.suite.workers;
     let title = format!(
-        "stall lane: {} profile, {workers} workers per runtime; a {} ms ticker, tasks spawned \
+        "stall suite: {} profile, {workers} workers per runtime; a {} ms ticker, tasks spawned \
          from a client thread, {} B TCP round trips; {} ms calm, then blockers sleep {} ms in \
          their polls ({}, {}); {} trial{} per case",
-        s.lane.profile,
+        s.suite.profile,
         z.tick_ms,
         z.message_bytes,
         z.calm_ms,
@@ -69,7 +69,7 @@ pub fn render(result: &StallResult) -> String {
             cells
         },
     };
-    let runs = runs.table(&result.rows, &s.lane.runtimes);
+    let runs = runs.table(&result.rows, &s.suite.runtimes);
     let lowest = if z.trials > 1 {
         ", in brackets the lowest trial's"
     } else {
@@ -87,7 +87,7 @@ pub fn render(result: &StallResult) -> String {
          ÷best: weft's over the best peer's (none when every peer is at 0); others: the \
          machine's CPU other processes used during the stalls"
     );
-    let mut out = lane_text(&title, &runs, &legend);
+    let mut out = suite_text(&title, &runs, &legend);
     out.push_str(&monitor_lines(result));
     let _ = writeln!(
         out,
@@ -219,7 +219,7 @@ pub fn trial_line(figures: &TrialFigures, trial: &Trial) -> String {
 mod tests {
     use super::*;
     use crate::common::figure::skew::Skew;
-    use crate::common::setup::LaneSettings;
+    use crate::common::setup::SuiteSettings;
     use crate::common::setup::Profile;
     use crate::suites::stall::Sizes;
     use crate::suites::stall::result::tests::trial;
@@ -236,7 +236,7 @@ mod tests {
             .into();
         let result = StallResult {
             settings: StallSettings {
-                lane: LaneSettings::new(Profile::Quick, 2, ["weft", "tokio", "smol"]),
+                suite: SuiteSettings::new(Profile::Quick, 2, ["weft", "tokio", "smol"]),
                 sizes,
             },
             rows: vec![StallRow::of(Case::All, runs)],

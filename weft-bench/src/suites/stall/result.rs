@@ -1,5 +1,5 @@
-//! What the stall lane measured: the `stall` field of the `--json`
-//! document (absent from documents written before the lane existed, so
+//! What the stall suite measured: the `stall` field of the `--json`
+//! document (absent from documents written before the suite existed, so
 //! older baselines still parse), the figures `compare` gates, weft's
 //! ratios to the best peer and its targets.
 
@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::shares::{self, Span};
 use super::workload::Trial;
 use super::{Case, Sizes, StallConfig};
-use crate::common::figure::lane::{FigureRow, Gated, LaneResult, RowKind};
+use crate::common::figure::rows::{FigureRow, Gated, SuiteResult, RowKind};
 use crate::common::figure::skew::{self, Readings, Window};
 use crate::common::figure::target::Target;
 use crate::common::figure::{Figure, Run};
 use crate::common::runtimes::RuntimeKind;
-use crate::common::setup::LaneSettings;
+use crate::common::setup::SuiteSettings;
 use crate::common::stats::median;
 use crate::common::stats::percentile;
 
@@ -60,7 +60,7 @@ pub const FIGURES: [Figure<Figures>; 4] = [
     TICK_P99.with_floor(5_000.0),
 ];
 
-/// The stall lane in `compare`.
+/// The stall suite in `compare`.
 pub const GATED: Gated<Figures> = Gated::new("stall", "case", &FIGURES);
 
 /// weft's targets with one worker blocked (issue 51): timers, tasks and
@@ -90,10 +90,10 @@ impl Case {
     }
 }
 
-/// One run of the stall lane. In JSON:
+/// One run of the stall suite. In JSON:
 ///
 /// ```jsonc
-/// "stall": {                                     // absent when the lane did not run
+/// "stall": {                                     // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
 ///                 "sizes": { "warmup_ms": 300, "calm_ms": 1000, "stall_ms": 2000, "tail_ms": 100,
 ///                            "trials": 1, "tick_ms": 10, "message_bytes": 64,
@@ -132,15 +132,15 @@ impl Case {
 ///   "others_cpu_pct": 4.1, "warnings": ["…"]
 /// }
 /// ```
-pub type StallResult = LaneResult<StallSettings, StallRow>;
+pub type StallResult = SuiteResult<StallSettings, StallRow>;
 
-/// How the stall lane was measured.
+/// How the stall suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StallSettings {
     /// Profile, workers, runtimes in the order the first trial ran them
     /// (each later trial starts one runtime later).
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// How long each part of a trial lasts.
     pub sizes: Sizes,
 }
@@ -149,7 +149,7 @@ impl StallSettings {
     /// The settings of `config`.
     pub fn new(config: &StallConfig) -> StallSettings {
         StallSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            suite: config.setup.settings(RuntimeKind::name),
             sizes: config.sizes.clone(),
         }
     }

@@ -1,4 +1,4 @@
-//! The arithmetic of the stall lane, on a trial's timestamps: windows
+//! The arithmetic of the stall suite, on a trial's timestamps: windows
 //! ([`Span`]), rates in them, a rate's share of its calm rate, the stall
 //! window from the blockers' times, the ticker's latenesses, and whether
 //! the blockers blocked the workers intended.
@@ -9,7 +9,7 @@
 //!   its timestamp lies in (a tick by its wake, a task by its answer's
 //!   arrival, a round trip by its end).
 //! * A share is the stall rate over the calm rate, in percent; none when
-//!   the calm rate is zero (the lane then fails the trial: that kind did
+//!   the calm rate is zero (the suite then fails the trial: that kind did
 //!   not run at all).
 //! * The stall is the time every blocker was blocked at once: from the
 //!   last one's start to the first one's end; none if they never

@@ -1,4 +1,4 @@
-//! The stall lane's scene, written once for every runtime: what each
+//! The stall suite's scene, written once for every runtime: what each
 //! runtime brings behind [`StallRuntime`] (a build with timers and I/O, a
 //! client's round trips, a way to spawn the blockers and, on weft, to see
 //! which slots poll them), and one trial ([`measure`]): the three kinds
@@ -49,7 +49,7 @@ const DUMP_AFTER: Duration = Duration::from_millis(50);
 /// return before it gives up on them.
 const BLOCKER_GRACE: Duration = Duration::from_secs(5);
 
-/// A runtime the stall lane can measure: timers, TCP, and the blockers.
+/// A runtime the stall suite can measure: timers, TCP, and the blockers.
 pub trait StallRuntime: TimerRuntime + NetRuntime {
     /// Starts a runtime with `workers` worker threads, its timers and its
     /// I/O enabled.
@@ -139,7 +139,7 @@ impl StallRuntime for Weft {
     }
 }
 
-/// tokio's drivers for the lane: I/O and time.
+/// tokio's drivers for the suite: I/O and time.
 fn io_and_time(builder: &mut tokio::runtime::Builder) -> &mut tokio::runtime::Builder {
     builder.enable_io().enable_time()
 }

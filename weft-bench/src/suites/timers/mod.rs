@@ -1,4 +1,4 @@
-//! The timers lane, `weft-bench timers` (and the second lane of the default
+//! The timers suite, `weft-bench timers` (and in the default
 //! run): weft's timers next to tokio's and async-io's (smol) on the same
 //! rows, every row lower-is-better:
 //!
@@ -15,8 +15,8 @@
 //! | `drop_ms` | dropping that runtime |
 //!
 //! [`workloads`] says exactly how each is measured, [`rss`] for
-//! `bytes_per_timer`; [`runtime`] is the timer of each runtime behind one
-//! trait, so every row is written once. [`sizes`] are the profiles' sizes.
+//! `bytes_per_timer`; [`crate::common::runtimes::timer`] is the timer of
+//! each runtime behind one trait, so every row is written once. [`sizes`] are the profiles' sizes.
 //!
 //! Rows are grouped by [`Experiment`] (one experiment yields one or more
 //! rows). For each experiment and repetition the runtimes run one after the
@@ -45,7 +45,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use crate::common::figure::Figure;
-use crate::common::figure::lane::Gated;
+use crate::common::figure::rows::Gated;
 use crate::common::figure::skew::Watch;
 use crate::common::runtimes::{RuntimeKind, Smol, Tokio, Weft};
 use crate::common::setup::Setup;
@@ -55,7 +55,7 @@ use result::{TimerRow, TimerValue, TimersResult, TimersSettings};
 use sizes::Sizes;
 use workloads::Measured;
 
-/// One measurement of the lane, yielding one or more rows.
+/// One measurement of the suite, yielding one or more rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum Experiment {
     /// `arm_cancel_ns`.
@@ -81,7 +81,7 @@ pub enum Experiment {
     Idle,
 }
 
-/// A row of the lane: a lower-is-better figure of its own, weft's value
+/// A row of the suite: a lower-is-better figure of its own, weft's value
 /// over the best peer's. Its floor is the growth below which `compare`
 /// calls a change of weft's value (or of its ratio, counted in weft's
 /// unit) noise, in the row's unit: a few µs of lateness, a few ns of CPU.
@@ -111,7 +111,7 @@ const IDLE: [RowSpec; 2] = [
 ];
 
 impl Experiment {
-    /// Every experiment, in the order the lane runs them.
+    /// Every experiment, in the order the suite runs them.
     pub const ALL: [Experiment; 7] = [
         Experiment::ArmCancel,
         Experiment::BytesPerTimer,
@@ -145,7 +145,7 @@ impl Experiment {
     }
 }
 
-/// The row called `name`, if the lane has one.
+/// The row called `name`, if the suite has one.
 pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
     Experiment::ALL
         .iter()
@@ -153,12 +153,12 @@ pub fn row_spec(name: &str) -> Option<&'static RowSpec> {
         .find(|spec| spec.name == name)
 }
 
-/// The timers lane in `compare`: each row is its own figure.
+/// The timers suite in `compare`: each row is its own figure.
 pub const GATED: Gated<f64> = Gated::by_row("timers", "row", |name| {
     row_spec(name).map_or(&[], std::slice::from_ref)
 });
 
-/// Everything a run of the timers lane needs to know.
+/// Everything a run of the timers suite needs to know.
 #[derive(Debug, Clone)]
 pub struct TimersConfig {
     /// Profile (recorded; the sizes say what is run), workers, runtimes in
@@ -189,7 +189,7 @@ impl TimersConfig {
     }
 }
 
-/// Runs the lane and returns what it measured.
+/// Runs the suite and returns what it measured.
 pub fn run(config: &TimersConfig) -> TimersResult {
     let mut watch = Watch::start("timers");
     let mut rows = Vec::new();
@@ -202,7 +202,7 @@ pub fn run(config: &TimersConfig) -> TimersResult {
     }
     TimersResult {
         settings: TimersSettings {
-            lane: config.setup.settings(RuntimeKind::name),
+            suite: config.setup.settings(RuntimeKind::name),
             sizes: config.sizes.clone(),
         },
         rows,

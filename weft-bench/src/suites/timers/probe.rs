@@ -3,7 +3,7 @@
 //! spending CPU, a busy spin, and sort-based percentiles.
 //!
 //! CPU time is [`crate::common::measure::process_cpu_time`], the same
-//! `getrusage(RUSAGE_SELF)` the scheduler lane reads context switches with.
+//! `getrusage(RUSAGE_SELF)` the scheduler suite reads context switches with.
 
 use std::fs;
 use std::io;

@@ -1,30 +1,30 @@
-//! The timers lane's table: one line per row with every runtime's value,
+//! The timers suite's table: one line per row with every runtime's value,
 //! the best peer and weft's ratio to it; the settings above it and the
 //! warnings below.
 
 use super::result::{TimerRow, TimerValue, TimersResult};
-use crate::common::figure::table::lane_text;
+use crate::common::figure::table::suite_text;
 use crate::common::table::{self, Table};
 
-/// Renders the lane's table, its legend and its warnings.
+/// Renders the suite's table, its legend and its warnings.
 pub fn render(result: &TimersResult) -> String {
     let s = &result.settings;
     let z = &s.sizes;
     let title = format!(
-        "timers lane: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})",
-        s.lane.profile,
-        s.lane.workers,
+        "timers suite: {} profile, {} workers; repetitions: {} (arm_cancel {}, heartbeat {})",
+        s.suite.profile,
+        s.suite.workers,
         z.repetitions,
         z.arm_cancel_repetitions,
         z.heartbeat_repetitions
     );
     let legend = "every row is lower-is-better; ÷best: weft's value over the lowest peer's \
                   (below 1.0 weft is lower)";
-    lane_text(&title, &table(result), legend) + &result.skew.footer()
+    suite_text(&title, &table(result), legend) + &result.skew.footer()
 }
 
 fn table(result: &TimersResult) -> Table {
-    let runtimes = &result.settings.lane.runtimes;
+    let runtimes = &result.settings.suite.runtimes;
     let header = ["row", "unit"]
         .into_iter()
         .map(String::from)

@@ -1,5 +1,5 @@
-//! What the timers lane measured: the `timers` field of the `--json`
-//! document (absent from documents written before the lane existed, so
+//! What the timers suite measured: the `timers` field of the `--json`
+//! document (absent from documents written before the suite existed, so
 //! older baselines still parse), and weft's ratio to its best peer.
 
 use std::collections::BTreeMap;
@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 
 use super::RowSpec;
 use super::sizes::Sizes;
-use crate::common::figure::lane::LaneResult;
+use crate::common::figure::rows::SuiteResult;
 use crate::common::figure::{self, Attempt, PeerRatio, Status};
-use crate::common::setup::LaneSettings;
+use crate::common::setup::SuiteSettings;
 use crate::common::stats;
 
-/// One run of the timers lane. In JSON:
+/// One run of the timers suite. In JSON:
 ///
 /// ```jsonc
-/// "timers": {                                    // absent when the lane did not run
+/// "timers": {                                    // absent when the suite did not run
 ///   "settings": { "profile": "quick", "workers": 2, "runtimes": ["weft", "tokio", "smol"],
 ///                 "sizes": { "arm_cancel_iterations": 200000, "arm_cancel_repetitions": 5,
 ///                            "rss_timers": 1000000, "spread_timers": 100000, … } },
@@ -33,15 +33,15 @@ use crate::common::stats;
 ///   "warnings": ["…"]                            // absent when empty
 /// }
 /// ```
-pub type TimersResult = LaneResult<TimersSettings, TimerRow>;
+pub type TimersResult = SuiteResult<TimersSettings, TimerRow>;
 
-/// How the timers lane was measured.
+/// How the timers suite was measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimersSettings {
     /// Profile, workers of every runtime (`stuck_worker` uses at least 2),
     /// runtimes in the order each repetition ran them.
     #[serde(flatten)]
-    pub lane: LaneSettings,
+    pub suite: SuiteSettings,
     /// The sizes of every row.
     pub sizes: Sizes,
 }

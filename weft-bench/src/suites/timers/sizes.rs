@@ -1,4 +1,4 @@
-//! How much each row of the timers lane measures, per profile. Durations
+//! How much each row of the timers suite measures, per profile. Durations
 //! are milliseconds (as `f64`, so a smoke test can ask for fractions).
 
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The sizes of `profile`. Quick: the whole lane in about half a
+    /// The sizes of `profile`. Quick: the whole suite in about half a
     /// minute on two cores; full: three repetitions and longer loops.
     pub fn of(profile: Profile) -> Sizes {
         let quick = Sizes {

@@ -10,7 +10,7 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use super::result::TimersResult;
 use super::{Experiment, GATED, TimersConfig, report, row_spec, rss};
 use crate::common::figure::gate::Gate;
-use crate::common::figure::lane::rows_of;
+use crate::common::figure::rows::rows_of;
 use crate::common::run::{SuiteArgs, only};
 use crate::common::runtimes::RuntimeKind;
 use crate::common::setup::{Profile, Setup};

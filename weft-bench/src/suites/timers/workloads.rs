@@ -1,4 +1,4 @@
-//! The rows of the timers lane measured in this process, written once over
+//! The rows of the timers suite measured in this process, written once over
 //! [`TimerRuntime`] and run unchanged on every runtime. Each call of
 //! [`measure`] is one repetition on a runtime built for it and dropped
 //! after it, so an idle runtime of an earlier row cannot disturb a CPU

@@ -1,11 +1,11 @@
-//! A lane as `compare` and the document see it: its name, what its rows
-//! are called and the figures gated on each ([`Lane`]); its kinds of row,
-//! named in JSON and labelled in tables ([`RowKind`]); how it is set up
-//! ([`Setup`]: profile, workers, runtimes); its part of the `--json`
-//! document ([`LaneResult`]: settings, rows and what may have skewed
-//! them), with the settings every lane shares ([`LaneSettings`],
-//! [`WindowSettings`]), and the row of a lane whose ratios are its list of
-//! figures ([`FigureRow`]).
+//! A suite's rows as `compare` and the document see them: what `compare`
+//! gates on them ([`Gated`]: the suite's name, what its rows are called,
+//! the figures on each); their kinds, named in JSON and labelled in
+//! tables ([`RowKind`], declared with `rows!`); the suite's part of the
+//! `--json` document ([`SuiteResult`]: settings, rows and what may have
+//! skewed them, the settings every suite shares being
+//! [`crate::common::setup::SuiteSettings`]), and the row of a suite whose
+//! ratios are its list of figures ([`FigureRow`]).
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use super::skew::Skew;
 use super::target::{Check, Target, check_all};
 use super::{Figure, PeerRatio, Row, Run};
 
-/// A lane in `compare`.
+/// A suite in `compare`.
 pub struct Gated<F: 'static> {
     /// Its name, heading its table (`echo`).
     pub name: &'static str,
@@ -24,7 +24,7 @@ pub struct Gated<F: 'static> {
     figures: Figures<F>,
 }
 
-/// The figures gated on a lane's rows.
+/// The figures gated on a suite's rows.
 enum Figures<F: 'static> {
     /// The same on every row.
     Every(&'static [Figure<F>]),
@@ -33,13 +33,13 @@ enum Figures<F: 'static> {
 }
 
 impl<F> Gated<F> {
-    /// A lane gating `figures` on each of its rows.
+    /// A suite gating `figures` on each of its rows.
     pub const fn new(name: &'static str, row: &'static str, figures: &'static [Figure<F>]) -> Self {
         let figures = Figures::Every(figures);
         Gated { name, row, figures }
     }
 
-    /// A lane whose rows each have their own figures.
+    /// A suite whose rows each have their own figures.
     pub const fn by_row(
         name: &'static str,
         row: &'static str,
@@ -58,9 +58,9 @@ impl<F> Gated<F> {
     }
 }
 
-/// Declares a lane's rows: an enum whose variants each have a doc, a
+/// Declares a suite's rows: an enum whose variants each have a doc, a
 /// name (in JSON and on the command line) and a label (in tables), with
-/// [`RowKind`] and `ALL` (every row, in the order the lane runs them).
+/// [`RowKind`] and `ALL` (every row, in the order the suite runs them).
 macro_rules! rows {
     (
         $(#[$meta:meta])*
@@ -74,7 +74,7 @@ macro_rules! rows {
             $($(#[doc = $doc])* #[value(name = $name)] $variant,)*
         }
 
-        impl $crate::common::figure::lane::RowKind for $kind {
+        impl $crate::common::figure::rows::RowKind for $kind {
             fn names(self) -> (&'static str, &'static str) {
                 match self {
                     $($kind::$variant => ($name, $label),)*
@@ -83,7 +83,7 @@ macro_rules! rows {
         }
 
         impl $kind {
-            /// Every one, in the order the lane runs them.
+            /// Every one, in the order the suite runs them.
             pub const ALL: &'static [$kind] = &[$($kind::$variant),*];
         }
     };
@@ -91,10 +91,10 @@ macro_rules! rows {
 
 pub(crate) use rows;
 
-/// A lane's kind of row (the echo lane's connection shapes, the mixed
-/// lane's loads): its name in JSON, its label in tables.
+/// A suite's kind of row (the echo suite's connection shapes, the mixed
+/// suite's loads): its name in JSON, its label in tables.
 pub trait RowKind: clap::ValueEnum + Copy + PartialEq + 'static {
-    /// Every one, in the order the lane runs them.
+    /// Every one, in the order the suite runs them.
     fn all() -> &'static [Self] {
         Self::value_variants()
     }
@@ -127,11 +127,11 @@ pub trait RowKind: clap::ValueEnum + Copy + PartialEq + 'static {
     }
 }
 
-/// One run of a lane whose rows are `R`, measured as `S` says. In JSON:
+/// One run of a suite whose rows are `R`, measured as `S` says. In JSON:
 /// `{ "settings": {…}, "rows": […], "others_cpu_pct": 0.4, "warnings":
 /// ["…"] }` (the last two as [`Skew`] says).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LaneResult<S, R> {
+pub struct SuiteResult<S, R> {
     /// How it was measured.
     pub settings: S,
     /// One entry per row, in the order measured.
@@ -141,7 +141,7 @@ pub struct LaneResult<S, R> {
     pub skew: Skew,
 }
 
-impl<S, R: Row> LaneResult<S, R> {
+impl<S, R: Row> SuiteResult<S, R> {
     /// Whether a runtime failed a row.
     pub fn any_failed(&self) -> bool {
         self.rows.iter().any(Row::any_failed)
@@ -150,13 +150,13 @@ impl<S, R: Row> LaneResult<S, R> {
 
 /// The rows of a suite's results, if a document has them (what
 /// [`super::gate::Gate::check`] compares).
-pub fn rows_of<S, R>(results: Option<&LaneResult<S, R>>) -> Option<&[R]> {
+pub fn rows_of<S, R>(results: Option<&SuiteResult<S, R>>) -> Option<&[R]> {
     results.map(|results| &results.rows[..])
 }
 
-/// A row whose weft ratios are one per figure of the lane's list, by the
+/// A row whose weft ratios are one per figure of the suite's list, by the
 /// figure's name, and whose targets are checked on its runs (the file and
-/// service lanes). In JSON: `{ "name": "…", "runtimes": { "weft": {…}, … },
+/// service suites). In JSON: `{ "name": "…", "runtimes": { "weft": {…}, … },
 /// "ratios": { "req_per_s": { "peer": "tokio", "value": 1.02 }, … },
 /// "targets": [ … ] }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
