@@ -49,6 +49,10 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::{Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
 
+mod client;
+mod open;
+mod sampler;
+
 use super::server::{Server, process_cpu};
 use super::soak::{
     ErrorKind as Failed, Errors, Resources, Sample, Soak, SoakConfig, threads_by_kind,
@@ -58,6 +62,10 @@ use crate::common::latency::Recorder;
 use crate::common::measure::Span;
 use crate::common::others;
 use crate::common::schedule::Poisson;
+
+use client::{connect, fetch, get, within};
+use open::open_loop;
+use sampler::Sampler;
 
 /// The most point reads out at once, so the most open-loop connections:
 /// 1,000 a second answered in 100 ms each.
@@ -369,82 +377,6 @@ async fn control(shared: &Shared, server: &Server, plan: &Plan, start: Instant) 
     }
 }
 
-/// A soak's sampler: the server's resources and CPU, and the answers and
-/// errors since the last sample.
-struct Sampler {
-    pid: u32,
-    start: Instant,
-    interval: Duration,
-    next: Instant,
-    samples: Vec<Sample>,
-    /// At the last sample: when, the server's CPU, the answers so far.
-    last: (Instant, Option<Duration>, u64, u64),
-}
-
-impl Sampler {
-    fn new(soak: &SoakConfig, server: &Server, start: Instant) -> Sampler {
-        Sampler {
-            pid: server.pid(),
-            start,
-            interval: soak.interval,
-            next: start,
-            samples: Vec::new(),
-            last: (start, server.cpu(), 0, 0),
-        }
-    }
-
-    async fn sample_if_due(&mut self, shared: &Shared, now: Instant) {
-        if now >= self.next {
-            self.sample(shared, now).await;
-            // On the interval's grid, however late this sample was.
-            while self.next <= now {
-                self.next += self.interval;
-            }
-        }
-    }
-
-    /// Takes a sample (a server whose `/proc` cannot be read gives zeros,
-    /// which fail the verdict rather than hide). `/proc` is read before
-    /// `/metrics` is fetched, so the fetch's connection is not counted.
-    async fn sample(&mut self, shared: &Shared, now: Instant) {
-        let resources = Resources::of(self.pid).unwrap_or_default();
-        let cpu = process_cpu(self.pid);
-        let threads_by_kind = fetch(shared.address, "/metrics")
-            .await
-            .as_deref()
-            .and_then(threads_by_kind);
-        let (users, reports, p99, errors) = {
-            let mut state = shared.lock();
-            let p99 = std::mem::take(&mut state.since_sample)
-                .summary()
-                .map(|p| p.p99_ms);
-            let errors = state.outcome.errors_by_kind;
-            (state.users_answered, state.reports_answered, p99, errors)
-        };
-        let client_connections = shared.connections.load(Ordering::Relaxed) as u64;
-        let (at, cpu0, users0, reports0) = self.last;
-        let elapsed = (now - at).as_secs_f64();
-        let cpu_ms_per_s = match (cpu0, cpu) {
-            (Some(c0), Some(c1)) if elapsed > 0.0 => {
-                c1.saturating_sub(c0).as_secs_f64() * 1e3 / elapsed
-            }
-            _ => 0.0,
-        };
-        self.samples.push(Sample {
-            t_s: (now - self.start).as_secs_f64(),
-            resources,
-            threads_by_kind,
-            client_connections,
-            users: users - users0,
-            reports: reports - reports0,
-            users_p99_ms: p99,
-            cpu_ms_per_s,
-            errors,
-        });
-        self.last = (now, cpu, users, reports);
-    }
-}
-
 /// The controller's checks at `now`: `Some` when the run is over (every
 /// request of a closed window answered, or the drain deadline passed: the
 /// ones still out are censored) or has stalled.
@@ -507,196 +439,4 @@ async fn closed_loop(mut conn: Conn, shared: &Shared, path: &str, marker: &str, 
             }
         }
     }
-}
-
-/// The open loop: a pacer thread hands each arrival (until the window's
-/// end) to the runtime, which sends it on an idle connection.
-fn open_loop(
-    shared: Arc<Shared>,
-    start: Instant,
-    per_s: f64,
-    seed: u64,
-) -> tokio::task::JoinHandle<()> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
-    let end = shared.span.end;
-    std::thread::spawn(move || {
-        let mut schedule = Poisson::new(per_s, seed);
-        loop {
-            let arrival = start + schedule.pop();
-            if arrival >= end {
-                return;
-            }
-            let now = Instant::now();
-            if arrival > now {
-                std::thread::sleep(arrival - now);
-            }
-            if tx.send(arrival).is_err() {
-                return;
-            }
-        }
-    });
-    tokio::spawn(async move {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        while let Some(arrival) = rx.recv().await {
-            let path = format!("/users/{}", rng.u32(1..=10_000));
-            let shared = Arc::clone(&shared);
-            drop(tokio::spawn(async move {
-                let id = shared.start(arrival);
-                let result = within(&shared, point_read(&shared, &path)).await;
-                shared.finish(id, arrival, result);
-            }));
-        }
-    })
-}
-
-/// `request` within the soak's request timeout, if any: else a timeout
-/// error (and `request` dropped, with its connection).
-async fn within(
-    shared: &Shared,
-    request: impl Future<Output = Result<(), Failure>>,
-) -> Result<(), Failure> {
-    let Some(limit) = shared.request_timeout else {
-        return request.await;
-    };
-    match tokio::time::timeout(limit, request).await {
-        Ok(result) => result,
-        Err(_) => Err(Failure {
-            kind: Failed::Timeout,
-            unsent: false,
-            text: format!("no answer within {limit:?}"),
-        }),
-    }
-}
-
-/// One point read, once it has a turn, on an idle connection (or a new
-/// one), put back after.
-///
-/// A server may close a keep-alive connection that stayed idle (weft's
-/// `serve` after its 30 s header-read timeout): closed ones are dropped,
-/// and a request found unsent on a reused connection (closed as it was
-/// taken) goes again once on a new one, as an HTTP client's pool does.
-/// Neither is an error of the server's. Connections idle for
-/// [`IDLE_TIMEOUT`] are closed here too, the longest idle first.
-async fn point_read(shared: &Shared, path: &str) -> Result<(), Failure> {
-    let _turn = Arc::clone(&shared.turns)
-        .acquire_owned()
-        .await
-        .map_err(Failure::io)?;
-    let idle = {
-        let now = Instant::now();
-        let mut state = shared.lock();
-        while state
-            .idle
-            .front()
-            .is_some_and(|idle| now - idle.since >= IDLE_TIMEOUT)
-        {
-            state.idle.pop_front();
-        }
-        loop {
-            match state.idle.pop_back() {
-                Some(idle) if idle.conn.sender.is_closed() => continue,
-                other => break other.map(|idle| idle.conn),
-            }
-        }
-    };
-    let reused = idle.is_some();
-    let mut conn = match idle {
-        Some(conn) => conn,
-        None => connect(shared.address, &shared.connections)
-            .await
-            .map_err(Failure::io)?,
-    };
-    let mut result = get(&mut conn.sender, shared.address, path, "\"email\":").await;
-    if reused && result.as_ref().is_err_and(|failure| failure.unsent) {
-        conn = connect(shared.address, &shared.connections)
-            .await
-            .map_err(Failure::io)?;
-        result = get(&mut conn.sender, shared.address, path, "\"email\":").await;
-    }
-    if result.is_ok() {
-        shared.lock().idle.push_back(Idle {
-            conn,
-            since: Instant::now(),
-        });
-    }
-    result
-}
-
-/// `GET path`'s body on a connection of its own (not counted among the
-/// generator's), if the answer is `200` within a second.
-async fn fetch(address: SocketAddr, path: &str) -> Option<String> {
-    let get = async {
-        let mut conn = connect(address, &Arc::default()).await.ok()?;
-        get_body(&mut conn.sender, address, path, "").await.ok()
-    };
-    tokio::time::timeout(Duration::from_secs(1), get)
-        .await
-        .ok()
-        .flatten()
-}
-
-async fn connect(address: SocketAddr, open: &Arc<AtomicUsize>) -> io::Result<Conn> {
-    let stream = tokio::net::TcpStream::connect(address).await?;
-    stream.set_nodelay(true)?;
-    let (sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))
-        .await
-        .map_err(io::Error::other)?;
-    // Ends when the sender is dropped or the server closes.
-    drop(tokio::spawn(connection));
-    open.fetch_add(1, Ordering::Relaxed);
-    Ok(Conn {
-        sender,
-        open: Arc::clone(open),
-    })
-}
-
-/// `GET path`: `Ok` iff the answer is `200` and its body contains `marker`.
-async fn get(
-    sender: &mut SendRequest<Empty<Bytes>>,
-    address: SocketAddr,
-    path: &str,
-    marker: &str,
-) -> Result<(), Failure> {
-    get_body(sender, address, path, marker).await.map(drop)
-}
-
-/// [`get`], and the body it got.
-async fn get_body(
-    sender: &mut SendRequest<Empty<Bytes>>,
-    address: SocketAddr,
-    path: &str,
-    marker: &str,
-) -> Result<String, Failure> {
-    sender.ready().await.map_err(|e| Failure {
-        unsent: true,
-        ..Failure::io(e)
-    })?;
-    let request = Request::get(path)
-        .header(header::HOST, address.to_string())
-        .body(Empty::new())
-        .map_err(Failure::io)?;
-    let response = sender.send_request(request).await.map_err(|e| Failure {
-        // Canceled: the connection closed before the request was sent.
-        unsent: e.is_canceled(),
-        ..Failure::io(format!("GET {path}: {e}"))
-    })?;
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| Failure::io(format!("GET {path}: {e}")))?
-        .to_bytes();
-    let text = String::from_utf8_lossy(&body).into_owned();
-    if status != StatusCode::OK || !text.contains(marker) {
-        return Err(Failure {
-            kind: Failed::Status,
-            unsent: false,
-            text: format!(
-                "GET {path}: {status} {}",
-                text.chars().take(200).collect::<String>()
-            ),
-        });
-    }
-    Ok(text)
 }
