@@ -149,20 +149,21 @@ mod tests {
     }
 
     #[test]
-    fn every_suite_runs_by_default_but_metrics() {
+    fn the_default_run_is_every_default_suite_in_the_lists_order() {
         let matches = command().try_get_matches_from(["weft-bench"]).unwrap();
-        let chosen: Vec<&String> = matches.get_many(SUITES_ARG).unwrap().collect();
-        let expected = [
-            "scheduler",
-            "timers",
-            "mixed",
-            "echo",
-            "http",
-            "file",
-            "service",
-            "stall",
-        ];
-        assert_eq!(chosen, expected);
+        let chosen: Vec<&str> = matches
+            .get_many::<String>(SUITES_ARG)
+            .unwrap()
+            .map(String::as_str)
+            .collect();
+        let defaults: Vec<&str> = ALL
+            .iter()
+            .filter(|s| s.default_on())
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(chosen, defaults);
+        assert_eq!(chosen[..2], ["scheduler", "timers"]);
+        assert!(!chosen.contains(&"metrics"));
     }
 
     #[test]
