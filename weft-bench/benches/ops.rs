@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
-use weft_bench::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
+use weft_bench::common::runtimes::{BenchRuntime, Smol, Spawner, Tokio, Tuning, Weft};
 
 const WORKERS: usize = 4;
 

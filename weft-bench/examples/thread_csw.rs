@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use clap::ValueEnum;
-use weft_bench::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
-use weft_bench::workloads::Workload;
+use weft_bench::common::runtimes::{BenchRuntime, RuntimeKind, Smol, Tokio, Tuning, Weft};
+use weft_bench::suites::scheduler::workloads::Workload;
 
 /// `(voluntary, involuntary, cpu ticks)` of every live thread, by thread
 /// name and id.

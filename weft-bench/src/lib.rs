@@ -1,83 +1,38 @@
-//! weft-bench: the benchmark lane. It runs tokio's scheduler workloads on
-//! weft, tokio and smol side by side in one process, alternating blocks of
-//! iterations between the runtimes, and reports times, ratios, context
-//! switches and weft's counters; it writes and compares JSON baselines.
+//! weft-bench: weft next to tokio and smol on the same workloads, in the
+//! same process, alternating between the runtimes; tables, a JSON
+//! document, and a regression gate between two documents.
 //!
-//! Modules, in the order data flows: [`cli`] parses the command line;
-//! [`harness`] alternates the runtimes of [`runtimes`], each owned by a
-//! [`driver`] thread that runs the [`workloads`] and times each iteration
-//! with [`measure`]; [`stats`]
-//! summarizes; [`report`] prints (with [`table`]); [`json`] is the document
-//! written by `--json` (with [`system`] describing the machine); [`compare`]
-//! is the regression gate between two documents; [`summary`] is the default
-//! run's last table.
+//! It is nine suites, one folder each under [`suites`], each behind the
+//! one trait [`common::suite::Suite`] and listed once in
+//! [`suites::ALL`] (the default run runs the first eight, in this order):
 //!
-//! [`figure`] is what every lane shares: a figure (name, which way is
-//! better, which peer it is compared with, format, noise floor), a run's
-//! status, weft's ratio to the peer, the gate's verdict and delta table,
-//! and the skeleton of the lanes' tables. A lane is its workload, its JSON
-//! and its list of figures.
+//! | suite | measures |
+//! |---|---|
+//! | [`scheduler`](suites::scheduler) | tokio's scheduler workloads: spawning, waking, yielding; times, context switches, weft's counters |
+//! | [`timers`](suites::timers) | timer cost, accuracy, memory, idle CPU, a timer on a stuck worker |
+//! | [`mixed`](suites::mixed) | 150 µs and 50 ms requests on one runtime: short-request latency beside long polls |
+//! | [`echo`](suites::echo) | TCP echo over loopback; the server's CPU and system calls per request |
+//! | [`http`](suites::http) | hyper's hello server; the server's CPU and system calls per request |
+//! | [`file`](mod@suites::file) | 64 tasks reading and writing 8 MiB files beside a 1 ms ticker |
+//! | [`service`](suites::service) | weft-service (axum over SQLite or PostgreSQL) under HTTP load, weft and tokio |
+//! | [`stall`](suites::stall) | a ticker, spawned tasks and TCP round trips while tasks block workers in a synchronous sleep |
+//! | [`metrics`](suites::metrics) (not in the default run) | whether weft's counters are exact and cheap to sample |
 //!
-//! [`metrics`] is the metrics lane (`weft-bench metrics`, and
-//! `metrics-dump`): whether weft's counters are exact and cheap to sample.
+//! [`common`] is what every suite shares: the trait and the runs
+//! ([`common::suite`], [`common::run`]), the command line built from the
+//! list ([`common::cli`]), the runtimes behind one interface
+//! ([`common::runtimes`], with their timers and TCP), measuring
+//! ([`common::measure`], [`common::others`], [`common::latency`],
+//! [`common::stats`]), a suite's setup ([`common::setup`]), figures, their
+//! ratios, targets and the gate ([`common::figure`]), the document
+//! ([`common::json`], [`common::system`]), [`common::compare`],
+//! [`common::summary`], tables and charts.
 //!
-//! [`timers`] is the timers lane (`weft-bench timers`, and the second lane
-//! of the default run): weft's timers against tokio's and async-io's on
-//! cost, memory, accuracy and CPU; its rows join the same document and gate.
-//!
-//! [`mixed`] is the mixed lane (`weft-bench mixed`, and the third lane of
-//! the default run): 150 µs and 50 ms requests on one runtime, clients
-//! outside it; short-request latency, throughput and CPU against tokio and
-//! smol; its loads join the same document and gate, and it draws a chart.
-//!
-//! [`echo`] is the echo lane (`weft-bench echo`, and the fourth lane of
-//! the default run): TCP echo over loopback on each runtime, driven by one
-//! load-generator thread; req/s and round-trip latency against tokio and
-//! smol; its rows join the same document and gate.
-//!
-//! [`http`] is the HTTP lane (`weft-bench http`, and the fifth lane of the
-//! default run): hyper's HTTP/1.1 hello server on each runtime, driven by
-//! one hyper-client thread with 64 keep-alive connections; req/s, latency
-//! and CPU per request against tokio and smol; its row joins the same
-//! document and gate.
-//!
-//! [`floor`] answers the echo and HTTP lanes' requests with no async
-//! runtime (a thread and an epoll set per worker): what this machine needs
-//! for the same work, shown beside the runtimes, never a peer.
-//!
-//! [`file`](mod@file) is the file lane (`weft-bench file`, and the sixth lane of the
-//! default run): 32 tasks writing and 32 reading 8 MiB files through each
-//! runtime's file API beside a 1 ms ticker; total time, the ticker's
-//! lateness and CPU against tokio and smol; its row joins the same
-//! document and gate.
-//!
-//! [`stall`] is the stall lane (`weft-bench stall`, and the last lane of
-//! the default run): a ticker, tasks spawned from outside and TCP round
-//! trips on a runtime while tasks block one or every worker in a
-//! synchronous sleep; each kind's rate during the stall as a share of its
-//! calm rate, against tokio and smol; its cases join the same document
-//! and gate.
+//! [`serve`] is what the echo and HTTP suites share: a server on each
+//! runtime (or the floor, with no runtime) under one load generator, the
+//! generators' plan and outcome, the server's cost counted with perf, the
+//! rows' figures, JSON and tables.
 
-pub mod cli;
-pub mod compare;
-pub mod driver;
-pub mod echo;
-pub mod figure;
-pub mod file;
-pub mod floor;
-pub mod harness;
-pub mod http;
-pub mod json;
-pub mod measure;
-pub mod metrics;
-pub mod mixed;
-pub mod report;
-pub mod runtimes;
-pub mod service;
-pub mod stall;
-pub mod stats;
-pub mod summary;
-pub mod system;
-pub mod table;
-pub mod timers;
-pub mod workloads;
+pub mod common;
+pub mod serve;
+pub mod suites;

@@ -1,5 +1,5 @@
 //! `weft-bench`: see the crate's README.
 
 fn main() -> std::process::ExitCode {
-    weft_bench::cli::main()
+    weft_bench::common::cli::main()
 }

@@ -1,7 +1,7 @@
-//! Smoke test of the echo lane: every row on every runtime, with tiny
+//! Smoke test of the echo suite: every row on every runtime, with tiny
 //! timing, gives throughput, percentiles and CPU, no round trip is left
 //! unfinished, and weft's ratios to the best peer are filled in; every
-//! row runs on the floor too, in no ratio; the document with the lane
+//! row runs on the floor too, in no ratio; the document with the suite
 //! round-trips through JSON.
 //!
 //! One test in its own binary: the CPU figures read the whole process's
@@ -11,11 +11,12 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::echo::result::Figures;
-use weft_bench::echo::{self, EchoConfig, Row, Timing};
-use weft_bench::floor::FLOOR;
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::runtimes::RuntimeKind;
+use weft_bench::common::latency::Percentiles;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::serve::Timing;
+use weft_bench::serve::floor::FLOOR;
+use weft_bench::serve::result::Figures;
+use weft_bench::suites::echo::{self, EchoConfig, Row};
 
 #[test]
 fn every_row_gives_figures_on_every_runtime() {
@@ -24,11 +25,11 @@ fn every_row_gives_figures_on_every_runtime() {
         ..EchoConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // About 3 s on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(60), || echo::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(60), || echo::run(&config));
     assert_eq!(result.rows.len(), Row::ALL.len());
     let [weft, tokio, smol] = RuntimeKind::ALL.map(RuntimeKind::name);
     let servers = [weft, tokio, smol, FLOOR];
-    assert_eq!(result.settings.lane.runtimes, servers);
+    assert_eq!(result.settings.suite.runtimes, servers);
     for (_, _, f) in common::every_run(&result.rows, servers, latency) {
         assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
     }

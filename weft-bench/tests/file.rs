@@ -1,7 +1,7 @@
-//! Smoke test of the file lane: with tiny sizes, every runtime writes and
+//! Smoke test of the file suite: with tiny sizes, every runtime writes and
 //! reads its files beside the ticker and gives a total time, ticker
 //! percentiles and CPU (weft also its stall monitor's counters); weft's
-//! ratios and targets are filled in; the lane round-trips through JSON and
+//! ratios and targets are filled in; the suite round-trips through JSON and
 //! renders, and its directory is removed.
 //!
 //! One test in its own binary: the CPU figures read the whole process's
@@ -11,8 +11,8 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::file::{self, FileConfig, Sizes};
-use weft_bench::runtimes::RuntimeKind;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::file::{self, FileConfig, Sizes};
 
 #[test]
 fn every_runtime_reads_and_writes_beside_the_ticker() {
@@ -27,7 +27,7 @@ fn every_runtime_reads_and_writes_beside_the_ticker() {
         ..FileConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // Well under a second on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(60), || file::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(60), || file::run(&config));
     assert_eq!(result.rows.len(), 1);
     let row = &result.rows[0];
     assert_eq!(row.name, file::ROW);
@@ -48,7 +48,7 @@ fn every_runtime_reads_and_writes_beside_the_ticker() {
     }
     assert_eq!(row.ratios.len(), file::result::FIGURES.len());
     assert!(row.targets.iter().all(|check| check.met.is_some()));
-    // The lane's directory is gone; only the test's own parent is left.
+    // The suite's directory is gone; only the test's own parent is left.
     assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
     std::fs::remove_dir(&parent).unwrap();
     let back = common::round_trip(&result);

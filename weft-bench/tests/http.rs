@@ -1,9 +1,9 @@
-//! Smoke test of the HTTP lane: the hello server on every runtime, under
+//! Smoke test of the HTTP suite: the hello server on every runtime, under
 //! the hyper-client generator with tiny timing, gives throughput,
 //! percentiles, CPU and CPU per request, no request is left unfinished,
 //! and weft's ratios to the best peer are filled in; the floor runs last,
 //! in no ratio and no target, and the table, the JSON and the summary
-//! carry it; the lane round-trips through JSON.
+//! carry it; the suite round-trips through JSON.
 //!
 //! One test in its own binary: the CPU figures read the whole process's
 //! CPU time, which tests running beside it would disturb.
@@ -12,15 +12,15 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::echo::Timing;
-use weft_bench::echo::result::Figures;
-use weft_bench::floor::FLOOR;
-use weft_bench::harness::{self, RunConfig};
-use weft_bench::http::result::HttpSettings;
-use weft_bench::http::{self, HttpConfig};
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::summary;
+use weft_bench::common::json::Document;
+use weft_bench::common::latency::Percentiles;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::common::summary;
+use weft_bench::serve::Timing;
+use weft_bench::serve::floor::FLOOR;
+use weft_bench::serve::result::Figures;
+use weft_bench::suites::http::result::HttpSettings;
+use weft_bench::suites::http::{self, HttpConfig};
 
 #[test]
 fn every_runtime_serves_hello_and_gives_figures() {
@@ -30,13 +30,13 @@ fn every_runtime_serves_hello_and_gives_figures() {
     };
     assert_eq!(config.connections, 64);
     // About 1 s on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(60), || http::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(60), || http::run(&config));
     assert_eq!(result.rows.len(), 1);
     let row = &result.rows[0];
     assert_eq!(row.name, http::ROW);
     let [weft, tokio, smol] = RuntimeKind::ALL.map(RuntimeKind::name);
     let servers = [weft, tokio, smol, FLOOR];
-    assert_eq!(result.settings.lane.runtimes, servers);
+    assert_eq!(result.settings.suite.runtimes, servers);
     for (_, _, f) in common::every_run(&result.rows, servers, latency) {
         assert!(f.req_per_s > 0.0 && f.generator_cpu_ms_per_s > 0.0, "{f:?}");
         assert!(f.cpu_us_per_req.is_some_and(|cpu| cpu > 0.0), "{f:?}");
@@ -70,21 +70,20 @@ fn every_runtime_serves_hello_and_gives_figures() {
     let floor_lines = text
         .lines()
         .filter(|l| l.split_whitespace().any(|w| w == FLOOR));
-    // Its line in the lane's table and at each load in the cost table.
+    // Its line in the suite's table and at each load in the cost table.
     assert_eq!(floor_lines.count(), 3, "{text}");
-    let setup = common::quick(&RuntimeKind::ALL);
-    let mut document = harness::document(&RunConfig::describing(setup), Vec::new(), Vec::new());
-    document.lanes.http = Some(result);
+    let mut document = Document::new();
+    document.insert::<http::Http>(result);
     let summary = summary::render(&document);
     assert!(summary.contains("floor | weft | tokio"), "{summary}");
-    // Without it, the lane names it nowhere.
+    // Without it, the suite names it nowhere.
     let without = HttpConfig {
         floor: false,
         ..config
     };
     assert!(
         !HttpSettings::new(&without)
-            .lane
+            .suite
             .runtimes
             .iter()
             .any(|r| r == FLOOR)

@@ -1,4 +1,4 @@
-//! Smoke test of the mixed lane: every load on every runtime, with tiny
+//! Smoke test of the mixed suite: every load on every runtime, with tiny
 //! timing, gives throughput, percentiles and CPU; weft's ratios and
 //! targets are filled in; the chart is written.
 //!
@@ -9,9 +9,9 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::mixed::result::{Figures, ORACLE};
-use weft_bench::mixed::{self, Load, MixedConfig, Timing, Variant};
+use weft_bench::common::latency::Percentiles;
+use weft_bench::suites::mixed::result::{Figures, ORACLE};
+use weft_bench::suites::mixed::{self, Load, MixedConfig, Timing, Variant};
 
 #[test]
 fn every_load_gives_figures_on_every_runtime() {
@@ -20,7 +20,7 @@ fn every_load_gives_figures_on_every_runtime() {
         ..MixedConfig::new(common::quick(&Variant::ALL))
     };
     // About 5 s on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(60), || mixed::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(60), || mixed::run(&config));
     assert_eq!(result.loads.len(), Load::ALL.len());
     let runtimes = Variant::ALL.map(Variant::name);
     for (_, runtime, f) in common::every_run(&result.loads, runtimes, short) {

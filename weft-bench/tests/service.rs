@@ -1,18 +1,18 @@
-//! Smoke test of the service lane: weft-service (the built `weft-bench`,
+//! Smoke test of the service suite: weft-service (the built `weft-bench`,
 //! as `service-serve`) on weft and on tokio, both loads with tiny timing,
 //! gives rates, percentiles, the server's CPU and no errors, each server
-//! stops gracefully, weft's targets are checked; the lane round-trips
+//! stops gracefully, weft's targets are checked; the suite round-trips
 //! through JSON.
 
 mod common;
 
 use std::time::Duration;
 
-use weft_bench::mixed::latency::Percentiles;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::service::result::Figures;
-use weft_bench::service::soak::SoakConfig;
-use weft_bench::service::{self, ServiceConfig};
+use weft_bench::common::latency::Percentiles;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::service::result::Figures;
+use weft_bench::suites::service::soak::SoakConfig;
+use weft_bench::suites::service::{self, ServiceConfig};
 
 #[test]
 fn weft_and_tokio_serve_both_loads_and_give_figures() {
@@ -21,7 +21,7 @@ fn weft_and_tokio_serve_both_loads_and_give_figures() {
     let config = ServiceConfig::tiny(setup, exe);
     // About 10 s on the 2-core dev machine (four servers, each seeding its
     // SQLite file).
-    let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(180), || service::run(&config));
     assert_eq!(result.rows.len(), 2);
     let runtimes = service::RUNTIMES.map(RuntimeKind::name);
     for (row, _, f) in common::every_run(&result.rows, runtimes, latency) {
@@ -60,7 +60,7 @@ fn a_short_soak_samples_the_server_on_both_runtimes() {
     };
     let config = ServiceConfig::tiny(setup, exe).soak(soak);
     // About 35 s on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(180), || service::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(180), || service::run(&config));
     assert_eq!(result.rows.len(), 1, "a soak runs seed 004 alone");
     let runtimes = service::RUNTIMES.map(RuntimeKind::name);
     for (_, runtime, f) in common::every_run(&result.rows, runtimes, latency) {

@@ -1,9 +1,9 @@
-//! Smoke test of the stall lane: with tiny windows, every runtime runs the
+//! Smoke test of the stall suite: with tiny windows, every runtime runs the
 //! ticker, the task client and the round trips, blocks one and then every
 //! worker, and gives each kind's calm rate and share; the stall window is
-//! the blockers' overlap; weft's targets are checked; the lane
+//! the blockers' overlap; weft's targets are checked; the suite
 //! round-trips through JSON and renders. The shares themselves are not
-//! asserted: they are what the lane measures.
+//! asserted: they are what the suite measures.
 //!
 //! One test in its own binary: the blockers and the closed loops take the
 //! machine's cores, which tests running beside it would disturb.
@@ -12,9 +12,9 @@ mod common;
 
 use std::time::Duration;
 
-use weft_bench::figure::lane::RowKind;
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::stall::{self, Case, Sizes, StallConfig};
+use weft_bench::common::figure::rows::RowKind;
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::stall::{self, Case, Sizes, StallConfig};
 
 #[test]
 fn every_runtime_keeps_its_work_logged_through_both_cases() {
@@ -23,7 +23,7 @@ fn every_runtime_keeps_its_work_logged_through_both_cases() {
         ..StallConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // About 7 s on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(90), || stall::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(90), || stall::run(&config));
     assert_eq!(result.rows.len(), 2);
     for (row, case) in result.rows.iter().zip(Case::ALL) {
         assert_eq!(row.name, case.name());

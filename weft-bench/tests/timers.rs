@@ -1,4 +1,4 @@
-//! Smoke test of the timers lane: every row, with tiny sizes, on every
+//! Smoke test of the timers suite: every row, with tiny sizes, on every
 //! runtime, gives a finite positive number (`bytes_per_timer` through the
 //! real child process, `weft-bench timers-rss`).
 //!
@@ -10,9 +10,9 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use weft_bench::runtimes::RuntimeKind;
-use weft_bench::timers::sizes::Sizes;
-use weft_bench::timers::{self, Experiment, TimersConfig};
+use weft_bench::common::runtimes::RuntimeKind;
+use weft_bench::suites::timers::sizes::Sizes;
+use weft_bench::suites::timers::{self, Experiment, TimersConfig};
 
 #[test]
 fn every_row_gives_a_positive_number_on_every_runtime() {
@@ -23,7 +23,7 @@ fn every_row_gives_a_positive_number_on_every_runtime() {
         ..TimersConfig::new(common::quick(&RuntimeKind::ALL))
     };
     // Under a second on the 2-core dev machine.
-    let result = common::tiny_lane(Duration::from_secs(30), || timers::run(&config));
+    let result = common::tiny_suite(Duration::from_secs(30), || timers::run(&config));
     let rows: usize = Experiment::ALL.iter().map(|e| e.rows().len()).sum();
     assert_eq!(result.rows.len(), rows);
     for row in &result.rows {

@@ -1,8 +1,8 @@
 //! Every workload completes on every runtime, and its set-up is torn down
 //! (a busy load that did not stop would hang the drop).
 
-use weft_bench::runtimes::{BenchRuntime, Smol, Tokio, Tuning, Weft};
-use weft_bench::workloads::Workload;
+use weft_bench::common::runtimes::{BenchRuntime, Smol, Tokio, Tuning, Weft};
+use weft_bench::suites::scheduler::workloads::Workload;
 
 fn run_every_workload<R: BenchRuntime>() {
     let rt = R::build(2, Tuning::default()).expect("runtime builds");

@@ -1,4 +1,4 @@
-//! What the lanes' smoke tests share (each test binary uses a part).
+//! What the suites' smoke tests share (each test binary uses a part).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -7,27 +7,27 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use weft_bench::figure::lane::Setup;
-use weft_bench::figure::skew::Windowed;
-use weft_bench::figure::{Attempt, FiguresOf, Row};
-use weft_bench::harness::Profile;
-use weft_bench::mixed::latency::Percentiles;
+use weft_bench::common::figure::skew::Windowed;
+use weft_bench::common::figure::{Attempt, FiguresOf, Row};
+use weft_bench::common::latency::Percentiles;
+use weft_bench::common::setup::Profile;
+use weft_bench::common::setup::Setup;
 
 /// The quick profile on 2 workers with `runtimes`, as every smoke test
-/// sets a lane up.
+/// sets a suite up.
 pub fn quick<K: Copy>(runtimes: &[K]) -> Setup<K> {
     Setup::new(Profile::Quick, 2, runtimes)
 }
 
-/// Runs a lane with tiny timing, `run`, and checks that it stayed tiny:
+/// Runs a suite with tiny timing, `run`, and checks that it stayed tiny:
 /// `limit` is far above its time on the 2-core dev machine, so that it
 /// catches tiny timing grown into real timing without failing a loaded
 /// machine.
-pub fn tiny_lane<T>(limit: Duration, run: impl FnOnce() -> T) -> T {
+pub fn tiny_suite<T>(limit: Duration, run: impl FnOnce() -> T) -> T {
     let started = Instant::now();
     let result = run();
     let took = started.elapsed();
-    assert!(took < limit, "the tiny lane took {took:?}");
+    assert!(took < limit, "the tiny suite took {took:?}");
     result
 }
 
