@@ -219,6 +219,7 @@ impl BenchRuntime for Weft {
             ("threads_demoted", metrics.threads_demoted),
             ("step_asides", metrics.step_asides),
             ("monitor_io_wakes", metrics.monitor_io_wakes),
+            ("monitor_timer_wakes", metrics.monitor_timer_wakes),
             ("threads_restored", metrics.threads_restored),
             ("task_demotions", metrics.total.demotions),
         ])
