@@ -361,6 +361,34 @@ impl From<StdFile> for File {
     }
 }
 
+/// The write methods futures-io's and tokio's `AsyncWrite` share (their
+/// signatures are the same); each trait's impl adds its own way to close.
+macro_rules! write_methods {
+    () => {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let (std, inner) = self.get_mut().inner_mut();
+            inner.poll_write(std, cx, buf)
+        }
+
+        fn poll_write_vectored(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            bufs: &[IoSlice<'_>],
+        ) -> Poll<io::Result<usize>> {
+            let (std, inner) = self.get_mut().inner_mut();
+            inner.poll_write_vectored(std, cx, bufs)
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.get_mut().inner_mut().1.poll_flush(cx)
+        }
+    };
+}
+
 impl futures_io::AsyncRead for File {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -375,27 +403,7 @@ impl futures_io::AsyncRead for File {
 }
 
 impl futures_io::AsyncWrite for File {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let (std, inner) = self.get_mut().inner_mut();
-        inner.poll_write(std, cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let (std, inner) = self.get_mut().inner_mut();
-        inner.poll_write_vectored(std, cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().inner_mut().1.poll_flush(cx)
-    }
+    write_methods!();
 
     /// Flushes; the file stays open until the `File` is dropped.
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -431,30 +439,10 @@ impl tokio::io::AsyncRead for File {
 
 #[cfg(feature = "tokio-io")]
 impl tokio::io::AsyncWrite for File {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let (std, inner) = self.get_mut().inner_mut();
-        inner.poll_write(std, cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let (std, inner) = self.get_mut().inner_mut();
-        inner.poll_write_vectored(std, cx, bufs)
-    }
+    write_methods!();
 
     fn is_write_vectored(&self) -> bool {
         true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().inner_mut().1.poll_flush(cx)
     }
 
     /// Flushes; the file stays open until the `File` is dropped.

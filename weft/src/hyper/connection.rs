@@ -1,17 +1,14 @@
 //! One accepted connection, served as its own weft task.
 
-use std::error::Error as StdError;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::body::{Body, Incoming};
-use hyper::{Request, Response};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
-use tower_service::Service;
 
+use super::bounds::{HttpBody, HttpService};
 use super::drain::Watch;
 use super::preface::PrefaceDeadline;
 use super::{Executor, Io, Timer};
@@ -51,12 +48,8 @@ pub(crate) fn spawn<S, B>(
     header_read_timeout: Option<Duration>,
     watch: Watch,
 ) where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn StdError + Send + Sync>>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    S: HttpService<B>,
+    B: HttpBody,
 {
     // From the accept: the client's time to show its protocol.
     let deadline = header_read_timeout.map(crate::time::sleep);
@@ -78,12 +71,8 @@ async fn serve<S, B>(
     builder: Arc<auto::Builder<Executor>>,
     mut watch: Watch,
 ) where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn StdError + Send + Sync>>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    S: HttpService<B>,
+    B: HttpBody,
 {
     // With upgrades, as axum's `serve`: WebSocket routes work.
     let mut connection = pin!(builder.serve_connection_with_upgrades(io, service));

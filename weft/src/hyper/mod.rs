@@ -87,11 +87,13 @@
 //! No lock of weft's is held while user code (a service, a waker) runs.
 
 mod accept;
+mod bounds;
 mod connection;
 use crate::util::drain;
 mod preface;
 mod rt;
 mod serve;
 
+pub use bounds::{BoxError, HttpBody, HttpService};
 pub use rt::{Executor, Io, Timer};
 pub use serve::{Serve, ServeFuture, serve};

@@ -1,6 +1,5 @@
 //! [`serve`]: the accept loop, its settings and its graceful shutdown.
 
-use std::error::Error as StdError;
 use std::fmt;
 use std::future::{Future, IntoFuture, Pending, poll_fn};
 use std::io;
@@ -10,11 +9,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use hyper::body::{Body, Incoming};
+use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tower_service::Service;
 
 use super::accept::{AfterFailure, Backoff};
+use super::bounds::{HttpBody, HttpService};
 use super::connection;
 use super::drain::Drain;
 use crate::net::{TcpListener, TcpStream};
@@ -70,12 +70,8 @@ const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// current runtime).
 pub fn serve<S, B>(listener: TcpListener, service: S) -> Serve<S>
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn StdError + Send + Sync>>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    S: HttpService<B>,
+    B: HttpBody,
 {
     Serve {
         listener,
@@ -174,12 +170,10 @@ impl<S, G> fmt::Debug for Serve<S, G> {
 
 impl<S, B, G> IntoFuture for Serve<S, G>
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn StdError + Send + Sync>>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    // The response's type names `B` (an impl's parameters must be
+    // constrained by its types or an associated type).
+    S: HttpService<B> + Service<Request<Incoming>, Response = Response<B>>,
+    B: HttpBody,
     G: Future<Output = ()> + Send + 'static,
 {
     type Output = io::Result<()>;
@@ -217,12 +211,8 @@ enum Event {
 
 async fn run<S, B, G>(serve: Serve<S, G>) -> io::Result<()>
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn StdError + Send + Sync>>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    S: HttpService<B>,
+    B: HttpBody,
     G: Future<Output = ()> + Send + 'static,
 {
     assert!(
