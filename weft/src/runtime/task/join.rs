@@ -139,7 +139,7 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 /// A permission to abort a task, without the right to its output: from
-/// [`JoinHandle::abort_handle`] or [`JoinSet::spawn`](super::JoinSet::spawn).
+/// [`JoinHandle::abort_handle`] or [`JoinSet::spawn`](crate::task::JoinSet::spawn).
 ///
 /// Dropping it does nothing to the task. It may be sent to and used from
 /// any thread, and outlives the task's `JoinHandle`. It does not keep the

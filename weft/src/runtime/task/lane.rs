@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::label::Label;
 
-/// The lane a task runs in (see [`Builder::lane`](super::Builder::lane)).
+/// The lane a task runs in (see [`Builder::lane`](crate::task::Builder::lane)).
 ///
 /// ```
 /// use weft::task::{Builder, Lane};
