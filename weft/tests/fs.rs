@@ -1300,3 +1300,38 @@ fn a_clone_keeps_the_buffer_size() {
         assert_eq!(file.try_clone().await.unwrap().max_buf_size(), 4096);
     });
 }
+
+/// `DirBuilder` as tokio's: one level needs its parent, `recursive` makes
+/// the parents and accepts an existing directory, `mode` sets the bits
+/// (before the umask).
+#[test]
+fn dir_builder_creates_with_its_options() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("dir-builder");
+    runtime(1).block_on(async {
+        let nested = dir.join("a/b/c");
+        let missing_parent = fs::DirBuilder::new().create(&nested).await.unwrap_err();
+        assert_eq!(missing_parent.kind(), ErrorKind::NotFound);
+        fs::DirBuilder::new()
+            .recursive(true)
+            .create(&nested)
+            .await
+            .unwrap();
+        assert!(nested.is_dir());
+        fs::DirBuilder::new()
+            .recursive(true)
+            .create(&nested)
+            .await
+            .unwrap();
+        let exists = fs::DirBuilder::new().create(&nested).await.unwrap_err();
+        assert_eq!(exists.kind(), ErrorKind::AlreadyExists);
+        let private = dir.join("private");
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&private)
+            .await
+            .unwrap();
+        let mode = std::fs::metadata(&private).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    });
+}

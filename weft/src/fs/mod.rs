@@ -62,6 +62,7 @@
 //! Nothing here holds a runtime lock while it runs user code or a syscall:
 //! the blocking pool runs each closure outside its lock.
 
+mod dir_builder;
 mod file;
 mod open_options;
 mod read_dir;
@@ -69,6 +70,7 @@ mod read_dir;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use dir_builder::DirBuilder;
 pub use file::File;
 pub use open_options::OpenOptions;
 pub use read_dir::{DirEntry, ReadDir, read_dir};
