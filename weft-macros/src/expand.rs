@@ -114,7 +114,20 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
     let pause = config
         .start_paused
         .map(|span| quote_spanned!(span=> ::weft::__weft_start_paused!();));
-    let declared_output = declare_output(&function.sig.output);
+    // `-> !` (a server's `main`): no `let` can name `!` on stable, and the
+    // `async` block's output is `()` or `!` by the edition's fallback, so
+    // the call is followed by an end the signature accepts.
+    let diverges = matches!(&function.sig.output, ReturnType::Type(_, ty) if matches!(**ty, syn::Type::Never(_)));
+    let declared_output = (!diverges)
+        .then(|| declare_output(&function.sig.output))
+        .flatten();
+    let never_returns = diverges.then(|| {
+        quote! {
+            ;
+            #[allow(unreachable_code)]
+            ::core::unreachable!("the body of a `-> !` function returned")
+        }
+    });
     let mut builder = quote! {
         ::weft::runtime::Builder::new_multi_thread()
             #worker_threads
@@ -135,6 +148,7 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
                 .build()
                 .expect("failed to build the weft runtime")
                 .block_on(body)
+            #never_returns
         }
     };
     let test_attribute = (kind == Kind::Test).then(|| quote!(#[::core::prelude::v1::test]));

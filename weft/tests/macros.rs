@@ -105,3 +105,27 @@ async fn describe_on_a_runtime(n: u32) -> impl std::fmt::Display {
 fn weft_main_keeps_an_impl_trait_return_type() {
     assert_eq!(describe_on_a_runtime(7).to_string(), "7 on 1 worker");
 }
+
+/// `-> !` (a server's `main` that never returns): the body runs on its
+/// runtime and the function diverges, as under `#[tokio::main]`.
+#[weft::main]
+async fn serve_for_ever(stop_after: u32) -> ! {
+    let mut ticks = 0;
+    loop {
+        weft::task::yield_now().await;
+        ticks += 1;
+        if ticks == stop_after {
+            panic!("stopped after {ticks} ticks on a runtime");
+        }
+    }
+}
+
+#[test]
+fn weft_main_on_a_diverging_function() {
+    let stopped = std::panic::catch_unwind(|| serve_for_ever(3)).unwrap_err();
+    let message = stopped
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(message, "stopped after 3 ticks on a runtime");
+}
