@@ -89,28 +89,23 @@ pub(crate) fn lengthen_slice(tid: i32) -> bool {
     tid != 0 && set_slice(tid, LONG_SLICE_NS).is_ok()
 }
 
-/// The CPU time thread `tid` of this process has used, in ns (its
-/// per-thread CPU clock, as `pthread_getcpuclockid` names it); `None` where
-/// it cannot be read (another platform, a thread that ended).
+/// Whether thread `tid` of this process is asleep in the kernel (state `S`
+/// or `D` in `/proc/self/task/<tid>/stat`: a synchronous sleep, a blocking
+/// read) rather than running or waiting for a core (`R`); `None` where that
+/// cannot be read (another platform, a thread that ended). A snapshot: the
+/// monitor asks at each sample of a stalled poll.
 ///
-/// The caller vouches that `tid` names a live thread of this process: the
-/// monitor calls this under the slot's thread lock
-/// (`PollWatch::with_thread`), which a thread clears before it can end.
-pub(crate) fn thread_cpu_ns(tid: i32) -> Option<u64> {
+/// The caller vouches that `tid` names a live thread of this process (the
+/// monitor asks under the slot's thread lock, `PollWatch::with_thread`); a
+/// stale id only makes the read fail.
+pub(crate) fn thread_is_blocked(tid: i32) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        // The kernel's encoding of a thread's scheduler CPU clock
-        // (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`, a per-thread clock).
-        let clock = (!tid << 3) | 6;
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `now` is a valid, writable timespec; the clock id names a
-        // thread of this process (the caller's promise), and a stale one
-        // only makes the call fail (EINVAL), which is handled.
-        let failed = unsafe { libc::clock_gettime(clock, &mut now) } != 0;
-        (!failed).then(|| now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+        // The state follows the command name, which is in parentheses and
+        // may itself hold spaces or parentheses: read after the last one.
+        let state = stat[stat.rfind(')')? + 1..].trim_start().chars().next()?;
+        Some(matches!(state, 'S' | 'D'))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -510,22 +505,38 @@ pub(crate) fn accept_failure(error: &std::io::Error) -> AcceptFailure {
 mod tests {
     use super::*;
 
-    /// A thread's CPU clock runs while it computes and stands while it
-    /// sleeps in the kernel: what the monitor reads to tell a stalled poll
-    /// that holds a core from one blocked in a system call.
+    /// A thread asleep in a system call reads as blocked; one computing
+    /// does not: what the monitor asks to tell a stalled poll that holds a
+    /// core from one blocked in the kernel.
     #[test]
-    fn a_threads_cpu_clock_runs_while_it_computes_and_not_while_it_sleeps() {
-        let tid = current_thread_id();
-        let before = thread_cpu_ns(tid).expect("the calling thread's CPU clock");
+    fn a_sleeping_thread_is_blocked_and_a_computing_one_is_not() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let spinner = std::thread::spawn({
+            let stop = stop.clone();
+            move || {
+                tid_tx.send(current_thread_id()).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let spinning = tid_rx.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(thread_is_blocked(spinning), Some(false));
+        stop.store(true, Ordering::Relaxed);
+        spinner.join().unwrap();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let sleeper = std::thread::spawn(move || {
+            tid_tx.send(current_thread_id()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        });
+        let sleeping = tid_rx.recv().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let slept = thread_cpu_ns(tid).unwrap() - before;
-        assert!(slept < 25_000_000, "{slept} ns of CPU in a 50 ms sleep");
-        let start = std::time::Instant::now();
-        while start.elapsed() < std::time::Duration::from_millis(20) {
-            std::hint::spin_loop();
-        }
-        let spun = thread_cpu_ns(tid).unwrap() - before - slept;
-        assert!(spun > 1_000_000, "{spun} ns of CPU in a 20 ms spin");
+        assert_eq!(thread_is_blocked(sleeping), Some(true));
+        sleeper.join().unwrap();
+        assert_eq!(thread_is_blocked(sleeping), None, "an ended thread");
     }
 
     /// Every worker thread keeps time with a 1 µs timer slack.

@@ -30,9 +30,10 @@
 //! - A thread inside one poll for a sample period gets a long time slice
 //!   until the poll returns (`sys::lengthen_slice`; speed, the mixed lane;
 //!   `lanes.rs`'s `a_long_poll_has_a_long_slice_until_it_returns`).
-//! - A stalled poll whose thread is blocked in the kernel (its CPU clock
-//!   ran under half the wall time since the last sample: a synchronous
-//!   sleep, a blocking read) holds no core: the waiting work may have one
+//! - A stalled poll whose thread is asleep in the kernel (a synchronous
+//!   sleep, a blocking read: `sys::thread_is_blocked`; not a thread that
+//!   computes or waits for a core, however little CPU it gets) holds no
+//!   core: the waiting work may have one
 //!   more thread of normal priority for it, and the thread is never asked
 //!   to step aside (a signal would only lengthen its system call). Speed:
 //!   the stall lane's shares with one of two workers blocked.
@@ -70,12 +71,9 @@ struct Seen {
     /// The thread whose slice the monitor lengthened for this poll (0:
     /// none), given the short one back when the poll is over.
     lengthened: i32,
-    /// The poll's thread's CPU time (ns) and when it was read, at the last
-    /// sample of this stalled poll: to tell a stalled poll that holds a
-    /// core from one blocked in the kernel (a synchronous sleep or read).
-    cpu: Option<(u64, Instant)>,
-    /// At the last sample the stalled poll's thread used less than half
-    /// the time since the sample before: it holds no core.
+    /// At the last sample the stalled poll's thread was asleep in the
+    /// kernel (a synchronous sleep or read): it holds no core. A thread
+    /// that computes, or waits for a core, does.
     off_cpu: bool,
 }
 
@@ -86,8 +84,8 @@ struct Sample {
     suspicious: bool,
     /// Slots inside one poll for longer than `stall_threshold`.
     stalled_slots: usize,
-    /// Of those, the ones whose thread holds a core (its CPU clock ran at
-    /// least half the time since the last sample).
+    /// Of those, the ones whose thread holds a core (running, or waiting
+    /// for one; not asleep in the kernel).
     stalled_on_cpu: usize,
     /// Threads of normal priority that move waiting work (not stalled, not
     /// demoted).
@@ -267,18 +265,10 @@ impl<'a> Sampler<'a> {
         }
         sample.stalled_slots += 1;
         watch.set_stalled(true);
-        let cpu = watch
-            .with_thread(crate::runtime::sys::thread_cpu_ns)
+        last.off_cpu = watch
+            .with_thread(crate::runtime::sys::thread_is_blocked)
             .flatten()
-            .map(|cpu_ns| (cpu_ns, now));
-        last.off_cpu = match (cpu, last.cpu) {
-            (Some((cpu_now, _)), Some((cpu_before, at))) => {
-                let wall = now.saturating_duration_since(at).as_nanos() as u64;
-                cpu_now.saturating_sub(cpu_before) < wall / 2
-            }
-            _ => false,
-        };
-        last.cpu = cpu;
+            .unwrap_or(false);
         sample.stalled_on_cpu += usize::from(!last.off_cpu);
         if !last.stall_reported {
             last.stall_reported = true;
