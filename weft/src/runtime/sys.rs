@@ -89,6 +89,36 @@ pub(crate) fn lengthen_slice(tid: i32) -> bool {
     tid != 0 && set_slice(tid, LONG_SLICE_NS).is_ok()
 }
 
+/// The CPU time thread `tid` of this process has used, in ns (its
+/// per-thread CPU clock, as `pthread_getcpuclockid` names it); `None` where
+/// it cannot be read (another platform, a thread that ended).
+///
+/// The caller vouches that `tid` names a live thread of this process: the
+/// monitor calls this under the slot's thread lock
+/// (`PollWatch::with_thread`), which a thread clears before it can end.
+pub(crate) fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // The kernel's encoding of a thread's scheduler CPU clock
+        // (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`, a per-thread clock).
+        let clock = (!tid << 3) | 6;
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid, writable timespec; the clock id names a
+        // thread of this process (the caller's promise), and a stale one
+        // only makes the call fail (EINVAL), which is handled.
+        let failed = unsafe { libc::clock_gettime(clock, &mut now) } != 0;
+        (!failed).then(|| now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tid;
+        None
+    }
+}
+
 /// Whether thread `tid` of this process is asleep in the kernel (state `S`
 /// or `D` in `/proc/self/task/<tid>/stat`: a synchronous sleep, a blocking
 /// read) rather than running or waiting for a core (`R`); `None` where that
@@ -504,6 +534,23 @@ pub(crate) fn accept_failure(error: &std::io::Error) -> AcceptFailure {
 #[cfg(all(test, not(loom), target_os = "linux"))]
 mod tests {
     use super::*;
+
+    /// A thread's CPU clock runs while it computes and stands while it
+    /// sleeps in the kernel.
+    #[test]
+    fn a_threads_cpu_clock_runs_while_it_computes_and_not_while_it_sleeps() {
+        let tid = current_thread_id();
+        let before = thread_cpu_ns(tid).expect("the calling thread's CPU clock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let slept = thread_cpu_ns(tid).unwrap() - before;
+        assert!(slept < 25_000_000, "{slept} ns of CPU in a 50 ms sleep");
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+        let spun = thread_cpu_ns(tid).unwrap() - before - slept;
+        assert!(spun > 1_000_000, "{spun} ns of CPU in a 20 ms spin");
+    }
 
     /// A thread asleep in a system call reads as blocked; one computing
     /// does not: what the monitor asks to tell a stalled poll that holds a

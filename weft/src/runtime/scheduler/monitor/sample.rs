@@ -30,8 +30,9 @@
 //! - A thread inside one poll for a sample period gets a long time slice
 //!   until the poll returns (`sys::lengthen_slice`; speed, the mixed lane;
 //!   `lanes.rs`'s `a_long_poll_has_a_long_slice_until_it_returns`).
-//! - A stalled poll whose thread is asleep in the kernel (a synchronous
-//!   sleep, a blocking read: `sys::thread_is_blocked`; not a thread that
+//! - A stalled poll whose thread is asleep in the kernel (its CPU clock
+//!   ran under half the wall time since the last sample and its state is
+//!   asleep: a synchronous sleep, a blocking read; not a thread that
 //!   computes or waits for a core, however little CPU it gets) holds no
 //!   core: the waiting work may have one
 //!   more thread of normal priority for it, and the thread is never asked
@@ -71,11 +72,24 @@ struct Seen {
     /// The thread whose slice the monitor lengthened for this poll (0:
     /// none), given the short one back when the poll is over.
     lengthened: i32,
-    /// At the last sample the stalled poll's thread was asleep in the
-    /// kernel (a synchronous sleep or read): it holds no core. A thread
-    /// that computes, or waits for a core, does.
+    /// The poll's thread's CPU time (ns) and when it was read, at the last
+    /// sample of this stalled poll.
+    cpu: Option<(u64, Instant)>,
+    /// At the last sample the stalled poll's thread had used under half
+    /// the wall time since the sample before and was asleep in the kernel
+    /// (a synchronous sleep or read): it holds no core. A thread that
+    /// computes, or waits for a core, does.
     off_cpu: bool,
+    /// The thread's state at the last read of it (asleep in the kernel),
+    /// and how many samples in a row it ran little since that read began.
+    asleep: bool,
+    asleep_checked: u32,
 }
+
+/// Samples between two reads of a stalled poll's thread state while its
+/// CPU clock stands (a read of `/proc` costs the monitor more than the
+/// rest of a sample).
+const RECHECK_ASLEEP: u32 = 16;
 
 /// What one pass over the slots found.
 #[derive(Default)]
@@ -265,10 +279,7 @@ impl<'a> Sampler<'a> {
         }
         sample.stalled_slots += 1;
         watch.set_stalled(true);
-        last.off_cpu = watch
-            .with_thread(crate::runtime::sys::thread_is_blocked)
-            .flatten()
-            .unwrap_or(false);
+        last.off_cpu = Self::holds_no_core(watch, last, now);
         sample.stalled_on_cpu += usize::from(!last.off_cpu);
         if !last.stall_reported {
             last.stall_reported = true;
@@ -284,6 +295,41 @@ impl<'a> Sampler<'a> {
                 }
             }
         }
+    }
+
+    /// Whether a stalled poll's thread holds no core: its CPU clock ran
+    /// under half the wall time since the last sample (cheap, read first)
+    /// and it is asleep in the kernel now. Either alone misleads: threads
+    /// sharing an oversubscribed core each run under half the time yet
+    /// hold one, and a computing thread can be caught in a short system
+    /// call. Needs two samples of the same poll.
+    fn holds_no_core(watch: &super::PollWatch, last: &mut Seen, now: Instant) -> bool {
+        let cpu = watch
+            .with_thread(crate::runtime::sys::thread_cpu_ns)
+            .flatten()
+            .map(|cpu_ns| (cpu_ns, now));
+        let ran_little = match (cpu, last.cpu) {
+            (Some((cpu_now, _)), Some((cpu_before, at))) => {
+                let wall = now.saturating_duration_since(at).as_nanos() as u64;
+                cpu_now.saturating_sub(cpu_before) < wall / 2
+            }
+            _ => false,
+        };
+        last.cpu = cpu;
+        if !ran_little {
+            last.asleep_checked = 0;
+            return false;
+        }
+        // The kernel's word is a file read: asked when the thread first
+        // runs little, then every `RECHECK_ASLEEP` samples while it does.
+        if last.asleep_checked % RECHECK_ASLEEP == 0 {
+            last.asleep = watch
+                .with_thread(crate::runtime::sys::thread_is_blocked)
+                .flatten()
+                .unwrap_or(false);
+        }
+        last.asleep_checked = last.asleep_checked.wrapping_add(1);
+        last.asleep
     }
 
     /// Delivers the readiness waiting in the reactor, without blocking
