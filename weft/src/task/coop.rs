@@ -51,7 +51,7 @@ pub(crate) fn restore(saved: u16) {
 /// when `f` unwinds): for a poll made outside the task's own progress,
 /// which must neither be refused nor counted (`JoinSet::try_join_next`
 /// and the registration poll of a new `JoinSet` member).
-pub(crate) fn unconstrained<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn run_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(u16);
 
     impl Drop for Restore {
@@ -122,6 +122,135 @@ pub(crate) fn poll_with_budget<T>(
 /// ```
 pub async fn consume_budget() {
     std::future::poll_fn(|cx| poll_with_budget(cx, |_| Poll::Ready(()))).await
+}
+
+/// Whether the running task may still complete an operation in this poll
+/// (always, on a thread no weft runtime polls on).
+pub fn has_budget_remaining() -> bool {
+    REMAINING.with(Cell::get) > 0
+}
+
+/// tokio's budget check for a resource's `poll_*`: `Pending` (the task
+/// woken, to run again after the others) if the budget is spent; else one
+/// unit is spent now and given back when the returned guard is dropped,
+/// unless [`RestoreOnPending::made_progress`] was called (the operation
+/// completed).
+///
+/// ```
+/// use std::task::{Poll, ready};
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// std::future::poll_fn(|cx| {
+///     let coop = ready!(weft::task::coop::poll_proceed(cx));
+///     coop.made_progress();
+///     Poll::Ready(())
+/// })
+/// .await;
+/// # });
+/// ```
+#[inline]
+pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
+    if poll_budget(cx).is_pending() {
+        return Poll::Pending;
+    }
+    let spent = REMAINING.with(|remaining| {
+        let left = remaining.get();
+        let spends = left != UNCONSTRAINED && left > 0;
+        if spends {
+            remaining.set(left - 1);
+        }
+        spends
+    });
+    Poll::Ready(RestoreOnPending {
+        give_back: std::cell::Cell::new(spent),
+    })
+}
+
+/// The unit [`poll_proceed`] spent, given back on drop unless the
+/// operation made progress.
+#[derive(Debug)]
+pub struct RestoreOnPending {
+    give_back: std::cell::Cell<bool>,
+}
+
+impl RestoreOnPending {
+    /// The operation completed: keep the unit spent.
+    pub fn made_progress(&self) {
+        self.give_back.set(false);
+    }
+}
+
+impl Drop for RestoreOnPending {
+    fn drop(&mut self) {
+        if self.give_back.get() {
+            REMAINING.with(|remaining| {
+                let left = remaining.get();
+                if left != UNCONSTRAINED {
+                    remaining.set(left.saturating_add(1).min(BUDGET));
+                }
+            });
+        }
+    }
+}
+
+/// Runs `future` with no budget: its operations are never refused for a
+/// spent budget and spend none (tokio's `task::coop::unconstrained`).
+pub fn unconstrained<F: std::future::Future>(future: F) -> Unconstrained<F> {
+    Unconstrained { future }
+}
+
+/// The future of [`unconstrained`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Unconstrained<F> {
+    future: F,
+}
+
+impl<F: std::future::Future> std::future::Future for Unconstrained<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is structurally pinned: it is never moved out of
+        // `self` (no method hands it out by value or by `&mut`), and
+        // `Unconstrained` has no `Drop` impl or `Unpin` impl of its own.
+        let future = unsafe { self.map_unchecked_mut(|this| &mut this.future) };
+        unconstrained_poll(|| future.poll(cx))
+    }
+}
+
+/// Polls `f` with no budget, putting the task's back after.
+fn unconstrained_poll<R>(f: impl FnOnce() -> R) -> R {
+    if cfg!(loom) {
+        return f();
+    }
+    run_unconstrained(f)
+}
+
+/// Makes `future` take part in the budget: each poll that finds the
+/// budget spent yields instead, and a poll that completes spends a unit
+/// (tokio's `task::coop::cooperative`).
+pub fn cooperative<F: std::future::Future>(future: F) -> Coop<F> {
+    Coop { future }
+}
+
+/// The future of [`cooperative`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Coop<F> {
+    future: F,
+}
+
+impl<F: std::future::Future> std::future::Future for Coop<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let coop = std::task::ready!(poll_proceed(cx));
+        // SAFETY: as in `Unconstrained::poll`: `future` is structurally
+        // pinned and never moved out; no `Drop` or `Unpin` impl here.
+        let future = unsafe { self.map_unchecked_mut(|this| &mut this.future) };
+        let output = std::task::ready!(future.poll(cx));
+        coop.made_progress();
+        Poll::Ready(output)
+    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -94,6 +94,11 @@ pub struct JoinSet<T> {
     ready: Arc<ReadyList>,
 }
 
+// A set is never pinned structurally (its results move out by value), so
+// it is `Unpin` whatever `T` is, as tokio's is: a stream or future holding
+// one stays `Unpin`.
+impl<T> Unpin for JoinSet<T> {}
+
 struct Slot<T> {
     handle: JoinHandle<T>,
     member: Arc<Member>,
@@ -307,7 +312,7 @@ impl<T> JoinSet<T> {
             let member = self.ready.pop()?;
             // Not a task's own progress: neither refused nor counted by
             // the cooperative budget.
-            if let Poll::Ready(result) = coop::unconstrained(|| self.poll_member(&member)) {
+            if let Poll::Ready(result) = coop::run_unconstrained(|| self.poll_member(&member)) {
                 return Some(result);
             }
         }
@@ -531,7 +536,7 @@ impl<T: Send + 'static> JoinSet<T> {
             waker,
             early: None,
         };
-        let polled = coop::unconstrained(|| {
+        let polled = coop::run_unconstrained(|| {
             Pin::new(&mut slot.handle).poll(&mut Context::from_waker(&slot.waker))
         });
         if let Poll::Ready(result) = polled {

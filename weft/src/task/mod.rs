@@ -14,7 +14,7 @@ mod yield_now;
 
 pub use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, Lane};
 pub use builder::Builder;
-pub use coop::consume_budget;
+pub use coop::{consume_budget, unconstrained};
 pub use join_set::JoinSet;
 pub use task_local::{AccessError, LocalKey};
 pub use yield_now::yield_now;

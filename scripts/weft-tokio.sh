@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# weft as tokio: the helper commands of the `weft-tokio` crate (a crate
+# named `tokio` whose runtime is weft; docs/guide.md, "Run your tokio
+# service on weft").
+#
+#   scripts/weft-tokio.sh setup        fetch tokio's release from the package
+#                                      registry and write it, renamed, under
+#                                      weft-tokio/upstream/ (ignored by git)
+#   scripts/weft-tokio.sh check [DIR]  fail, naming the cause and the fix,
+#                                      when the Cargo project in DIR (default:
+#                                      .) does not run on weft-tokio
+#   scripts/weft-tokio.sh test [SUITE [FILE]]
+#                                      build a suite's own tests (tokio,
+#                                      tokio-util, tokio-stream), unchanged,
+#                                      against weft-tokio and run them; a line
+#                                      per file (FILE: one file, e.g.
+#                                      `time_sleep`)
+#
+# Why a renamed copy: weft-tokio takes tokio's runtime-free parts (`sync`,
+# the `io` traits and utilities, `select!`/`join!`/`pin!`) from tokio's own
+# release rather than writing them again; a registry dependency on `tokio`
+# itself would be a cycle once `tokio` is patched to weft-tokio, and code
+# written elsewhere is not committed to this repository.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CRATE="$ROOT/weft-tokio"
+UPSTREAM="$CRATE/upstream"
+# The tokio release the copy is made from: its tests are the judge.
+TOKIO_VERSION=1.54.1
+# tokio-util and tokio-stream, whose test suites are run too.
+TOKIO_UTIL_VERSION=0.7.20
+TOKIO_STREAM_VERSION=0.1.18
+
+die() { echo "weft-tokio: $*" >&2; exit 1; }
+
+# Prints the directory cargo unpacked crate `$1` version `$2` into,
+# downloading it through cargo if needed.
+fetch_crate() {
+    local name=$1 version=$2 tmp
+    tmp=$(mktemp -d)
+    cat > "$tmp/Cargo.toml" <<TOML
+[package]
+name = "weft-tokio-fetch"
+version = "0.0.0"
+edition = "2021"
+[lib]
+path = "lib.rs"
+[dependencies]
+$name = "=$version"
+[workspace]
+TOML
+    touch "$tmp/lib.rs"
+    cargo metadata --quiet --format-version 1 --manifest-path "$tmp/Cargo.toml" \
+        | grep -o "\"manifest_path\":\"[^\"]*/$name-$version/Cargo.toml\"" \
+        | head -1 | sed -e 's/^"manifest_path":"//' -e 's#/Cargo.toml"$##'
+    rm -rf "$tmp"
+}
+
+setup() {
+    local src
+    src=$(fetch_crate tokio "$TOKIO_VERSION")
+    [ -d "$src" ] || die "cargo did not unpack tokio $TOKIO_VERSION (is the registry reachable?)"
+    rm -rf "$UPSTREAM"
+    mkdir -p "$UPSTREAM"
+    cp -r "$src" "$UPSTREAM/tokio"
+    # The package and its library get a name of their own: `tokio` is the
+    # name weft-tokio answers to. Only the [package] and [lib] names change.
+    sed -i -e '0,/^name = "tokio"$/s//name = "weft-tokio-upstream"/' \
+        -e '/^\[lib\]$/,/^\[/ s/^name = "tokio"$/name = "tokio_upstream"/' \
+        "$UPSTREAM/tokio/Cargo.toml"
+    grep -q '^name = "weft-tokio-upstream"$' "$UPSTREAM/tokio/Cargo.toml" \
+        || die "tokio's manifest changed shape: the package was not renamed"
+    grep -q '^name = "tokio_upstream"$' "$UPSTREAM/tokio/Cargo.toml" \
+        || die "tokio's manifest changed shape: the library was not renamed"
+    for pair in "tokio-util $TOKIO_UTIL_VERSION" "tokio-stream $TOKIO_STREAM_VERSION"; do
+        set -- $pair
+        src=$(fetch_crate "$1" "$2")
+        [ -d "$src" ] || die "cargo did not unpack $1 $2"
+        # Only their tests are used (the crates themselves come from the
+        # registry through the patch).
+        mkdir -p "$UPSTREAM/$1"
+        cp -r "$src/tests" "$src/Cargo.toml" "$UPSTREAM/$1/"
+    done
+    echo "$TOKIO_VERSION" > "$UPSTREAM/VERSION"
+    echo "weft-tokio: tokio $TOKIO_VERSION written to ${UPSTREAM#$ROOT/}/tokio as weft-tokio-upstream"
+}
+
+check() {
+    local dir=${1:-.} lock tree
+    [ -f "$dir/Cargo.toml" ] || die "no Cargo.toml in $dir"
+    (cd "$dir" && cargo metadata --quiet --format-version 1 > /dev/null) \
+        || die "cargo cannot read the project in $dir"
+    lock="$dir/Cargo.lock"
+    # A workspace member's lock file may be above it.
+    [ -f "$lock" ] || lock=$(cd "$dir" && cargo locate-project --workspace --message-format plain | xargs dirname)/Cargo.lock
+    if [ -f "$lock" ] && grep -A2 '^\[\[patch.unused\]\]' "$lock" | grep -q '^name = "tokio"$'; then
+        echo "weft-tokio check: FAILED: the [patch] of tokio is unused (Cargo.lock lists it under [[patch.unused]]); real tokio is built instead." >&2
+        echo "  Causes and fixes:" >&2
+        echo "  - Cargo.lock already pinned tokio: run \`cargo update -p tokio\` in $dir." >&2
+        echo "  - a dependency asks for an exact tokio (\`=1.x.y\`) or a version above weft-tokio's: find it with \`cargo tree -i tokio\`." >&2
+        echo "  - a dependency asks for a tokio feature weft-tokio does not declare: see the warning \`cargo build\` prints." >&2
+        exit 1
+    fi
+    tree=$(cd "$dir" && cargo tree --quiet -e normal,build,dev -i tokio --prefix none --format '{p}' 2>&1 || true)
+    if echo "$tree" | grep -q 'specification .tokio. is ambiguous'; then
+        echo "weft-tokio check: FAILED: two tokio crates in the graph (weft-tokio and one from the registry):" >&2
+        (cd "$dir" && cargo tree --quiet -e normal,build,dev -i "tokio@$(registry_tokio_version "$dir")" --depth 1) >&2 || true
+        echo "  The crates above still build real tokio: a dependency pins \`=1.x.y\` (ask its authors, or patch it too), or its requirement is above weft-tokio's version." >&2
+        exit 1
+    fi
+    if ! echo "$tree" | head -1 | grep -q "weft-tokio\|^tokio v1\.99"; then
+        if echo "$tree" | head -1 | grep -q "^tokio v"; then
+            echo "weft-tokio check: FAILED: tokio resolves from the registry ($(echo "$tree" | head -1)), not weft-tokio." >&2
+            echo "  Add to $dir/Cargo.toml:  [patch.crates-io] tokio = { path = \"$CRATE\" }  (then \`cargo update -p tokio\`)." >&2
+            exit 1
+        fi
+        echo "weft-tokio check: nothing in $dir depends on tokio." >&2
+        exit 1
+    fi
+    echo "weft-tokio check: ok: every crate in $dir that uses tokio builds weft-tokio ($(echo "$tree" | head -1))."
+}
+
+registry_tokio_version() {
+    (cd "$1" && cargo metadata --quiet --format-version 1) \
+        | grep -o '"name":"tokio","version":"[^"]*","id":"registry[^"]*"' \
+        | head -1 | sed -e 's/.*"version":"//' -e 's/".*//'
+}
+
+# Writes the harness crate that builds one suite's test files unchanged
+# against weft-tokio: $1 suite (tokio, tokio-util, tokio-stream). The test
+# files test `cfg(feature = ...)` of the crate they are compiled in: the
+# harness declares the suite's features and turns them all on.
+write_harness() {
+    local suite=$1 dir="$UPSTREAM/harness-$1" file name
+    [ -d "$UPSTREAM/$suite/tests" ] || die "no tests of $suite: run \`scripts/weft-tokio.sh setup\` first"
+    mkdir -p "$dir"
+    {
+        cat <<TOML
+[package]
+name = "weft-tokio-harness-$suite"
+version = "0.0.0"
+edition = "2021"
+publish = false
+autotests = false
+autobenches = false
+autoexamples = false
+
+[lib]
+path = "lib.rs"
+
+[features]
+default = ["full", "test-util", "rt", "rt-multi-thread", "net", "macros", "sync", "time", "fs", "process", "signal", "io-util", "io-std", "parking_lot", "codec", "compat", "io", "rt", "tracing", "join-map", "sync", "time", "signal", "net", "io-util"]
+full = []
+test-util = []
+rt = []
+rt-multi-thread = []
+net = []
+macros = []
+sync = []
+time = []
+fs = []
+process = []
+signal = []
+io-util = []
+io-std = []
+parking_lot = []
+codec = []
+compat = []
+io = []
+tracing = []
+join-map = []
+
+[dev-dependencies]
+tokio = { version = "1.54", features = ["full", "test-util"] }
+tokio-test = "0.4"
+tokio-stream = { version = "0.1", features = ["full"] }
+
+$(if [ "$suite" = tokio-util ]; then echo 'tokio-util = { version = "=0.7.20", features = ["full"] }'; fi)
+futures = { version = "0.3", features = ["async-await"] }
+futures-util = "0.3"
+futures-concurrency = "7.6.3"
+futures-test = "0.3.31"
+futures-io = "0.3"
+async-stream = "0.3"
+mockall = "0.13"
+rand = "0.9"
+proptest = "1"
+socket2 = "0.6"
+tempfile = "3.1"
+libc = "0.2"
+nix = { version = "0.31", default-features = false, features = ["aio", "fs", "socket"] }
+bytes = "1"
+parking_lot = "0.12"
+tracing = "0.1"
+tracing-subscriber = { version = "0.3", default-features = false, features = ["fmt", "std"] }
+parking = "2"
+
+[patch.crates-io]
+tokio = { path = "$CRATE" }
+
+[workspace]
+TOML
+        for file in "$UPSTREAM/$suite/tests"/*.rs; do
+            name=$(basename "$file" .rs)
+            printf '\n[[test]]\nname = "%s"\npath = "%s"\n' "$name" "$file"
+        done
+    } > "$dir/Cargo.toml"
+    touch "$dir/lib.rs"
+    echo "$dir"
+}
+
+# Builds and runs one suite's test files against weft-tokio; prints, per
+# file, passed / failed / ignored or "does not compile", and the totals.
+# $1 suite, $2 optional test file name.
+run_suite() {
+    local suite=$1 only=${2:-} dir log results bin name out passed failed ignored
+    dir=$(write_harness "$suite")
+    log="$dir/build.log"
+    results="$dir/results.txt"
+    : > "$results"
+    local targets=()
+    if [ -n "$only" ]; then targets=(--test "$only"); else targets=(--tests); fi
+    # One build of every file, keeping on past the ones that fail.
+    (cd "$dir" && cargo build --keep-going "${targets[@]}" --message-format=json 2> "$log.err" > "$log") || true
+    for file in "$UPSTREAM/$suite/tests"/*.rs; do
+        name=$(basename "$file" .rs)
+        [ -n "$only" ] && [ "$name" != "$only" ] && continue
+        bin=$(grep -o "\"executable\":\"[^\"]*/$name-[0-9a-f]*\"" "$log" | head -1 | sed -e 's/"executable":"//' -e 's/"$//')
+        if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+            printf '%-40s does not compile\n' "$name" >> "$results"
+            continue
+        fi
+        out=$(cd "$UPSTREAM/$suite" && timeout 300 "$bin" --test-threads=1 2>&1) || true
+        echo "$out" > "$dir/$name.out"
+        passed=$(echo "$out" | grep -o '[0-9]* passed' | tail -1 | cut -d' ' -f1)
+        failed=$(echo "$out" | grep -o '[0-9]* failed' | tail -1 | cut -d' ' -f1)
+        ignored=$(echo "$out" | grep -o '[0-9]* ignored' | tail -1 | cut -d' ' -f1)
+        if ! echo "$out" | grep -q '^test result'; then
+            printf '%-40s crashed or timed out (see %s)\n' "$name" "${dir#$ROOT/}/$name.out" >> "$results"
+            continue
+        fi
+        printf '%-40s passed %4s  failed %4s  ignored %4s\n' "$name" "${passed:-0}" "${failed:-0}" "${ignored:-0}" >> "$results"
+    done
+    cat "$results"
+    awk '/passed/ {p += $3; f += $5} /does not compile/ {n++} /crashed/ {c++}
+         END {printf "TOTAL %s: passed %d, failed %d; files not compiling %d, crashed %d\n", suite, p, f, n, c}' suite="$suite" "$results"
+}
+
+case "${1:-}" in
+    setup) setup ;;
+    check) shift; check "${1:-.}" ;;
+    test) shift; run_suite "${1:-tokio}" "${2:-}" ;;
+    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -1,0 +1,55 @@
+//! `tokio::io`: tokio's traits and utilities (from tokio's release), the
+//! standard streams on weft's blocking pool, and [`unix::AsyncFd`] on
+//! weft's reactor.
+
+pub use tokio_upstream::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite,
+    AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream, Empty, Error, ErrorKind,
+    Interest, Join, Lines, ReadBuf, ReadHalf, Ready, Repeat, Result, SeekFrom, Sink, SimplexStream,
+    Split, Take, WriteHalf, copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf,
+    duplex, empty, join, repeat, simplex, sink, split,
+};
+
+use crate::io_adapt::{impl_async_read, impl_async_write, impl_fd, wrapper};
+
+wrapper!(
+    /// The process's standard input, read on the blocking pool.
+    Stdin,
+    weft::io::Stdin
+);
+wrapper!(
+    /// The process's standard output, written on the blocking pool.
+    Stdout,
+    weft::io::Stdout
+);
+wrapper!(
+    /// The process's standard error, written on the blocking pool.
+    Stderr,
+    weft::io::Stderr
+);
+impl_async_read!(Stdin, inner);
+impl_async_write!(Stdout, inner);
+impl_async_write!(Stderr, inner);
+impl_fd!(Stdin);
+impl_fd!(Stdout);
+impl_fd!(Stderr);
+
+/// The process's standard input.
+pub fn stdin() -> Stdin {
+    weft::io::stdin().into()
+}
+
+/// The process's standard output.
+pub fn stdout() -> Stdout {
+    weft::io::stdout().into()
+}
+
+/// The process's standard error.
+pub fn stderr() -> Stderr {
+    weft::io::stderr().into()
+}
+
+/// Readiness of any file descriptor on weft's reactor.
+pub mod unix {
+    pub use weft::io::unix::{AsyncFd, AsyncFdReadyGuard, TryIoError};
+}

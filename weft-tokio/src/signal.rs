@@ -1,0 +1,8 @@
+//! `tokio::signal` on weft: weft's process-wide handlers.
+
+pub use weft::signal::ctrl_c;
+
+/// Unix signals.
+pub mod unix {
+    pub use weft::signal::unix::{Signal, SignalKind, signal};
+}
