@@ -226,7 +226,7 @@ run_suite() {
     for file in "$UPSTREAM/$suite/tests"/*.rs; do
         name=$(basename "$file" .rs)
         [ -n "$only" ] && [ "$name" != "$only" ] && continue
-        bin=$(grep -o "\"executable\":\"[^\"]*/$name-[0-9a-f]*\"" "$log" | head -1 | sed -e 's/"executable":"//' -e 's/"$//')
+        bin=$(grep -o "\"executable\":\"[^\"]*/$name-[0-9a-f]*\"" "$log" | head -1 | sed -e 's/"executable":"//' -e 's/"$//' || true)
         if [ -z "$bin" ] || [ ! -x "$bin" ]; then
             printf '%-40s does not compile\n' "$name" >> "$results"
             continue

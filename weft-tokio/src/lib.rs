@@ -12,7 +12,8 @@
 //! code and reqwest, sqlx, tonic, tower, hyper-util, tokio-util... all
 //! spawn, sleep, connect and read on weft's scheduler, with no tokio
 //! runtime in the process. `scripts/weft-tokio.sh check DIR` says whether
-//! the patch took effect; [`runtime::Handle::is_weft`] says so at run time.
+//! the patch took effect; [`runtime::is_weft`] says so at run time, and [`weft`] reaches
+//! weft's own API (its settings, metrics and stall monitor).
 //!
 //! # Where each part comes from
 //!
@@ -58,6 +59,10 @@ pub mod task;
 pub mod time;
 
 pub use task::spawn;
+
+/// weft itself: its runtime builder's own settings (the stall monitor,
+/// lanes), its metrics and dumps, for code that knows it runs on weft.
+pub use ::weft;
 
 /// tokio's attribute for an async `main`: builds a [`runtime::Runtime`]
 /// (multi-thread unless `flavor = "current_thread"`) and blocks on the body.

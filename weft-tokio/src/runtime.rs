@@ -10,6 +10,21 @@ pub use weft::runtime::{
     is_rt_shutdown_err,
 };
 
+/// Whether the calling thread is inside a weft runtime: what a program
+/// built on this crate asserts at start to know the `[patch]` took effect
+/// (real tokio has no such function, so the check does not compile there;
+/// `scripts/weft-tokio.sh check` says the same before the build).
+///
+/// ```
+/// #[tokio::main]
+/// async fn main() {
+///     assert!(tokio::runtime::is_weft(), "tokio is not weft here");
+/// }
+/// ```
+pub fn is_weft() -> bool {
+    weft::runtime::Handle::try_current().is_ok()
+}
+
 /// The runtime's metrics (weft's snapshot, with tokio's method names).
 pub type RuntimeMetrics = weft::metrics::RuntimeMetrics;
 
