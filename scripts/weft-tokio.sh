@@ -57,6 +57,44 @@ TOML
     rm -rf "$tmp"
 }
 
+# tokio's own primitives (`sync`, `io::copy`, ...) count their work
+# against tokio's cooperative budget, which tokio's scheduler sets before
+# each poll; here weft's workers poll, and they set weft's budget. This
+# points the copy's budget check (`task::coop::{poll_proceed,
+# has_budget_remaining}` and the `RestoreOnPending` it returns) at weft's,
+# so an always-ready channel or copy loop yields on weft as on tokio.
+# Each edit must match exactly once: a tokio release that changed these
+# lines fails here, by name, rather than building unbudgeted.
+share_budget() {
+    local copy=$1
+    printf '\n[dependencies.weft]\npath = "%s"\n' "$ROOT/weft" >> "$copy/Cargo.toml"
+    python3 - "$copy/src/task/coop/mod.rs" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+edits = [
+    # The guard holds weft's guard beside tokio's remembered budget.
+    ("pub struct RestoreOnPending(Cell<Budget>, PhantomData<*mut ()>);",
+     "pub struct RestoreOnPending(Cell<Budget>, PhantomData<*mut ()>, Option<weft::task::coop::RestoreOnPending>);"),
+    ("            RestoreOnPending(\n                Cell::new(budget),\n                PhantomData,\n            )",
+     "            RestoreOnPending(\n                Cell::new(budget),\n                PhantomData,\n                None,\n            )"),
+    ("        pub fn made_progress(&self) {\n            self.0.set(Budget::unconstrained());",
+     "        pub fn made_progress(&self) {\n            if let Some(weft) = &self.2 {\n                weft.made_progress();\n            }\n            self.0.set(Budget::unconstrained());"),
+    # The check itself: weft's budget.
+    ("    pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {\n",
+     "    pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {\n        if true {\n            return weft::task::coop::poll_proceed(cx).map(|weft| RestoreOnPending(Cell::new(Budget::unconstrained()), PhantomData, Some(weft)));\n        }\n"),
+    ("pub fn has_budget_remaining() -> bool {\n",
+     "pub fn has_budget_remaining() -> bool {\n    if true {\n        return weft::task::coop::has_budget_remaining();\n    }\n"),
+]
+for old, new in edits:
+    count = text.count(old)
+    if count != 1:
+        sys.exit(f"weft-tokio: tokio's task/coop/mod.rs changed: {old[:60]!r} found {count} times")
+    text = text.replace(old, new)
+open(path, "w").write(text)
+PY
+}
+
 setup() {
     local src
     src=$(fetch_crate tokio "$TOKIO_VERSION")
@@ -73,6 +111,7 @@ setup() {
         || die "tokio's manifest changed shape: the package was not renamed"
     grep -q '^name = "tokio_upstream"$' "$UPSTREAM/tokio/Cargo.toml" \
         || die "tokio's manifest changed shape: the library was not renamed"
+    share_budget "$UPSTREAM/tokio"
     for pair in "tokio-util $TOKIO_UTIL_VERSION" "tokio-stream $TOKIO_STREAM_VERSION"; do
         set -- $pair
         src=$(fetch_crate "$1" "$2")
@@ -132,7 +171,7 @@ registry_tokio_version() {
 # files test `cfg(feature = ...)` of the crate they are compiled in: the
 # harness declares the suite's features and turns them all on.
 write_harness() {
-    local suite=$1 dir="$UPSTREAM/harness-$1" file name
+    local suite=$1 dir="$CRATE/harness/$1" file name
     [ -d "$UPSTREAM/$suite/tests" ] || die "no tests of $suite: run \`scripts/weft-tokio.sh setup\` first"
     mkdir -p "$dir"
     {
@@ -231,7 +270,7 @@ run_suite() {
             printf '%-40s does not compile\n' "$name" >> "$results"
             continue
         fi
-        out=$(cd "$UPSTREAM/$suite" && timeout 300 "$bin" --test-threads=1 2>&1) || true
+        out=$(cd "$UPSTREAM/$suite" && timeout 120 "$bin" --test-threads=1 2>&1) || true
         echo "$out" > "$dir/$name.out"
         passed=$(echo "$out" | grep -o '[0-9]* passed' | tail -1 | cut -d' ' -f1)
         failed=$(echo "$out" | grep -o '[0-9]* failed' | tail -1 | cut -d' ' -f1)
