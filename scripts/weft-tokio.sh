@@ -135,6 +135,7 @@ check() {
     [ -f "$lock" ] || lock=$(cd "$dir" && cargo locate-project --workspace --message-format plain | xargs dirname)/Cargo.lock
     if [ -f "$lock" ] && grep -A2 '^\[\[patch.unused\]\]' "$lock" | grep -q '^name = "tokio"$'; then
         echo "weft-tokio check: FAILED: the [patch] of tokio is unused (Cargo.lock lists it under [[patch.unused]]); real tokio is built instead." >&2
+        culprits "$dir" >&2
         echo "  Causes and fixes:" >&2
         echo "  - Cargo.lock already pinned tokio: run \`cargo update -p tokio\` in $dir." >&2
         echo "  - a dependency asks for an exact tokio (\`=1.x.y\`) or a version above weft-tokio's: find it with \`cargo tree -i tokio\`." >&2
@@ -158,6 +159,20 @@ check() {
         exit 1
     fi
     echo "weft-tokio check: ok: every crate in $dir that uses tokio builds weft-tokio ($(echo "$tree" | head -1))."
+}
+
+# Names the packages whose tokio requirement weft-tokio's version does not
+# meet (an exact pin, an upper bound) or that ask for a feature it lacks.
+culprits() {
+    (cd "$1" && cargo metadata --quiet --format-version 1) | python3 -c '
+import json, sys
+meta = json.load(sys.stdin)
+for pkg in meta["packages"]:
+    for dep in pkg["dependencies"]:
+        req = dep["req"]
+        if dep["name"] == "tokio" and (req.startswith("=") or "<" in req):
+            print("  %s %s asks for tokio %s, which 1.99 does not meet" % (pkg["name"], pkg["version"], req))
+'
 }
 
 registry_tokio_version() {
