@@ -3,11 +3,11 @@
 //! weft's reactor.
 
 pub use tokio_upstream::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite,
-    AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream, Empty, Error, ErrorKind,
-    Interest, Join, Lines, ReadBuf, ReadHalf, Ready, Repeat, Result, SeekFrom, Sink, SimplexStream,
-    Split, Take, WriteHalf, copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf,
-    duplex, empty, join, repeat, simplex, sink, split,
+    copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, empty, join, repeat,
+    simplex, sink, split, AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek,
+    AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream,
+    Empty, Error, ErrorKind, Interest, Join, Lines, ReadBuf, ReadHalf, Ready, Repeat, Result,
+    SeekFrom, SimplexStream, Sink, Split, Take, WriteHalf,
 };
 
 use crate::io_adapt::{impl_async_read, impl_async_write, impl_fd, wrapper};

@@ -8,7 +8,7 @@
 
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{ready, Context, Poll};
 
 use tokio_upstream::io::ReadBuf;
 

@@ -6,8 +6,8 @@ use std::io;
 use std::time::Duration;
 
 pub use weft::runtime::{
-    EnterGuard, Handle, Id, Runtime, RuntimeFlavor, TryCurrentError, UnhandledPanic,
-    is_rt_shutdown_err,
+    is_rt_shutdown_err, EnterGuard, Handle, Id, Runtime, RuntimeFlavor, TryCurrentError,
+    UnhandledPanic,
 };
 
 /// Whether the calling thread is inside a weft runtime: what a program

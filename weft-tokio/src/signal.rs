@@ -4,5 +4,5 @@ pub use weft::signal::ctrl_c;
 
 /// Unix signals.
 pub mod unix {
-    pub use weft::signal::unix::{Signal, SignalKind, signal};
+    pub use weft::signal::unix::{signal, Signal, SignalKind};
 }

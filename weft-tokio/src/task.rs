@@ -2,8 +2,8 @@
 //! sections and task-locals are weft's own.
 
 pub use weft::task::{
-    AbortHandle, AccessError, JoinError, JoinHandle, JoinSet, LocalKey, block_in_place,
-    consume_budget, spawn_blocking, unconstrained, yield_now,
+    block_in_place, consume_budget, spawn_blocking, unconstrained, yield_now, AbortHandle,
+    AccessError, JoinError, JoinHandle, JoinSet, LocalKey,
 };
 
 /// tokio's task builder (`tokio_unstable` there): a named spawn.

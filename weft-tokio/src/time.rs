@@ -2,8 +2,8 @@
 //! the `test-util` feature), `Sleep`, `Interval` and `Timeout`.
 
 pub use weft::time::{
-    Duration, Instant, Interval, MissedTickBehavior, Sleep, Timeout, error, interval,
-    interval_at, sleep, sleep_until, timeout, timeout_at,
+    error, interval, interval_at, sleep, sleep_until, timeout, timeout_at, Duration, Instant,
+    Interval, MissedTickBehavior, Sleep, Timeout,
 };
 
 #[cfg(feature = "test-util")]

@@ -241,10 +241,10 @@ where
     });
     match spawned {
         Some(join) => join,
-        None => panic!(
+        None => crate::runtime::context::no_runtime(format_args!(
             "`weft::spawn` called outside of a weft runtime: call it from a task, inside \
              `Runtime::block_on`, or while a `Runtime::enter` guard is alive; or spawn through a \
              `weft::runtime::Handle` from any thread"
-        ),
+        )),
     }
 }

@@ -402,3 +402,26 @@ fn block_in_place_off_a_worker_runs_the_closure() {
     let rt = weft::runtime::Runtime::new().unwrap();
     assert_eq!(rt.block_on(async { weft::task::block_in_place(|| 3) }), 3);
 }
+
+/// Inside `block_in_place` the thread may block, even drive a runtime of
+/// its own, and no budget applies; outside, on a worker, it may not.
+/// Fails with `block_in_place` leaving the thread marked as driving (the
+/// inner `block_on` panics "Cannot start a runtime from within a runtime").
+#[test]
+fn block_in_place_lets_the_thread_block_and_drive_another_runtime() {
+    let rt = runtime(2);
+    assert!(weft::task::blocking_allowed(), "a plain thread may block");
+    let (on_worker, inside, from_inner) = rt
+        .block_on(rt.spawn(async {
+            let on_worker = weft::task::blocking_allowed();
+            let (inside, from_inner) = weft::task::block_in_place(|| {
+                let inner = Runtime::new().unwrap();
+                (weft::task::blocking_allowed(), inner.block_on(async { 7 }))
+            });
+            (on_worker, inside, from_inner)
+        }))
+        .unwrap();
+    assert!(!on_worker, "a worker drives the runtime");
+    assert!(inside, "block_in_place lets the thread block");
+    assert_eq!(from_inner, 7);
+}

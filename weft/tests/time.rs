@@ -71,6 +71,31 @@ fn timeout_returns_the_value_or_elapsed_and_drops_the_future() {
     });
 }
 
+/// A timeout around a loop that is always ready (each round spends the
+/// task's budget and yields) still fires: the deadline is checked with
+/// the budget spent. Fails with the deadline polled under the budget (the
+/// loop never ends).
+#[test]
+fn a_timeout_fires_around_a_loop_that_spends_the_budget() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = rt(1, true);
+        let outcome = rt.block_on(async {
+            timeout(MS, async {
+                loop {
+                    weft::task::consume_budget().await;
+                }
+            })
+            .await
+        });
+        done.send(outcome.is_err()).unwrap();
+    });
+    let elapsed = finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the timeout has not fired after 10 s");
+    assert!(elapsed, "the loop cannot end by itself");
+}
+
 #[test]
 fn interval_ticks_at_once_then_every_period() {
     let rt = rt(2, true);

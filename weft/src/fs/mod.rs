@@ -101,10 +101,10 @@ where
 
 #[cold]
 fn outside_runtime(what: &str) -> ! {
-    panic!(
+    crate::runtime::context::no_runtime(format_args!(
         "`weft::fs::{what}` polled outside of a weft runtime: await it in a task, inside \
          `Runtime::block_on`, or while a `Runtime::enter` guard is alive"
-    )
+    ))
 }
 
 /// The error for an operation that did not run to its end: cancelled by

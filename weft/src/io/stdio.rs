@@ -168,11 +168,11 @@ impl Blocking {
         job: impl FnOnce(&mut Buf) -> io::Result<usize> + Send + 'static,
     ) {
         let Ok(handle) = crate::runtime::Handle::try_current() else {
-            panic!(
+            crate::runtime::context::no_runtime(format_args!(
                 "`weft::io::{}` polled outside of a weft runtime: use it in a task, inside \
                  `Runtime::block_on`, or while a `Runtime::enter` guard is alive",
                 self.stream.name()
-            )
+            ))
         };
         let job = handle.spawn_blocking(move || {
             let result = job(&mut buf);

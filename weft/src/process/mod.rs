@@ -306,10 +306,10 @@ impl Command {
     pub fn spawn(&mut self) -> io::Result<Child> {
         let handle = match crate::runtime::Handle::try_current() {
             Ok(handle) => handle,
-            Err(_) => panic!(
+            Err(_) => crate::runtime::context::no_runtime(format_args!(
                 "`weft::process::Command::spawn` called outside of a weft runtime: call it from \
                  a task, inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive"
-            ),
+            )),
         };
         let std = self.std.spawn()?;
         Child::new(std, self.kill_on_drop, handle)

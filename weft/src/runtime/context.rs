@@ -160,6 +160,40 @@ impl Drop for CoreGuard<'_> {
     }
 }
 
+/// Panics because something that needs a runtime was used outside one,
+/// with weft's `explanation` of what to do. With the `tokio-messages`
+/// feature (weft-tokio, the crate named `tokio`, turns it on) the message
+/// starts with tokio's words for the same panic, which tokio code and
+/// tokio's tests look for.
+#[cold]
+#[track_caller]
+pub(crate) fn no_runtime(explanation: std::fmt::Arguments<'_>) -> ! {
+    if cfg!(feature = "tokio-messages") {
+        panic!("{TOKIO_CONTEXT_MISSING} ({explanation})")
+    }
+    panic!("{explanation}")
+}
+
+/// tokio's message for a runtime function called outside a runtime.
+pub(crate) const TOKIO_CONTEXT_MISSING: &str =
+    "there is no reactor running, must be called from the context of a Tokio 1.x runtime";
+
+/// Whether the calling thread drives a runtime: a worker, or a thread
+/// inside `block_on`. Blocking there stalls every task behind it.
+pub(crate) fn is_driving() -> bool {
+    CONTEXT
+        .try_with(|cx| cx.driving.get() != Driving::Nothing)
+        .unwrap_or(false)
+}
+
+/// Lets the thread block (and start a runtime of its own) until dropped:
+/// `block_in_place` hands the thread's tasks to others first.
+pub(crate) fn suspend_driving() -> DrivingGuard {
+    DrivingGuard {
+        previous: CONTEXT.with(|cx| cx.driving.replace(Driving::Nothing)),
+    }
+}
+
 /// Marks the thread as driving a runtime until dropped.
 pub(crate) struct DrivingGuard {
     previous: Driving,
@@ -172,6 +206,14 @@ pub(crate) fn enter_driving(what: Driving) -> DrivingGuard {
     let previous = CONTEXT.with(|cx| cx.driving.replace(what));
     if previous != Driving::Nothing {
         CONTEXT.with(|cx| cx.driving.set(previous));
+        if cfg!(feature = "tokio-messages") {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function \
+                 (like `block_on`) attempted to block the current thread while the thread is \
+                 being used to drive asynchronous tasks. If you are in an async function, use \
+                 `.await` on the future instead of blocking on it."
+            );
+        }
         panic!(
             "Cannot start a runtime from within a runtime: `block_on` was called on a thread that \
              is already driving a weft runtime (a worker thread, or inside another `block_on`). \

@@ -23,10 +23,18 @@ pub struct TryCurrentError(());
 
 impl fmt::Display for TryCurrentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "no weft runtime is running on this thread: call this from a task spawned on a \
-             runtime, inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive",
-        )
+        let explanation = "no weft runtime is running on this thread: call this from a task \
+                           spawned on a runtime, inside `Runtime::block_on`, or while a \
+                           `Runtime::enter` guard is alive";
+        if cfg!(feature = "tokio-messages") {
+            write!(
+                f,
+                "{} ({explanation})",
+                super::context::TOKIO_CONTEXT_MISSING
+            )
+        } else {
+            f.write_str(explanation)
+        }
     }
 }
 

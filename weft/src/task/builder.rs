@@ -77,11 +77,11 @@ impl<'a> Builder<'a> {
         });
         match spawned {
             Some(join) => Ok(join),
-            None => panic!(
+            None => crate::runtime::context::no_runtime(format_args!(
                 "`weft::task::Builder::spawn` called outside of a weft runtime: call it from a \
                  task, inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive; \
                  or use `Builder::spawn_on` with a `weft::runtime::Handle` from any thread"
-            ),
+            )),
         }
     }
 

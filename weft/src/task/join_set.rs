@@ -442,11 +442,11 @@ impl<T: Send + 'static> JoinSet<T> {
         });
         match spawned {
             Some(join) => self.insert(join),
-            None => panic!(
+            None => crate::runtime::context::no_runtime(format_args!(
                 "`weft::task::JoinSet::spawn` called outside of a weft runtime: call it from a \
                  task, inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive; or \
                  use `JoinSet::spawn_on` with a `weft::runtime::Handle` from any thread"
-            ),
+            )),
         }
     }
 
@@ -496,12 +496,12 @@ impl<T: Send + 'static> JoinSet<T> {
         });
         match spawned {
             Some(join) => self.insert(join),
-            None => panic!(
+            None => crate::runtime::context::no_runtime(format_args!(
                 "`weft::task::JoinSet::spawn_blocking` called outside of a weft runtime: call it \
                  from a task, inside `Runtime::block_on`, or while a `Runtime::enter` guard is \
                  alive; or use `JoinSet::spawn_blocking_on` with a `weft::runtime::Handle` from \
                  any thread"
-            ),
+            )),
         }
     }
 

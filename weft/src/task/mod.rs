@@ -50,7 +50,22 @@ pub fn block_in_place<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
 {
-    crate::runtime::block_in_place(f)
+    crate::runtime::block_in_place(|| {
+        // The thread stops driving the runtime for `f`'s length: `f` may
+        // block, even start a runtime of its own, and it runs no task, so
+        // no budget applies to it.
+        let _may_block = crate::runtime::context::suspend_driving();
+        coop::run_unconstrained(f)
+    })
+}
+
+/// Whether the calling thread may block: `false` on a thread that drives
+/// a weft runtime (a worker, or inside `block_on`), where blocking stalls
+/// every task queued behind it; `true` elsewhere, and inside
+/// [`block_in_place`]. Blocking helpers (a `blocking_recv`, a synchronous
+/// client) check it to panic with an explanation rather than stall.
+pub fn blocking_allowed() -> bool {
+    !crate::runtime::context::is_driving()
 }
 
 /// Runs a blocking closure on a thread of the current runtime's blocking
@@ -96,10 +111,10 @@ where
     });
     match spawned {
         Some(join) => join,
-        None => panic!(
+        None => crate::runtime::context::no_runtime(format_args!(
             "`weft::task::spawn_blocking` called outside of a weft runtime: call it from a task, \
              inside `Runtime::block_on`, or while a `Runtime::enter` guard is alive; or use \
              `weft::runtime::Handle::spawn_blocking` from any thread"
-        ),
+        )),
     }
 }

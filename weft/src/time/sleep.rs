@@ -86,11 +86,11 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub(crate) fn current_runtime(function: &str) -> Arc<Shared> {
     match context::current() {
         Some(shared) => shared,
-        None => panic!(
+        None => crate::runtime::context::no_runtime(format_args!(
             "`weft::time::{function}` called outside of a weft runtime: timers need a runtime to \
              fire them. Call it from a task, inside `Runtime::block_on`, or while a \
              `Runtime::enter` guard is alive"
-        ),
+        )),
     }
 }
 

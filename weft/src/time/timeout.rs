@@ -91,7 +91,10 @@ impl<T: Future> Future for Timeout<T> {
         if let Poll::Ready(output) = value.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        match Pin::new(&mut this.delay).poll(cx) {
+        // The deadline is checked even when the value spent the task's
+        // budget (an always-ready loop inside the timeout), or it could
+        // never fire.
+        match crate::task::coop::run_unconstrained(|| Pin::new(&mut this.delay).poll(cx)) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }

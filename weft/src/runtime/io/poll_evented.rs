@@ -42,11 +42,11 @@ pub(crate) struct PollEvented<E: Source> {
 #[track_caller]
 pub(crate) fn current_runtime(what: &str) -> Arc<Shared> {
     crate::runtime::context::current().unwrap_or_else(|| {
-        panic!(
+        crate::runtime::context::no_runtime(format_args!(
             "`{what}` called outside of a weft runtime: I/O sources register with the \
                  reactor of the current runtime; call it from a task, inside \
                  `Runtime::block_on`, or while a `Runtime::enter` guard is alive"
-        )
+        ))
     })
 }
 
