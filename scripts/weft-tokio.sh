@@ -6,9 +6,12 @@
 #   scripts/weft-tokio.sh setup        fetch tokio's release from the package
 #                                      registry and write it, renamed, under
 #                                      weft-tokio/upstream/ (ignored by git)
-#   scripts/weft-tokio.sh check [DIR]  fail, naming the cause and the fix,
+#   scripts/weft-tokio.sh check [DIR [CARGO ARGS]]
+#                                      fail, naming the cause and the fix,
 #                                      when the Cargo project in DIR (default:
-#                                      .) does not run on weft-tokio
+#                                      .) does not run on weft-tokio (CARGO
+#                                      ARGS, e.g. a `--config` patch, go to
+#                                      cargo)
 #   scripts/weft-tokio.sh test [SUITE [FILE]]
 #                                      build a suite's own tests (tokio,
 #                                      tokio-util, tokio-stream), unchanged,
@@ -148,8 +151,11 @@ setup() {
 
 check() {
     local dir=${1:-.} lock tree
+    shift || true
+    # Extra arguments go to cargo (e.g. `--config 'patch.crates-io.tokio.path="..."'`).
+    local extra=("$@")
     [ -f "$dir/Cargo.toml" ] || die "no Cargo.toml in $dir"
-    (cd "$dir" && cargo metadata --quiet --format-version 1 > /dev/null) \
+    (cd "$dir" && cargo metadata "${extra[@]}" --quiet --format-version 1 > /dev/null) \
         || die "cargo cannot read the project in $dir"
     lock="$dir/Cargo.lock"
     # A workspace member's lock file may be above it.
@@ -163,7 +169,7 @@ check() {
         echo "  - a dependency asks for a tokio feature weft-tokio does not declare: see the warning \`cargo build\` prints." >&2
         exit 1
     fi
-    tree=$(cd "$dir" && cargo tree --quiet -e normal,build,dev -i tokio --prefix none --format '{p}' 2>&1 || true)
+    tree=$(cd "$dir" && cargo tree "${extra[@]}" --quiet -e normal,build,dev -i tokio --prefix none --format '{p}' 2>&1 || true)
     if echo "$tree" | grep -q 'specification .tokio. is ambiguous'; then
         echo "weft-tokio check: FAILED: two tokio crates in the graph (weft-tokio and one from the registry):" >&2
         (cd "$dir" && cargo tree --quiet -e normal,build,dev -i "tokio@$(registry_tokio_version "$dir")" --depth 1) >&2 || true
@@ -324,7 +330,7 @@ run_suite() {
 
 case "${1:-}" in
     setup) setup ;;
-    check) shift; check "${1:-.}" ;;
+    check) shift; check "${@:-.}" ;;
     test) shift; run_suite "${1:-tokio}" "${2:-}" ;;
     *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -237,3 +237,72 @@ fn a_waker_used_after_its_runtime_is_gone_is_a_no_op() {
             .is_cancelled()
     );
 }
+
+/// Pending tasks whose destructors wake one another while holding a lock
+/// the woken one's destructor takes (a connection pool's close event: the
+/// notifier holds the listener list's lock, a dropped listener takes it):
+/// shutdown drops each once and returns. Fails with a task woken after
+/// shutdown dropped inside the waker's call (the second destructor waits
+/// for the lock the first holds: "still dropping after 10 s").
+#[test]
+fn shutdown_survives_destructors_that_wake_tasks_under_a_lock() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+
+    /// Registers its task's waker in the list; on drop, locks the list and
+    /// wakes every waker in it while holding the lock.
+    struct Listener {
+        list: Arc<Mutex<Vec<Waker>>>,
+        _tracked: common::Tracked,
+    }
+
+    impl Future for Listener {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.list.lock().unwrap().push(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+
+    impl Drop for Listener {
+        fn drop(&mut self) {
+            let wakers = self.list.lock().unwrap();
+            for waker in wakers.iter() {
+                waker.wake_by_ref();
+            }
+        }
+    }
+
+    let drops = DropCounter::default();
+    let (done, dropped) = mpsc::channel();
+    let tracker = drops.clone();
+    std::thread::spawn(move || {
+        let rt = weft::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let list = Arc::new(Mutex::new(Vec::new()));
+        rt.block_on(async {
+            for _ in 0..8 {
+                let listener = Listener {
+                    list: list.clone(),
+                    _tracked: tracker.track(),
+                };
+                let _ = weft::spawn(listener);
+            }
+            // Every listener has registered before the runtime is dropped.
+            while list.lock().unwrap().len() < 8 {
+                weft::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        drop(rt);
+        done.send(()).unwrap();
+    });
+    dropped
+        .recv_timeout(Duration::from_secs(10))
+        .expect("still dropping after 10 s");
+    assert_eq!(drops.drops(), 8, "each pending future dropped once");
+}

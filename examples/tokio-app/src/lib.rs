@@ -128,7 +128,10 @@ pub fn router(db: Db) -> Router {
                 sum.to_string()
             }),
         )
-        .layer(TimeoutLayer::new(Duration::from_millis(200)))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            Duration::from_millis(200),
+        ))
         .with_state(db)
 }
 
@@ -398,13 +401,13 @@ pub fn thread_names() -> Vec<String> {
 }
 
 /// Which runtime's threads run this process: "tokio" (tokio's workers,
-/// named `tokio-runtime-w…`, and no weft thread), "weft" (weft's, and no
+/// named `tokio-rt-worker` or `tokio-runtime-w…`, and no weft thread), "weft" (weft's, and no
 /// tokio runtime thread), or a description of a mix.
 pub fn runtime_seen() -> String {
     let names = thread_names();
     let tokio = names
         .iter()
-        .filter(|n| n.starts_with("tokio-runtime"))
+        .filter(|n| n.starts_with("tokio-rt") || n.starts_with("tokio-runtime"))
         .count();
     let weft = names.iter().filter(|n| n.starts_with("weft")).count();
     match (tokio, weft) {

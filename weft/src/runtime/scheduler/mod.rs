@@ -340,7 +340,7 @@ impl Shared {
     pub(crate) fn schedule_remote(&self, task: Task) {
         if self.is_shutdown() {
             crate::util::locks::user_code("a task's drop (scheduled after shutdown)");
-            drop(task); // cancels it: the runtime is gone
+            drop_task(task); // cancels it: the runtime is gone
             return;
         }
         self.inject.push(task);
@@ -358,7 +358,7 @@ impl Shared {
     pub(crate) fn schedule_lane(&self, task: Task, lane: Lane) {
         if self.is_shutdown() {
             crate::util::locks::user_code("a task's drop (scheduled after shutdown)");
-            drop(task);
+            drop_task(task);
             return;
         }
         self.lane_queue(lane).push(task);
@@ -650,10 +650,41 @@ impl Shared {
 /// made a no-op (the task still dropped on return) this passes every
 /// test, `faults.rs`'s panicking destructors at shutdown included (under
 /// loom it would also skip the publication check).
+///
+/// A drop never runs inside another: a future's destructor may wake a
+/// task of a runtime that is shut down (a connection pool's close event
+/// does), and the waker's caller may hold a lock the woken task's own
+/// destructor takes (event-listener's list lock): dropping that task
+/// inline would deadlock on it. While a drop runs on a thread, the tasks
+/// its destructor hands here wait on the thread's list, and the outermost
+/// drop drops them once it is done.
 pub(crate) fn drop_task(task: Task) {
     // Dropping touches the task's memory as a poll does (loom only).
     task.metadata().check_published();
+    if DROPPING.with(|dropping| dropping.replace(true)) {
+        DEFERRED_DROPS.with(|deferred| deferred.borrow_mut().push(task));
+        return;
+    }
     let _ = crate::util::locks::call_user("a task's drop", move || drop(task));
+    while let Some(next) = DEFERRED_DROPS.with(|deferred| deferred.borrow_mut().pop()) {
+        let _ = crate::util::locks::call_user("a task's drop", move || drop(next));
+    }
+    DROPPING.with(|dropping| dropping.set(false));
+}
+
+// Per modelled thread under loom (every modelled thread runs on one OS
+// thread), per OS thread otherwise.
+#[cfg(not(loom))]
+std::thread_local! {
+    /// A task's drop is running on this thread (`drop_task`).
+    static DROPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tasks handed to `drop_task` during that drop, dropped after it.
+    static DEFERRED_DROPS: std::cell::RefCell<Vec<Task>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static DROPPING: std::cell::Cell<bool> = std::cell::Cell::new(false);
+    static DEFERRED_DROPS: std::cell::RefCell<Vec<Task>> = std::cell::RefCell::new(Vec::new());
 }
 
 #[cfg(all(test, loom))]

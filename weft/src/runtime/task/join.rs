@@ -34,7 +34,9 @@ use cell::{Cell, Output};
 /// let handle = rt.spawn(async { 6 * 7 });
 /// assert_eq!(rt.block_on(handle).unwrap(), 42);
 /// ```
-#[must_use = "dropping a JoinHandle detaches the task; await it to get its output"]
+// Not `#[must_use]`, as tokio's is not: spawning a task and dropping its
+// handle (detaching it) is the common case, and tokio code moved onto weft
+// must not gain warnings.
 pub struct JoinHandle<T> {
     cell: Cell<T>,
 }
