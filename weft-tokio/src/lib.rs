@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 mod io_adapt;
+mod net_forward;
 
 pub mod fs;
 pub mod io;
