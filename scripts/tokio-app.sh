@@ -16,6 +16,16 @@ APP="$ROOT/examples/tokio-app"
 OUT="$ROOT/target/tokio-app"
 which=${1:-both}
 
+# tonic-build runs protoc (Debian's protobuf-compiler).
+if ! command -v protoc > /dev/null; then
+    if command -v apt-get > /dev/null; then
+        { apt-get install -y -qq protobuf-compiler || { apt-get update -qq && apt-get install -y -qq protobuf-compiler; }; } >&2
+    else
+        echo "tokio-app needs protoc (protobuf-compiler) to build its gRPC code" >&2
+        exit 1
+    fi
+fi
+
 on_tokio() {
     echo "== tokio-app on tokio"
     (cd "$APP" && CARGO_TARGET_DIR="$OUT/target-tokio" TOKIO_APP_RUNTIME=tokio cargo test --locked)

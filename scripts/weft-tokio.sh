@@ -33,7 +33,7 @@ UPSTREAM="$CRATE/upstream"
 TOKIO_VERSION=1.54.1
 # tokio-util and tokio-stream, whose test suites are run too.
 TOKIO_UTIL_VERSION=0.7.20
-TOKIO_STREAM_VERSION=0.1.18
+TOKIO_STREAM_VERSION=0.1.19
 
 die() { echo "weft-tokio: $*" >&2; exit 1; }
 
@@ -255,11 +255,16 @@ join-map = []
 [dev-dependencies]
 tokio = { version = "1.54", features = ["full", "test-util"] }
 tokio-test = "0.4"
-tokio-stream = { version = "0.1", features = ["full"] }
+$(if [ "$suite" = tokio-stream ]; then echo "tokio-stream = { version = \"=$TOKIO_STREAM_VERSION\", features = [\"full\"] }"; else echo 'tokio-stream = { version = "0.1", features = ["full"] }'; fi)
 
-$(if [ "$suite" = tokio-util ]; then echo 'tokio-util = { version = "=0.7.20", features = ["full"] }'; fi)
+$(if [ "$suite" = tokio-util ]; then echo "tokio-util = { version = \"=$TOKIO_UTIL_VERSION\", features = [\"full\"] }"; fi)
 futures = { version = "0.3", features = ["async-await"] }
 futures-util = "0.3"
+futures-core = "0.3"
+futures-sink = "0.3"
+pin-project-lite = "0.2"
+hashbrown = "0.15"
+slab = "0.4"
 futures-concurrency = "7.6.3"
 futures-test = "0.3.31"
 futures-io = "0.3"
@@ -312,7 +317,7 @@ run_suite() {
             printf '%-40s does not compile\n' "$name" >> "$results"
             continue
         fi
-        out=$(cd "$UPSTREAM/$suite" && timeout 120 "$bin" --test-threads=1 2>&1) || true
+        out=$(cd "$UPSTREAM/$suite" && timeout 60 "$bin" 2>&1) || true
         echo "$out" > "$dir/$name.out"
         passed=$(echo "$out" | grep -o '[0-9]* passed' | tail -1 | cut -d' ' -f1 || true)
         failed=$(echo "$out" | grep -o '[0-9]* failed' | tail -1 | cut -d' ' -f1 || true)
@@ -326,6 +331,29 @@ run_suite() {
     cat "$results"
     awk '/passed/ {p += $3; f += $5} /does not compile/ {n++} /crashed/ {c++}
          END {printf "TOTAL %s: passed %d, failed %d; files not compiling %d, crashed %d\n", suite, p, f, n, c}' suite="$suite" "$results"
+    local expected="$CRATE/expected/$suite.txt"
+    if [ -z "$only" ] && [ -f "$expected" ]; then
+        # The gate: every file that passed entirely in the recorded run
+        # still does (a file may get better; none may get worse).
+        python3 - "$expected" "$results" <<'PY'
+import re, sys
+def read(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"(\S+)\s+passed\s+(\d+)\s+failed\s+(\d+)", line)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+        elif line.strip():
+            out[line.split()[0]] = None
+    return out
+before, now = read(sys.argv[1]), read(sys.argv[2])
+worse = [name for name, was in before.items()
+         if was is not None and was[1] == 0 and (now.get(name) is None or now[name][1] > 0 or now[name][0] < was[0])]
+if worse:
+    sys.exit("weft-tokio: files that passed in " + sys.argv[1] + " no longer do: " + ", ".join(worse))
+print("weft-tokio: no file that passed in the recorded run fails now")
+PY
+    fi
 }
 
 case "${1:-}" in

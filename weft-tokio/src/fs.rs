@@ -131,6 +131,8 @@ impl File {
     }
 
     /// The std file, if no operation is pending.
+    // tokio's signature: the file comes back whole on failure.
+    #[allow(clippy::result_large_err)]
     pub fn try_into_std(self) -> Result<std::fs::File, File> {
         self.inner.try_into_std().map_err(File::from)
     }
