@@ -276,6 +276,49 @@ mod tests {
         }
     }
 
+    /// `poll_proceed` spends a unit only when the operation made
+    /// progress: a guard dropped without `made_progress` gives it back.
+    /// After `BUDGET` completed operations the budget is spent and the
+    /// next `poll_proceed` is `Pending`; inside `unconstrained` nothing is
+    /// counted.
+    #[test]
+    fn poll_proceed_spends_only_what_made_progress() {
+        use std::task::Poll;
+
+        use super::{has_budget_remaining, poll_proceed, unconstrained};
+
+        within_10_s("poll_proceed's accounting", || {
+            let rt = crate::runtime::Runtime::new().unwrap();
+            rt.block_on(std::future::poll_fn(|cx| {
+                for _ in 0..10 * BUDGET {
+                    let Poll::Ready(guard) = poll_proceed(cx) else {
+                        panic!("no progress made, yet the budget ran out");
+                    };
+                    drop(guard);
+                }
+                for spent in 0..BUDGET {
+                    assert!(has_budget_remaining(), "{spent} units spent");
+                    let Poll::Ready(guard) = poll_proceed(cx) else {
+                        panic!("out of budget after {spent} units");
+                    };
+                    guard.made_progress();
+                }
+                assert!(!has_budget_remaining());
+                assert!(poll_proceed(cx).is_pending(), "the budget is spent");
+                Poll::Ready(())
+            }));
+            rt.block_on(unconstrained(std::future::poll_fn(|cx| {
+                for _ in 0..10 * BUDGET {
+                    let Poll::Ready(guard) = poll_proceed(cx) else {
+                        panic!("an unconstrained future ran out of budget");
+                    };
+                    guard.made_progress();
+                }
+                Poll::Ready(())
+            })));
+        });
+    }
+
     /// A thread no weft runtime polls on counts nothing: more operations
     /// than the counter's range (a spend that counted them would leave it
     /// at zero after 65,535 and stuck there).
