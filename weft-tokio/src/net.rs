@@ -359,6 +359,26 @@ impl UdpSocket {
             self.inner.try_recv_from(unfilled)
         })
     }
+
+    /// `peek` in `poll` form, into tokio's `ReadBuf`: the datagram stays
+    /// queued.
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
+            Ok((self.inner.try_peek(unfilled)?, ()))
+        })
+    }
+
+    /// `peek_from` in `poll` form, into tokio's `ReadBuf`: the datagram
+    /// stays queued.
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<std::net::SocketAddr>> {
+        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
+            self.inner.try_peek_from(unfilled)
+        })
+    }
 }
 
 wrapper!(
@@ -373,6 +393,11 @@ impl UnixListener {
     /// Binds to `path`.
     pub fn bind(path: impl AsRef<std::path::Path>) -> io::Result<UnixListener> {
         weft::net::UnixListener::bind(path).map(UnixListener::from)
+    }
+
+    /// Binds to `addr` (a path, or a name in Linux's abstract namespace).
+    pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
+        weft::net::UnixListener::bind_addr(&addr.clone().into()).map(UnixListener::from)
     }
 
     /// Waits for a connection.
@@ -402,6 +427,14 @@ impl UnixStream {
     /// Connects to the socket at `path`.
     pub async fn connect(path: impl AsRef<std::path::Path>) -> io::Result<UnixStream> {
         weft::net::UnixStream::connect(path).await.map(UnixStream::from)
+    }
+
+    /// Connects to the socket at `addr` (a path, or a name in Linux's
+    /// abstract namespace).
+    pub async fn connect_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
+        weft::net::UnixStream::connect_addr(&addr.clone().into())
+            .await
+            .map(UnixStream::from)
     }
 
     /// A connected pair.
@@ -485,3 +518,31 @@ pub mod unix {
     };
     pub use weft::net::unix::{SocketAddr, UCred};
 }
+
+/// `TryFrom<std type>` for a wrapper: its `from_std` (tokio has these).
+macro_rules! try_from_std {
+    ($($ty:ident: $std:ty),* $(,)?) => {$(
+        impl TryFrom<$std> for $ty {
+            type Error = io::Error;
+
+            /// `from_std`: registers the socket with the current runtime.
+            ///
+            /// # Panics
+            ///
+            /// Outside a runtime.
+            #[track_caller]
+            fn try_from(socket: $std) -> io::Result<$ty> {
+                $ty::from_std(socket)
+            }
+        }
+    )*};
+}
+
+try_from_std!(
+    TcpListener: std::net::TcpListener,
+    TcpStream: std::net::TcpStream,
+    UdpSocket: std::net::UdpSocket,
+    UnixListener: std::os::unix::net::UnixListener,
+    UnixStream: std::os::unix::net::UnixStream,
+    UnixDatagram: std::os::unix::net::UnixDatagram,
+);

@@ -72,6 +72,7 @@ use std::path::{Path, PathBuf};
 
 pub use dir_builder::DirBuilder;
 pub use file::File;
+pub use std::fs::FileTimes;
 pub use open_options::OpenOptions;
 pub use read_dir::{DirEntry, ReadDir, read_dir};
 

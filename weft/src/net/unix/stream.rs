@@ -65,10 +65,13 @@ impl UnixStream {
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let shared = current_runtime("UnixStream::pair");
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((
+        let (a, b) = (
             UnixStream::from_mio(a, shared.clone())?,
             UnixStream::from_mio(b, shared)?,
-        ))
+        );
+        crate::net::evented::assume_writable(&a.io);
+        crate::net::evented::assume_writable(&b.io);
+        Ok((a, b))
     }
 
     /// This end's address.

@@ -137,11 +137,18 @@ impl<E: Source> PollEvented<E> {
                 id: 0,
             }
             .await?;
+            // The budget is spent by the operation, not by the wait (as
+            // tokio's): a task that waits and then does its own `try_*`
+            // call is charged by that call's kind, not twice.
+            std::future::poll_fn(coop::poll_budget).await;
             match op(self.get_ref()) {
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     self.registered.io.clear_readiness(event, wants);
                 }
-                result => return result,
+                result => {
+                    coop::spend();
+                    return result;
+                }
             }
         }
     }
@@ -155,6 +162,13 @@ impl<E: Source> PollEvented<E> {
             id: 0,
         }
         .await
+    }
+
+    /// Marks `ready` (reactor bits) without waiting for the reactor's first
+    /// event: see `ScheduledIo::assume_ready`. Call it only on a source
+    /// nobody waits on yet.
+    pub(crate) fn assume_ready(&self, ready: u64) {
+        self.registered.io.assume_ready(ready);
     }
 
     /// Forgets the readiness of `wants` seen in `event` (the operation
@@ -331,12 +345,13 @@ struct Readiness<'a, E: Source> {
 impl<E: Source> Future for Readiness<'_, E> {
     type Output = io::Result<ReadyEvent>;
 
+    /// Spends no budget (tokio's `readable`/`writable`/`ready` spend
+    /// none): a loop of `writable().await` and `try_write` runs as long
+    /// as the socket takes bytes; `async_io` spends for its operation.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let io = &this.evented.registered.io;
-        let result = coop::poll_with_budget(cx, |cx| {
-            io.poll_ready_listed(cx, this.wants, &mut this.id)
-        });
+        let result = io.poll_ready_listed(cx, this.wants, &mut this.id);
         if result.is_ready() {
             io.forget_waiter(std::mem::take(&mut this.id));
         }

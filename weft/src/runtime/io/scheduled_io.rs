@@ -245,6 +245,22 @@ impl ScheduledIo {
         self.waiters.lock().unwrap().take_ready(ready, out);
     }
 
+    /// Marks `ready` without a delivery (a socket whose state is known at
+    /// its creation: an accepted stream is writable and usually holds the
+    /// peer's first bytes, both ends of a fresh pair are writable). A wrong
+    /// guess costs one `WouldBlock`, which clears it as usual. The tick is
+    /// left alone, so no clear is told a delivery came; nothing is done
+    /// after shutdown. One read-modify-write of the word, as the poller's
+    /// own: no new ordering argument (it only adds bits, as a delivery
+    /// does, and wakes nobody: it is called before anyone can wait).
+    pub(crate) fn assume_ready(&self, ready: u64) {
+        let _ = self
+            .readiness
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+                (current & SHUTDOWN == 0).then_some(current | (ready & READY_MASK))
+            });
+    }
+
     /// Shutdown: every operation fails from now on; every waiter is moved
     /// into `out` so it sees that.
     pub(crate) fn shut_down(&self, out: &mut Vec<Waker>) {
@@ -293,9 +309,15 @@ impl ScheduledIo {
 
     /// Whether what is waited for is ready, storing no waker (`try_io`: a
     /// caller that does not wait must not take the place of one that does
-    /// in the direction's slot). `None`: not ready.
+    /// in the direction's slot). `None`: not ready. After shutdown a
+    /// readiness seen before it still counts (tokio's rule: data already
+    /// known to be there can be read without the reactor); with none, the
+    /// shutdown error.
     pub(crate) fn ready_now(&self, wants: impl Into<Wants>) -> Option<std::io::Result<ReadyEvent>> {
-        verdict(self.readiness.load(Ordering::Acquire), wants.into())
+        let word = self.readiness.load(Ordering::Acquire);
+        ready_event(word, wants.into())
+            .map(Ok)
+            .or_else(|| (word & SHUTDOWN != 0).then(|| Err(shutdown_error())))
     }
 
     /// Whether the direction is ready; if not, `cx`'s waker is stored in the
