@@ -396,7 +396,7 @@ impl std::os::fd::FromRawFd for File {
     /// # Safety
     ///
     /// `fd` is an open file descriptor the caller owns and gives away
-    /// ([`std::fs::File::from_raw_fd`]'s contract).
+    /// ([`FromRawFd::from_raw_fd`](std::os::fd::FromRawFd::from_raw_fd)'s contract).
     unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> File {
         // SAFETY: the caller's promise, passed on unchanged.
         File::from_std(unsafe { StdFile::from_raw_fd(fd) })

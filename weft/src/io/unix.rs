@@ -491,7 +491,7 @@ mod tests {
     fn a_number_that_is_not_open_is_an_error() {
         let rt = crate::runtime::Runtime::new().unwrap();
         let _context = rt.enter();
-        let error = AsyncFd::new(i32::MAX).err().expect("not an open fd");
+        let error = AsyncFd::new(i32::MAX).expect_err("not an open fd");
         assert_eq!(error.raw_os_error(), Some(libc::EBADF), "{error}");
     }
 }

@@ -11,6 +11,10 @@
 //! - [`datagram_methods!`]: a datagram socket's connected-peer methods
 //!   (`send`, `recv` and their `try_`, `poll_` and `_buf` forms, readiness),
 //!   for `UdpSocket` and `UnixDatagram`.
+//! - [`ready_method!`] and [`interest_methods!`]: `ready(Interest)`, and
+//!   `async_io`/`try_io` (a caller's own syscall run when an `Interest` is
+//!   ready), for the streams, their halves (`ready` only), the datagram
+//!   sockets and the pipe ends (`ready`).
 //! - [`std_conversions!`] and [`impl_fd!`]: `from_std`/`into_std` and the
 //!   file-descriptor traits of every socket type.
 //!
