@@ -7,9 +7,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub use weft::fs::{
-    DirBuilder, DirEntry, FileTimes, ReadDir, canonicalize, copy, create_dir, create_dir_all, hard_link,
-    metadata, read, read_dir, read_link, read_to_string, remove_dir, remove_dir_all, remove_file,
-    rename, set_permissions, symlink, symlink_metadata, try_exists, write,
+    canonicalize, copy, create_dir, create_dir_all, hard_link, metadata, read, read_dir, read_link,
+    read_to_string, remove_dir, remove_dir_all, remove_file, rename, set_permissions, symlink,
+    symlink_metadata, try_exists, write, DirBuilder, DirEntry, FileTimes, ReadDir,
 };
 
 use crate::io_adapt::{impl_async_read, impl_async_write};

@@ -3,11 +3,11 @@
 //! weft's reactor.
 
 pub use tokio_upstream::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite,
-    AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream, Empty, Error, ErrorKind,
-    Join, Lines, ReadBuf, ReadHalf, Repeat, Result, SeekFrom, Sink, SimplexStream,
-    Split, Take, WriteHalf, copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf,
-    duplex, empty, join, repeat, simplex, sink, split,
+    copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, empty, join, repeat,
+    simplex, sink, split, AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek,
+    AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream,
+    Empty, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf, Repeat, Result, SeekFrom,
+    SimplexStream, Sink, Split, Take, WriteHalf,
 };
 
 /// What a task waits for and what the reactor saw: weft's (`ready`,
@@ -57,7 +57,7 @@ pub fn stderr() -> Stderr {
 /// Readiness of any file descriptor on weft's reactor.
 pub mod unix {
     pub use weft::io::unix::{
-        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError,
-        AsyncFdTryNewError, TryIoError,
+        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, AsyncFdTryNewError,
+        TryIoError,
     };
 }

@@ -7,13 +7,13 @@
 //! types (constructors, the halves, `ReadBuf`).
 
 use std::io;
-use std::task::{Context, Poll, ready};
+use std::task::{ready, Context, Poll};
 
 use tokio_upstream::io::ReadBuf;
 
 use crate::io_adapt::{impl_async_read, impl_async_write, impl_fd, wrapper};
 
-pub use weft::net::{ToSocketAddrs, lookup_host};
+pub use weft::net::{lookup_host, ToSocketAddrs};
 
 /// Reads with `recv` into the unfilled part of `buf` once the socket is
 /// readable, waiting (`ready`) while it reports `WouldBlock`.
@@ -216,7 +216,9 @@ impl tcp::ReadHalf<'_> {
 impl TcpStream {
     /// Connects to the first address of `addr` that accepts.
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
-        weft::net::TcpStream::connect(addr).await.map(TcpStream::from)
+        weft::net::TcpStream::connect(addr)
+            .await
+            .map(TcpStream::from)
     }
 
     /// A stream from a connected, non-blocking std stream.
@@ -246,7 +248,9 @@ impl_fd!(TcpListener);
 impl TcpListener {
     /// Binds to the first address of `addr` that can be bound.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        weft::net::TcpListener::bind(addr).await.map(TcpListener::from)
+        weft::net::TcpListener::bind(addr)
+            .await
+            .map(TcpListener::from)
     }
 
     /// Waits for a connection.
@@ -260,7 +264,9 @@ impl TcpListener {
         &self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<(TcpStream, std::net::SocketAddr)>> {
-        self.inner.poll_accept(cx).map_ok(|(stream, addr)| (stream.into(), addr))
+        self.inner
+            .poll_accept(cx)
+            .map_ok(|(stream, addr)| (stream.into(), addr))
     }
 
     /// A listener from a bound, listening, non-blocking std listener.
@@ -344,9 +350,12 @@ impl UdpSocket {
 
     /// `recv` in `poll` form, into tokio's `ReadBuf`.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            Ok((self.inner.try_recv(unfilled)?, ()))
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| Ok((self.inner.try_recv(unfilled)?, ())),
+        )
     }
 
     /// `recv_from` in `poll` form, into tokio's `ReadBuf`.
@@ -355,17 +364,23 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<std::net::SocketAddr>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            self.inner.try_recv_from(unfilled)
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| self.inner.try_recv_from(unfilled),
+        )
     }
 
     /// `peek` in `poll` form, into tokio's `ReadBuf`: the datagram stays
     /// queued.
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            Ok((self.inner.try_peek(unfilled)?, ()))
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| Ok((self.inner.try_peek(unfilled)?, ())),
+        )
     }
 
     /// `peek_from` in `poll` form, into tokio's `ReadBuf`: the datagram
@@ -375,9 +390,12 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<std::net::SocketAddr>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            self.inner.try_peek_from(unfilled)
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| self.inner.try_peek_from(unfilled),
+        )
     }
 }
 
@@ -407,8 +425,13 @@ impl UnixListener {
     }
 
     /// `accept` in `poll` form.
-    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, unix::SocketAddr)>> {
-        self.inner.poll_accept(cx).map_ok(|(stream, addr)| (stream.into(), addr))
+    pub fn poll_accept(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(UnixStream, unix::SocketAddr)>> {
+        self.inner
+            .poll_accept(cx)
+            .map_ok(|(stream, addr)| (stream.into(), addr))
     }
 
     /// A listener from a bound, non-blocking std listener.
@@ -426,7 +449,9 @@ impl UnixListener {
 impl UnixStream {
     /// Connects to the socket at `path`.
     pub async fn connect(path: impl AsRef<std::path::Path>) -> io::Result<UnixStream> {
-        weft::net::UnixStream::connect(path).await.map(UnixStream::from)
+        weft::net::UnixStream::connect(path)
+            .await
+            .map(UnixStream::from)
     }
 
     /// Connects to the socket at `addr` (a path, or a name in Linux's
@@ -494,9 +519,12 @@ impl UnixDatagram {
 
     /// `recv` in `poll` form, into tokio's `ReadBuf`.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            Ok((self.inner.try_recv(unfilled)?, ()))
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| Ok((self.inner.try_recv(unfilled)?, ())),
+        )
     }
 
     /// `recv_from` in `poll` form, into tokio's `ReadBuf`.
@@ -505,9 +533,12 @@ impl UnixDatagram {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<unix::SocketAddr>> {
-        poll_recv_into(cx, buf, |cx| self.inner.poll_recv_ready(cx), |unfilled| {
-            self.inner.try_recv_from(unfilled)
-        })
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| self.inner.try_recv_from(unfilled),
+        )
     }
 }
 

@@ -82,7 +82,10 @@ fn ready_reports_the_kinds_and_clear_ready_matching_clears_only_those() {
     runtime().block_on(within_10_s("ready", async {
         let (a, mut b) = nonblocking_pair();
         let fd = AsyncFd::new(a).unwrap();
-        let guard = fd.ready(Interest::READABLE | Interest::WRITABLE).await.unwrap();
+        let guard = fd
+            .ready(Interest::READABLE | Interest::WRITABLE)
+            .await
+            .unwrap();
         assert_eq!(guard.ready(), Ready::WRITABLE);
         drop(guard);
 
@@ -99,7 +102,10 @@ fn ready_reports_the_kinds_and_clear_ready_matching_clears_only_those() {
         assert_eq!(guard.ready(), Ready::EMPTY);
         drop(guard);
 
-        assert!(still_pending(fd.ready(Interest::READABLE)).await, "readable was cleared");
+        assert!(
+            still_pending(fd.ready(Interest::READABLE)).await,
+            "readable was cleared"
+        );
         let guard = fd.writable().await.unwrap();
         assert!(guard.ready().is_writable(), "writable was not cleared");
         drop(guard);
@@ -126,7 +132,10 @@ fn readiness_is_cached_until_cleared_and_read_closed_stays() {
         guard.clear_ready();
         assert_eq!(guard.ready(), Ready::EMPTY);
         drop(guard);
-        assert!(still_pending(fd.readable()).await, "clear_ready forgot readable");
+        assert!(
+            still_pending(fd.readable()).await,
+            "clear_ready forgot readable"
+        );
 
         drop(b);
         for _ in 0..3 {
@@ -181,7 +190,11 @@ fn try_io_and_async_io_follow_the_cached_readiness() {
         let (a, mut b) = nonblocking_pair();
         let fd = AsyncFd::new(a).unwrap();
         let ran = fd.try_io(Interest::READABLE, |_| Ok(()));
-        assert_eq!(ran.unwrap_err().kind(), ErrorKind::WouldBlock, "not readable yet");
+        assert_eq!(
+            ran.unwrap_err().kind(),
+            ErrorKind::WouldBlock,
+            "not readable yet"
+        );
 
         b.write_all(b"x").unwrap();
         drop(fd.readable().await.unwrap());
@@ -236,7 +249,10 @@ fn error_interest_waits_for_an_error_alone() {
         let closed_addr = closed.local_addr().unwrap();
         drop(closed);
         let fd = AsyncFd::new(socket).unwrap();
-        assert!(still_pending(fd.ready(Interest::ERROR)).await, "no error yet");
+        assert!(
+            still_pending(fd.ready(Interest::ERROR)).await,
+            "no error yet"
+        );
         fd.get_ref().send_to(b"x", closed_addr).unwrap();
         let guard = fd.ready(Interest::ERROR).await.unwrap();
         assert_eq!(guard.ready(), Ready::ERROR);
@@ -256,7 +272,8 @@ fn priority_interest_sees_urgent_data() {
         let fd = AsyncFd::with_interest(client, Interest::PRIORITY).unwrap();
         // SAFETY: the buffer is valid for its length; the fd is the open
         // socket `server` owns.
-        let sent = unsafe { libc::send(server.as_raw_fd(), b"!".as_ptr().cast(), 1, libc::MSG_OOB) };
+        let sent =
+            unsafe { libc::send(server.as_raw_fd(), b"!".as_ptr().cast(), 1, libc::MSG_OOB) };
         assert_eq!(sent, 1);
         let guard = fd.ready(Interest::PRIORITY).await.unwrap();
         assert!(guard.ready().is_priority(), "{:?}", guard.ready());
@@ -299,7 +316,10 @@ fn guards_are_debug() {
         let (a, _b) = nonblocking_pair();
         let mut fd = AsyncFd::new(a).unwrap();
         let text = format!("{:?}", fd.writable().await.unwrap());
-        assert!(text.contains("AsyncFdReadyGuard") && text.contains("is_writable: true"), "{text}");
+        assert!(
+            text.contains("AsyncFdReadyGuard") && text.contains("is_writable: true"),
+            "{text}"
+        );
         let text = format!("{:?}", fd.writable_mut().await.unwrap());
         assert!(text.contains("AsyncFdReadyMutGuard"), "{text}");
     }));

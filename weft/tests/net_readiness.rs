@@ -45,9 +45,14 @@ fn ready_at_once<T>(future: impl Future<Output = T>) -> bool {
 fn tcp_ready_try_io_and_async_io() {
     runtime().block_on(within_10_s("tcp", async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
         let (server, _) = listener.accept().await.unwrap();
-        let ready = client.ready(Interest::READABLE | Interest::WRITABLE).await.unwrap();
+        let ready = client
+            .ready(Interest::READABLE | Interest::WRITABLE)
+            .await
+            .unwrap();
         assert_eq!(ready, Ready::WRITABLE);
 
         server.try_write(b"hi").unwrap();
@@ -66,7 +71,9 @@ fn tcp_ready_try_io_and_async_io() {
             .unwrap();
         assert_eq!(&buf[..n], b"hi");
         let error = client
-            .try_io(Interest::READABLE, || Err::<(), _>(ErrorKind::WouldBlock.into()))
+            .try_io(Interest::READABLE, || {
+                Err::<(), _>(ErrorKind::WouldBlock.into())
+            })
             .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::WouldBlock);
         let mut ran = false;
@@ -113,8 +120,14 @@ fn accepted_streams_and_pairs_start_ready() {
     });
     assert!(ready_at_once(server.readable()), "assumed readable");
     assert!(ready_at_once(server.writable()), "assumed writable");
-    assert_eq!(server.try_read(&mut [0; 4]).unwrap_err().kind(), ErrorKind::WouldBlock);
-    assert!(!ready_at_once(server.readable()), "the WouldBlock cleared it");
+    assert_eq!(
+        server.try_read(&mut [0; 4]).unwrap_err().kind(),
+        ErrorKind::WouldBlock
+    );
+    assert!(
+        !ready_at_once(server.readable()),
+        "the WouldBlock cleared it"
+    );
 
     let path = std::env::temp_dir().join(format!("weft-readiness-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&path);
@@ -201,7 +214,9 @@ fn udp_ready_and_options() {
 fn quickack_and_unix_datagram_async_io() {
     runtime().block_on(within_10_s("quickack", async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let stream = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
         stream.set_quickack(true).unwrap();
         assert!(stream.quickack().unwrap());
         stream.set_quickack(false).unwrap();
@@ -233,10 +248,15 @@ fn file_times_and_raw_fd() {
         file.set_modified(then).await.unwrap();
         assert_eq!(file.metadata().await.unwrap().modified().unwrap(), then);
         let later = then + Duration::from_secs(60);
-        let times = weft::fs::FileTimes::new().set_modified(later).set_accessed(later);
+        let times = weft::fs::FileTimes::new()
+            .set_modified(later)
+            .set_accessed(later);
         file.set_times(times).await.unwrap();
         let metadata = file.metadata().await.unwrap();
-        assert_eq!((metadata.modified().unwrap(), metadata.accessed().unwrap()), (later, later));
+        assert_eq!(
+            (metadata.modified().unwrap(), metadata.accessed().unwrap()),
+            (later, later)
+        );
 
         let std = file.into_std().await;
         let fd = std.into_raw_fd();

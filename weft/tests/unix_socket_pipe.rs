@@ -91,11 +91,20 @@ fn unix_socket_refuses_the_other_kinds_methods() {
             .connect("nowhere.sock")
             .await
             .unwrap_err();
-        assert_eq!(error.to_string(), "connect cannot be called on a datagram socket");
+        assert_eq!(
+            error.to_string(),
+            "connect cannot be called on a datagram socket"
+        );
         let error = UnixSocket::new_datagram().unwrap().listen(1).unwrap_err();
-        assert_eq!(error.to_string(), "listen cannot be called on a datagram socket");
+        assert_eq!(
+            error.to_string(),
+            "listen cannot be called on a datagram socket"
+        );
         let error = UnixSocket::new_stream().unwrap().datagram().unwrap_err();
-        assert_eq!(error.to_string(), "datagram cannot be called on a stream socket");
+        assert_eq!(
+            error.to_string(),
+            "datagram cannot be called on a stream socket"
+        );
     });
 }
 
@@ -138,7 +147,10 @@ fn fifo_ends_open_and_exchange() {
         let rx = pipe::OpenOptions::new().open_receiver(&path).unwrap();
         let tx = pipe::OpenOptions::new().open_sender(&path).unwrap();
         let mut buf = [0; 8];
-        assert_eq!(rx.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+        assert_eq!(
+            rx.try_read(&mut buf).unwrap_err().kind(),
+            ErrorKind::WouldBlock
+        );
         tx.writable().await.unwrap();
         assert_eq!(tx.try_write(b"fifo").unwrap(), 4);
         assert!(rx.ready(Interest::READABLE).await.unwrap().is_readable());
@@ -154,7 +166,9 @@ fn fifo_ends_open_and_exchange() {
 
         let file_path = temp_path("not-a-fifo");
         std::fs::write(&file_path, b"").unwrap();
-        let error = pipe::OpenOptions::new().open_receiver(&file_path).unwrap_err();
+        let error = pipe::OpenOptions::new()
+            .open_receiver(&file_path)
+            .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
         std::fs::remove_file(&file_path).unwrap();
     }));

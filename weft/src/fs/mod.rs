@@ -72,9 +72,9 @@ use std::path::{Path, PathBuf};
 
 pub use dir_builder::DirBuilder;
 pub use file::File;
-pub use std::fs::FileTimes;
 pub use open_options::OpenOptions;
 pub use read_dir::{DirEntry, ReadDir, read_dir};
+pub use std::fs::FileTimes;
 
 use crate::task::{JoinError, JoinHandle};
 

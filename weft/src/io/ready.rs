@@ -193,8 +193,9 @@ impl Ready {
     );
     /// Every kind.
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub const ALL: Ready =
-        Ready(bits::READABLE | bits::WRITABLE | bits::READ_CLOSED | bits::WRITE_CLOSED | bits::ERROR);
+    pub const ALL: Ready = Ready(
+        bits::READABLE | bits::WRITABLE | bits::READ_CLOSED | bits::WRITE_CLOSED | bits::ERROR,
+    );
 
     /// The reactor's bits, as a `Ready`.
     pub(crate) fn from_bits(ready: u64) -> Ready {

@@ -364,7 +364,11 @@ impl<T: AsRawFd> AsyncFd<T> {
         Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
     }
 
-    fn poll_event(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+    fn poll_event(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
         self.evented.poll_ready(cx, direction)
     }
 

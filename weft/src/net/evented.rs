@@ -386,7 +386,10 @@ macro_rules! ready_method {
         /// error). It may say readable with nothing to read after all: then
         /// the `try_*` call says `WouldBlock` and forgets it. Any number of
         /// tasks may wait at once.
-        pub async fn ready(&self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
+        pub async fn ready(
+            &self,
+            interest: $crate::io::Interest,
+        ) -> std::io::Result<$crate::io::Ready> {
             let $this = self;
             let event = ($io).ready(interest.wants()).await?;
             Ok($crate::io::Ready::from_bits(event.ready()))

@@ -238,7 +238,11 @@ impl UdpSocket {
 
     /// Joins the IPv6 multicast group `multiaddr` on interface index
     /// `interface` (0: the OS picks).
-    pub fn join_multicast_v6(&self, multiaddr: &std::net::Ipv6Addr, interface: u32) -> io::Result<()> {
+    pub fn join_multicast_v6(
+        &self,
+        multiaddr: &std::net::Ipv6Addr,
+        interface: u32,
+    ) -> io::Result<()> {
         self.sock().join_multicast_v6(multiaddr, interface)
     }
 
@@ -252,7 +256,11 @@ impl UdpSocket {
     }
 
     /// Leaves an IPv6 multicast group joined with `join_multicast_v6`.
-    pub fn leave_multicast_v6(&self, multiaddr: &std::net::Ipv6Addr, interface: u32) -> io::Result<()> {
+    pub fn leave_multicast_v6(
+        &self,
+        multiaddr: &std::net::Ipv6Addr,
+        interface: u32,
+    ) -> io::Result<()> {
         self.sock().leave_multicast_v6(multiaddr, interface)
     }
 

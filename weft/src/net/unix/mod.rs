@@ -11,8 +11,8 @@
 
 mod addr;
 pub(super) mod datagram;
-pub mod pipe;
 pub(super) mod listener;
+pub mod pipe;
 pub(super) mod socket;
 pub(super) mod stream;
 mod ucred;

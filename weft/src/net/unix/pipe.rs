@@ -251,8 +251,13 @@ impl Receiver {
 }
 
 impl futures_io::AsyncWrite for Sender {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_io(cx, Direction::Write, |mut tx| tx.write(buf))
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.io
+            .poll_io(cx, Direction::Write, |mut tx| tx.write(buf))
     }
 
     fn poll_write_vectored(
@@ -277,7 +282,11 @@ impl futures_io::AsyncWrite for Sender {
 }
 
 impl futures_io::AsyncRead for Receiver {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         self.io.poll_io(cx, Direction::Read, |mut rx| rx.read(buf))
     }
 }
@@ -321,5 +330,11 @@ fn set_flags(fd: BorrowedFd<'_>, flags: libc::c_int) -> io::Result<()> {
 /// Whether access mode `flags` allows writing (`write`) or reading.
 fn can_go(flags: libc::c_int, write: bool) -> bool {
     let mode = flags & libc::O_ACCMODE;
-    mode == libc::O_RDWR || mode == if write { libc::O_WRONLY } else { libc::O_RDONLY }
+    mode == libc::O_RDWR
+        || mode
+            == if write {
+                libc::O_WRONLY
+            } else {
+                libc::O_RDONLY
+            }
 }

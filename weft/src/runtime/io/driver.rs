@@ -101,7 +101,8 @@ use super::registrations::Registrations;
 use crate::util::locks::{StdMutex as Mutex, StdMutexGuard as MutexGuard};
 
 use super::scheduled_io::{
-    ERROR, PRIORITY, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED, shutdown_error,
+    ERROR, PRIORITY, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED,
+    shutdown_error,
 };
 
 /// Events taken per wait (tokio takes 1024 too).

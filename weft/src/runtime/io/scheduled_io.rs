@@ -101,7 +101,6 @@ impl Direction {
             Direction::Write => WRITABLE | WRITE_CLOSED | ERROR,
         }
     }
-
 }
 
 /// The readiness bits a waiter waits for: any one of them makes it
