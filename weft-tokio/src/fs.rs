@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 pub use weft::fs::{
     canonicalize, copy, create_dir, create_dir_all, hard_link, metadata, read, read_dir, read_link,
     read_to_string, remove_dir, remove_dir_all, remove_file, rename, set_permissions, symlink,
-    symlink_metadata, try_exists, write, DirBuilder, DirEntry, ReadDir,
+    symlink_metadata, try_exists, write, DirBuilder, DirEntry, FileTimes, ReadDir,
 };
 
 use crate::io_adapt::{impl_async_read, impl_async_write};
@@ -37,13 +37,24 @@ impl From<std::fs::File> for File {
     }
 }
 
+/// weft's `Debug` under tokio's name: `tokio::fs::File { std: .. }`.
 impl std::fmt::Debug for File {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("tokio::fs::")?;
         self.inner.fmt(f)
     }
 }
 
 impl_async_read!(File, inner);
+crate::io_adapt::impl_fd!(File);
+
+impl std::os::unix::io::FromRawFd for File {
+    unsafe fn from_raw_fd(fd: std::os::unix::io::RawFd) -> File {
+        // SAFETY: the caller's promise (an open descriptor it gives away)
+        // is passed on.
+        unsafe { weft::fs::File::from_raw_fd(fd) }.into()
+    }
+}
 impl_async_write!(File, inner);
 
 impl tokio_upstream::io::AsyncSeek for File {
@@ -118,6 +129,16 @@ impl File {
     /// Changes the file's permissions.
     pub async fn set_permissions(&self, perm: std::fs::Permissions) -> io::Result<()> {
         self.inner.set_permissions(perm).await
+    }
+
+    /// Changes the file's access and modification times.
+    pub async fn set_times(&self, times: FileTimes) -> io::Result<()> {
+        self.inner.set_times(times).await
+    }
+
+    /// Changes the file's modification time.
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.inner.set_modified(time).await
     }
 
     /// A second handle to the same open file.

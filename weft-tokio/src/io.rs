@@ -6,9 +6,14 @@ pub use tokio_upstream::io::{
     copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, empty, join, repeat,
     simplex, sink, split, AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek,
     AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream,
-    Empty, Error, ErrorKind, Interest, Join, Lines, ReadBuf, ReadHalf, Ready, Repeat, Result,
-    SeekFrom, SimplexStream, Sink, Split, Take, WriteHalf,
+    Empty, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf, Repeat, Result, SeekFrom,
+    SimplexStream, Sink, Split, Take, WriteHalf,
 };
+
+/// What a task waits for and what the reactor saw: weft's (`ready`,
+/// `try_io`, `async_io` of the sockets and of [`unix::AsyncFd`] take and
+/// return them).
+pub use weft::io::{Interest, Ready};
 
 use crate::io_adapt::{impl_async_read, impl_async_write, impl_fd, wrapper};
 
@@ -51,5 +56,8 @@ pub fn stderr() -> Stderr {
 
 /// Readiness of any file descriptor on weft's reactor.
 pub mod unix {
-    pub use weft::io::unix::{AsyncFd, AsyncFdReadyGuard, TryIoError};
+    pub use weft::io::unix::{
+        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, AsyncFdTryNewError,
+        TryIoError,
+    };
 }

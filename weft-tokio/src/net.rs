@@ -371,6 +371,32 @@ impl UdpSocket {
             |unfilled| self.inner.try_recv_from(unfilled),
         )
     }
+
+    /// `peek` in `poll` form, into tokio's `ReadBuf`: the datagram stays
+    /// queued.
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| Ok((self.inner.try_peek(unfilled)?, ())),
+        )
+    }
+
+    /// `peek_from` in `poll` form, into tokio's `ReadBuf`: the datagram
+    /// stays queued.
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<std::net::SocketAddr>> {
+        poll_recv_into(
+            cx,
+            buf,
+            |cx| self.inner.poll_recv_ready(cx),
+            |unfilled| self.inner.try_peek_from(unfilled),
+        )
+    }
 }
 
 wrapper!(
@@ -385,6 +411,11 @@ impl UnixListener {
     /// Binds to `path`.
     pub fn bind(path: impl AsRef<std::path::Path>) -> io::Result<UnixListener> {
         weft::net::UnixListener::bind(path).map(UnixListener::from)
+    }
+
+    /// Binds to `addr` (a path, or a name in Linux's abstract namespace).
+    pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
+        weft::net::UnixListener::bind_addr(&addr.clone().into()).map(UnixListener::from)
     }
 
     /// Waits for a connection.
@@ -419,6 +450,14 @@ impl UnixStream {
     /// Connects to the socket at `path`.
     pub async fn connect(path: impl AsRef<std::path::Path>) -> io::Result<UnixStream> {
         weft::net::UnixStream::connect(path)
+            .await
+            .map(UnixStream::from)
+    }
+
+    /// Connects to the socket at `addr` (a path, or a name in Linux's
+    /// abstract namespace).
+    pub async fn connect_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
+        weft::net::UnixStream::connect_addr(&addr.clone().into())
             .await
             .map(UnixStream::from)
     }
@@ -503,10 +542,206 @@ impl UnixDatagram {
     }
 }
 
+wrapper!(
+    /// A Unix socket not yet listening, connected or a datagram socket:
+    /// weft's.
+    UnixSocket,
+    weft::net::UnixSocket
+);
+deref!(UnixSocket, weft::net::UnixSocket);
+impl_fd!(UnixSocket);
+
+impl UnixSocket {
+    /// A new datagram socket.
+    pub fn new_datagram() -> io::Result<UnixSocket> {
+        weft::net::UnixSocket::new_datagram().map(UnixSocket::from)
+    }
+
+    /// A new stream socket.
+    pub fn new_stream() -> io::Result<UnixSocket> {
+        weft::net::UnixSocket::new_stream().map(UnixSocket::from)
+    }
+
+    /// Listens (a stream socket).
+    pub fn listen(self, backlog: u32) -> io::Result<UnixListener> {
+        self.inner.listen(backlog).map(UnixListener::from)
+    }
+
+    /// Connects to `path` (a stream socket).
+    pub async fn connect(self, path: impl AsRef<std::path::Path>) -> io::Result<UnixStream> {
+        self.inner.connect(path).await.map(UnixStream::from)
+    }
+
+    /// The datagram socket (a datagram socket).
+    pub fn datagram(self) -> io::Result<UnixDatagram> {
+        self.inner.datagram().map(UnixDatagram::from)
+    }
+}
+
+impl std::os::unix::io::FromRawFd for UnixSocket {
+    unsafe fn from_raw_fd(fd: std::os::unix::io::RawFd) -> UnixSocket {
+        // SAFETY: the caller's promise (an open socket it owns) is passed on.
+        unsafe { weft::net::UnixSocket::from_raw_fd(fd) }.into()
+    }
+}
+
+impl std::os::unix::io::IntoRawFd for UnixSocket {
+    fn into_raw_fd(self) -> std::os::unix::io::RawFd {
+        self.inner.into_raw_fd()
+    }
+}
+
 /// Unix-domain socket types and their halves, at tokio's paths.
 pub mod unix {
     pub use super::unix_halves::{
         OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf,
     };
     pub use weft::net::unix::{SocketAddr, UCred};
+
+    /// Unix pipes and FIFOs: weft's ends, with tokio's I/O traits.
+    pub mod pipe {
+        use std::io;
+        use std::os::fd::OwnedFd;
+        use std::path::Path;
+
+        use crate::io_adapt::{impl_async_read, impl_async_write, impl_fd, wrapper};
+
+        wrapper!(
+            /// The write end of a pipe or FIFO: weft's.
+            Sender,
+            weft::net::unix::pipe::Sender
+        );
+        wrapper!(
+            /// The read end of a pipe or FIFO: weft's.
+            Receiver,
+            weft::net::unix::pipe::Receiver
+        );
+        impl_async_write!(Sender, inner);
+        impl_async_read!(Receiver, inner);
+        impl_fd!(Sender);
+        impl_fd!(Receiver);
+
+        impl std::ops::Deref for Sender {
+            type Target = weft::net::unix::pipe::Sender;
+            fn deref(&self) -> &Self::Target {
+                &self.inner
+            }
+        }
+
+        impl std::ops::Deref for Receiver {
+            type Target = weft::net::unix::pipe::Receiver;
+            fn deref(&self) -> &Self::Target {
+                &self.inner
+            }
+        }
+
+        /// The constructors and conversions of an end.
+        macro_rules! end {
+            ($end:ident) => {
+                impl $end {
+                    /// Takes an open pipe or FIFO end (checked, made non-blocking).
+                    pub fn from_file(file: std::fs::File) -> io::Result<$end> {
+                        weft::net::unix::pipe::$end::from_file(file).map($end::from)
+                    }
+
+                    /// `from_file` for an `OwnedFd`.
+                    pub fn from_owned_fd(fd: OwnedFd) -> io::Result<$end> {
+                        weft::net::unix::pipe::$end::from_owned_fd(fd).map($end::from)
+                    }
+
+                    /// `from_file` without the checks.
+                    pub fn from_file_unchecked(file: std::fs::File) -> io::Result<$end> {
+                        weft::net::unix::pipe::$end::from_file_unchecked(file).map($end::from)
+                    }
+
+                    /// `from_owned_fd` without the checks.
+                    pub fn from_owned_fd_unchecked(fd: OwnedFd) -> io::Result<$end> {
+                        weft::net::unix::pipe::$end::from_owned_fd_unchecked(fd).map($end::from)
+                    }
+
+                    /// The descriptor, deregistered and blocking again.
+                    pub fn into_blocking_fd(self) -> io::Result<OwnedFd> {
+                        self.inner.into_blocking_fd()
+                    }
+
+                    /// The descriptor, deregistered, still non-blocking.
+                    pub fn into_nonblocking_fd(self) -> io::Result<OwnedFd> {
+                        self.inner.into_nonblocking_fd()
+                    }
+                }
+            };
+        }
+
+        end!(Sender);
+        end!(Receiver);
+
+        /// An anonymous pipe: (write end, read end).
+        pub fn pipe() -> io::Result<(Sender, Receiver)> {
+            let (tx, rx) = weft::net::unix::pipe::pipe()?;
+            Ok((tx.into(), rx.into()))
+        }
+
+        /// How to open a FIFO's end.
+        #[derive(Clone, Debug, Default)]
+        pub struct OpenOptions {
+            inner: weft::net::unix::pipe::OpenOptions,
+        }
+
+        impl OpenOptions {
+            /// Read-only receivers, write-only senders, a FIFO check.
+            pub fn new() -> OpenOptions {
+                OpenOptions::default()
+            }
+
+            /// Opens the FIFO for reading and writing (Linux).
+            pub fn read_write(&mut self, value: bool) -> &mut OpenOptions {
+                self.inner.read_write(value);
+                self
+            }
+
+            /// Skips the FIFO check.
+            pub fn unchecked(&mut self, value: bool) -> &mut OpenOptions {
+                self.inner.unchecked(value);
+                self
+            }
+
+            /// Opens the FIFO at `path` for reading.
+            pub fn open_receiver(&self, path: impl AsRef<Path>) -> io::Result<Receiver> {
+                self.inner.open_receiver(path).map(Receiver::from)
+            }
+
+            /// Opens the FIFO at `path` for writing.
+            pub fn open_sender(&self, path: impl AsRef<Path>) -> io::Result<Sender> {
+                self.inner.open_sender(path).map(Sender::from)
+            }
+        }
+    }
 }
+
+/// `TryFrom<std type>` for a wrapper: its `from_std` (tokio has these).
+macro_rules! try_from_std {
+    ($($ty:ident: $std:ty),* $(,)?) => {$(
+        impl TryFrom<$std> for $ty {
+            type Error = io::Error;
+
+            /// `from_std`: registers the socket with the current runtime.
+            ///
+            /// # Panics
+            ///
+            /// Outside a runtime.
+            #[track_caller]
+            fn try_from(socket: $std) -> io::Result<$ty> {
+                $ty::from_std(socket)
+            }
+        }
+    )*};
+}
+
+try_from_std!(
+    TcpListener: std::net::TcpListener,
+    TcpStream: std::net::TcpStream,
+    UdpSocket: std::net::UdpSocket,
+    UnixListener: std::os::unix::net::UnixListener,
+    UnixStream: std::os::unix::net::UnixStream,
+    UnixDatagram: std::os::unix::net::UnixDatagram,
+);

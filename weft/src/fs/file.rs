@@ -243,6 +243,20 @@ impl File {
         self.exclusive(Job::SetPermissions(perm)).await.map(drop)
     }
 
+    /// Changes the file's access and modification times, after the
+    /// operations before it: [`std::fs::File::set_times`] on the blocking
+    /// pool.
+    pub async fn set_times(&self, times: std::fs::FileTimes) -> io::Result<()> {
+        self.exclusive(Job::SetTimes(times)).await.map(drop)
+    }
+
+    /// Changes the file's modification time: `set_times` with that time
+    /// alone.
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(std::fs::FileTimes::new().set_modified(time))
+            .await
+    }
+
     /// A new `File` for the same open file (the same position and flags)
     /// and the same [`max_buf_size`](Self::max_buf_size):
     /// [`std::fs::File::try_clone`] on the blocking pool, after the
@@ -304,7 +318,7 @@ impl File {
     /// If `max_buf_size` is 0.
     #[track_caller]
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
-        assert!(max_buf_size > 0, "`max_buf_size` must be at least 1");
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
         self.inner_mut().1.max_buf = max_buf_size;
         self.turns
             .get_mut()
@@ -358,6 +372,34 @@ impl fmt::Debug for File {
 impl From<StdFile> for File {
     fn from(std: StdFile) -> File {
         File::from_std(std)
+    }
+}
+
+/// The file's descriptor: the operations a pool thread runs meanwhile use
+/// it too, so a syscall made on it directly lands between them in no
+/// fixed order (as with tokio's).
+impl std::os::fd::AsRawFd for File {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.std.as_raw_fd()
+    }
+}
+
+impl std::os::fd::AsFd for File {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.std.as_fd()
+    }
+}
+
+impl std::os::fd::FromRawFd for File {
+    /// `from_std` of the `std` file that owns `fd`.
+    ///
+    /// # Safety
+    ///
+    /// `fd` is an open file descriptor the caller owns and gives away
+    /// ([`FromRawFd::from_raw_fd`](std::os::fd::FromRawFd::from_raw_fd)'s contract).
+    unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> File {
+        // SAFETY: the caller's promise, passed on unchanged.
+        File::from_std(unsafe { StdFile::from_raw_fd(fd) })
     }
 }
 

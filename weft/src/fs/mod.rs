@@ -74,6 +74,7 @@ pub use dir_builder::DirBuilder;
 pub use file::File;
 pub use open_options::OpenOptions;
 pub use read_dir::{DirEntry, ReadDir, read_dir};
+pub use std::fs::FileTimes;
 
 use crate::task::{JoinError, JoinHandle};
 

@@ -1,24 +1,38 @@
 //! [`AsyncFd`]: readiness for any file descriptor (a pipe, a serial port,
 //! inotify, a socket weft has no type for), as tokio's
-//! `tokio::io::unix::AsyncFd`.
+//! `tokio::io::unix::AsyncFd`, with its guards ([`AsyncFdReadyGuard`],
+//! [`AsyncFdReadyMutGuard`], in `unix/guard.rs`).
 //!
-//! A guard clears readiness only when asked (`try_io` on `WouldBlock`,
-//! `clear_ready`), and `into_inner` gives the fd back deregistered from
-//! epoll (correctness): pinned by `net.rs`'s
-//! `async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered`.
-//! `Fd::reregister` is never called: the reactor registers a source once,
-//! for both directions.
+//! # Invariants
+//!
+//! - Readiness is cached until cleared: a guard clears it only when asked
+//!   (`clear_ready`, `clear_ready_matching`, `try_io` on `WouldBlock`),
+//!   and only if the reactor delivered nothing since the guard's event
+//!   (the tick: `runtime/io/scheduled_io.rs`). Closed bits are never
+//!   cleared: a read-closed fd stays ready. Pinned by `net.rs`'s
+//!   `async_fd_clears_readiness_only_when_asked_and_gives_the_fd_back_unregistered`
+//!   and `async_fd_api.rs`.
+//! - `into_inner` gives the fd back deregistered from epoll (correctness).
+//! - The reactor registers a duplicate of the fd, with the `Interest` the
+//!   `AsyncFd` was made with (`Fd`'s `register` ignores the one the
+//!   reactor passes); `Fd::reregister` is never called.
 
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::task::{Context, Poll, ready};
 
 use mio::unix::SourceFd;
 
+use crate::io::{Interest, Ready};
 use crate::runtime::{Direction, PollEvented, ReadyEvent};
 
+mod guard;
+
+pub use guard::{AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
+
 /// The reactor's own duplicate of an `AsyncFd`'s descriptor, as a `mio`
-/// source.
+/// source registered with the `AsyncFd`'s interest.
 ///
 /// Why a duplicate: epoll keys a registration by the open file, and the
 /// number `T` holds is the user's to close or replace (`get_mut`, a
@@ -29,52 +43,61 @@ use crate::runtime::{Direction, PollEvented, ReadyEvent};
 /// The duplicate is weft's alone: it stays open until the `AsyncFd`
 /// deregisters it, so that deregistration always succeeds, and it names the
 /// same open file, so readiness is the file's.
-struct Fd(OwnedFd);
+struct Fd {
+    fd: OwnedFd,
+    interest: mio::Interest,
+}
 
 impl Fd {
-    /// A close-on-exec duplicate of `fd`.
-    fn duplicate(fd: RawFd) -> io::Result<Fd> {
+    /// A close-on-exec duplicate of `fd`, to be registered for `interest`.
+    fn duplicate(fd: RawFd, interest: Interest) -> io::Result<Fd> {
         // SAFETY: `fcntl(fd, F_DUPFD_CLOEXEC, 0)` reads no memory of ours;
         // for a number that is not an open descriptor it fails (`EBADF`).
         let duplicate = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
         if duplicate < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: `duplicate` is a descriptor the call above just opened;
-        // nothing else owns it.
-        Ok(Fd(unsafe { OwnedFd::from_raw_fd(duplicate) }))
+        Ok(Fd {
+            // SAFETY: `duplicate` is a descriptor the call above just
+            // opened; nothing else owns it.
+            fd: unsafe { OwnedFd::from_raw_fd(duplicate) },
+            interest: interest.to_mio(),
+        })
     }
 }
 
 impl mio::event::Source for Fd {
+    /// Registers for the `AsyncFd`'s interest, whatever the reactor asks
+    /// (it asks every source for both directions).
     fn register(
         &mut self,
         registry: &mio::Registry,
         token: mio::Token,
-        interests: mio::Interest,
+        _interests: mio::Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0.as_raw_fd()).register(registry, token, interests)
+        SourceFd(&self.fd.as_raw_fd()).register(registry, token, self.interest)
     }
 
     fn reregister(
         &mut self,
         registry: &mio::Registry,
         token: mio::Token,
-        interests: mio::Interest,
+        _interests: mio::Interest,
     ) -> io::Result<()> {
-        SourceFd(&self.0.as_raw_fd()).reregister(registry, token, interests)
+        SourceFd(&self.fd.as_raw_fd()).reregister(registry, token, self.interest)
     }
 
     fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
-        SourceFd(&self.0.as_raw_fd()).deregister(registry)
+        SourceFd(&self.fd.as_raw_fd()).deregister(registry)
     }
 }
 
 /// A file descriptor registered with the runtime's reactor (edge-triggered,
-/// both directions). The fd must be in non-blocking mode; `AsyncFd` does
-/// not change it. Dropping it deregisters the fd and drops `T` (closing the
-/// fd if `T` owns it); [`into_inner`](AsyncFd::into_inner) deregisters and
-/// gives `T` back.
+/// for the [`Interest`] it was made with: readable and writable by
+/// default). The fd must be in non-blocking mode; `AsyncFd` does not change
+/// it. Dropping it deregisters the fd and drops `T` (closing the fd if `T`
+/// owns it); [`into_inner`](AsyncFd::into_inner) deregisters and gives `T`
+/// back.
 ///
 /// The reactor registers a duplicate of the fd that it owns (one `fcntl`
 /// at `new`, one `close` at the drop), so what `T`'s own number does
@@ -82,7 +105,13 @@ impl mio::event::Source for Fd {
 /// `new`, for as long as the `AsyncFd` lives, even if `T` closes or
 /// replaces its number meanwhile (through [`get_mut`](AsyncFd::get_mut)).
 /// tokio registers `T`'s number itself; the duplicate is the difference
-/// (it also keeps the file open until the `AsyncFd` drops).
+/// (it also keeps the file open until the `AsyncFd` drops), and why
+/// [`new`](AsyncFd::new) is safe here (tokio deprecates it for
+/// [`register`](AsyncFd::register), which weft has too).
+///
+/// Readiness is cached until a guard clears it: a wait after a successful
+/// read returns at once, the same readiness; clear it when the fd said
+/// `WouldBlock` (the guards' `try_io` does).
 ///
 /// ```
 /// use std::io::{Read, Write};
@@ -110,35 +139,134 @@ pub struct AsyncFd<T: AsRawFd> {
     inner: Option<T>,
 }
 
-/// The readiness an [`AsyncFd`] waited for; [`clear_ready`] after a
-/// `WouldBlock`, or let [`try_io`] do it.
-///
-/// [`clear_ready`]: AsyncFdReadyGuard::clear_ready
-/// [`try_io`]: AsyncFdReadyGuard::try_io
-pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
-    fd: &'a AsyncFd<T>,
-    event: ReadyEvent,
-    direction: Direction,
+/// [`AsyncFd::register`] (or `try_new`) failed: the error and the value it
+/// was given, back ([`into_parts`](AsyncFdRegisterError::into_parts)).
+pub struct AsyncFdRegisterError<T> {
+    inner: T,
+    cause: io::Error,
 }
 
-/// [`AsyncFdReadyGuard::try_io`] found the fd not ready after all.
-#[derive(Debug)]
-pub struct TryIoError(());
+/// tokio's older name of [`AsyncFdRegisterError`].
+pub type AsyncFdTryNewError<T> = AsyncFdRegisterError<T>;
+
+impl<T> AsyncFdRegisterError<T> {
+    /// The value given to `register` and the error that refused it.
+    pub fn into_parts(self) -> (T, io::Error) {
+        (self.inner, self.cause)
+    }
+}
+
+impl<T> fmt::Display for AsyncFdRegisterError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.cause, f)
+    }
+}
+
+impl<T> fmt::Debug for AsyncFdRegisterError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.cause, f)
+    }
+}
+
+impl<T> std::error::Error for AsyncFdRegisterError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+impl<T> From<AsyncFdRegisterError<T>> for io::Error {
+    fn from(error: AsyncFdRegisterError<T>) -> io::Error {
+        error.cause
+    }
+}
 
 impl<T: AsRawFd> AsyncFd<T> {
-    /// Registers `inner`'s fd with the current runtime's reactor.
+    /// Registers `inner`'s fd with the current runtime's reactor, readable
+    /// and writable.
     ///
     /// # Panics
     ///
     /// Outside a runtime context.
     #[track_caller]
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
+        Ok(AsyncFd::try_new(inner)?)
+    }
+
+    /// `new` for the readiness of `interest` only (`Interest::PRIORITY`
+    /// must be asked for here to be seen).
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+        Ok(AsyncFd::try_with_interest(inner, interest)?)
+    }
+
+    /// `new`, giving `inner` back on failure.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub fn try_new(inner: T) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
+        AsyncFd::try_with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// `with_interest`, giving `inner` back on failure.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub fn try_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
         let runtime = crate::runtime::current_runtime("AsyncFd::new");
-        let fd = Fd::duplicate(inner.as_raw_fd())?;
-        Ok(AsyncFd {
-            evented: PollEvented::with_runtime(fd, runtime)?,
-            inner: Some(inner),
-        })
+        let registered = Fd::duplicate(inner.as_raw_fd(), interest)
+            .and_then(|fd| PollEvented::with_runtime(fd, runtime));
+        match registered {
+            Ok(evented) => Ok(AsyncFd {
+                evented,
+                inner: Some(inner),
+            }),
+            Err(cause) => Err(AsyncFdRegisterError { inner, cause }),
+        }
+    }
+
+    /// tokio's `register`: `try_new`. weft registers a duplicate of the
+    /// fd, so it needs nothing of the caller.
+    ///
+    /// # Safety
+    ///
+    /// tokio's contract, kept so that code written for tokio is sound
+    /// here too: `inner.as_raw_fd()` is an open descriptor that stays open,
+    /// naming the same file, while the `AsyncFd` lives.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub unsafe fn register(inner: T) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
+        AsyncFd::try_new(inner)
+    }
+
+    /// tokio's `register_with_interest`: `try_with_interest`.
+    ///
+    /// # Safety
+    ///
+    /// As [`register`](AsyncFd::register).
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime context.
+    #[track_caller]
+    pub unsafe fn register_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
+        AsyncFd::try_with_interest(inner, interest)
     }
 
     /// The wrapped value.
@@ -161,53 +289,136 @@ impl<T: AsRawFd> AsyncFd<T> {
     }
 
     /// Waits until the fd is readable (or its read side closed, or it has
-    /// an error).
+    /// an error). Any number of tasks may wait at once.
     pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        self.ready(Direction::Read).await
+        self.ready(Interest::READABLE).await
+    }
+
+    /// `readable`, with a guard that lends the `AsyncFd` mutably.
+    pub async fn readable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::READABLE).await
     }
 
     /// Waits until the fd is writable (or its write side closed, or it has
     /// an error).
     pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        self.ready(Direction::Write).await
+        self.ready(Interest::WRITABLE).await
     }
 
-    async fn ready(&self, direction: Direction) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        let event = self.evented.ready(direction).await?;
-        Ok(AsyncFdReadyGuard {
-            fd: self,
-            event,
-            direction,
-        })
+    /// `writable`, with a guard that lends the `AsyncFd` mutably.
+    pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::WRITABLE).await
     }
 
-    /// `readable` in `poll` form: only the last task to call it is woken.
+    /// Waits until any readiness of `interest` is there; the guard's
+    /// [`ready`](AsyncFdReadyGuard::ready) says which.
+    pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        let event = self.evented.ready(interest.wants()).await?;
+        Ok(AsyncFdReadyGuard::new(self, event))
+    }
+
+    /// `ready`, with a guard that lends the `AsyncFd` mutably.
+    pub async fn ready_mut(
+        &mut self,
+        interest: Interest,
+    ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        let event = self.evented.ready(interest.wants()).await?;
+        Ok(AsyncFdReadyMutGuard::new(self, event))
+    }
+
+    /// `readable` in `poll` form: only the last task to call it (or
+    /// `poll_read_ready_mut`) is woken.
     pub fn poll_read_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        self.poll_ready(cx, Direction::Read)
+        let event = ready!(self.poll_event(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
     }
 
-    /// `writable` in `poll` form: only the last task to call it is woken.
+    /// `poll_read_ready` with a guard that lends the `AsyncFd` mutably.
+    pub fn poll_read_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
+    }
+
+    /// `writable` in `poll` form: only the last task to call it (or
+    /// `poll_write_ready_mut`) is woken.
     pub fn poll_write_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        self.poll_ready(cx, Direction::Write)
+        let event = ready!(self.poll_event(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
     }
 
-    fn poll_ready<'a>(
-        &'a self,
+    /// `poll_write_ready` with a guard that lends the `AsyncFd` mutably.
+    pub fn poll_write_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
+    }
+
+    fn poll_event(
+        &self,
         cx: &mut Context<'_>,
         direction: Direction,
-    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        let event = ready!(self.evented.poll_ready(cx, direction))?;
-        Poll::Ready(Ok(AsyncFdReadyGuard {
-            fd: self,
-            event,
-            direction,
-        }))
+    ) -> Poll<io::Result<ReadyEvent>> {
+        self.evented.poll_ready(cx, direction)
+    }
+
+    /// Runs `f` once `interest` is ready, again after each `WouldBlock`
+    /// (which clears the readiness), and returns its first other result.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut f: impl FnMut(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.get_ref();
+        self.evented.async_io(interest.wants(), |_| f(inner)).await
+    }
+
+    /// `async_io` with the wrapped value lent mutably.
+    pub async fn async_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        mut f: impl FnMut(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.inner.as_mut().expect("taken only by into_inner");
+        self.evented.async_io(interest.wants(), |_| f(inner)).await
+    }
+
+    /// Runs `f` if `interest` is known ready, without waiting:
+    /// `WouldBlock` otherwise; a `WouldBlock` from `f` clears the
+    /// readiness.
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.get_ref();
+        self.evented.try_io(interest.wants(), |_| f(inner))
+    }
+
+    /// `try_io` with the wrapped value lent mutably.
+    pub fn try_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        f: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.inner.as_mut().expect("taken only by into_inner");
+        self.evented.try_io(interest.wants(), |_| f(inner))
+    }
+
+    /// Forgets `ready` as seen in `event` (a guard's clear).
+    fn clear(&self, event: ReadyEvent, ready: Ready) {
+        self.evented
+            .clear_readiness(event, crate::runtime::Wants(ready.bits()));
     }
 }
 
@@ -217,39 +428,11 @@ impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
     }
 }
 
-impl<T: AsRawFd> AsyncFdReadyGuard<'_, T> {
-    /// Forgets the readiness this guard saw: the next wait sleeps until the
-    /// reactor reports the fd ready again. Call it after a `WouldBlock`.
-    pub fn clear_ready(&mut self) {
-        self.fd.evented.clear_readiness(self.event, self.direction);
-    }
-
-    /// Keeps the readiness (the fd may still be ready).
-    pub fn retain_ready(&mut self) {}
-
-    /// Runs `f` on the `AsyncFd`; on `WouldBlock` clears the readiness and
-    /// returns `Err(TryIoError)` (wait again), otherwise its result.
-    pub fn try_io<R>(
-        &mut self,
-        f: impl FnOnce(&AsyncFd<T>) -> io::Result<R>,
-    ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.fd) {
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
-    }
-
-    /// The `AsyncFd` this guard is for.
-    pub fn get_ref(&self) -> &AsyncFd<T> {
-        self.fd
-    }
-
-    /// The wrapped value.
-    pub fn get_inner(&self) -> &T {
-        self.fd.get_ref()
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFd")
+            .field("inner", &self.inner)
+            .finish()
     }
 }
 
@@ -312,7 +495,7 @@ mod tests {
     fn a_number_that_is_not_open_is_an_error() {
         let rt = crate::runtime::Runtime::new().unwrap();
         let _context = rt.enter();
-        let error = AsyncFd::new(i32::MAX).err().expect("not an open fd");
+        let error = AsyncFd::new(i32::MAX).expect_err("not an open fd");
         assert_eq!(error.raw_os_error(), Some(libc::EBADF), "{error}");
     }
 }

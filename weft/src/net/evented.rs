@@ -11,6 +11,10 @@
 //! - [`datagram_methods!`]: a datagram socket's connected-peer methods
 //!   (`send`, `recv` and their `try_`, `poll_` and `_buf` forms, readiness),
 //!   for `UdpSocket` and `UnixDatagram`.
+//! - [`ready_method!`] and [`interest_methods!`]: `ready(Interest)`, and
+//!   `async_io`/`try_io` (a caller's own syscall run when an `Interest` is
+//!   ready), for the streams, their halves (`ready` only), the datagram
+//!   sockets and the pipe ends (`ready`).
 //! - [`std_conversions!`] and [`impl_fd!`]: `from_std`/`into_std` and the
 //!   file-descriptor traits of every socket type.
 //!
@@ -48,6 +52,20 @@ pub(crate) type RuntimeRef = crate::util::loom::sync::Arc<crate::runtime::Shared
 /// Waits, as a listed waiter, until `direction` is ready.
 pub(crate) async fn ready<S: Source>(io: &PollEvented<S>, direction: Direction) -> io::Result<()> {
     io.ready(direction).await.map(drop)
+}
+
+/// Marks a just-accepted stream readable and writable without waiting for
+/// the reactor's first event (tokio's rule): its first read and write try
+/// the socket. Under load that first event can queue behind every other
+/// connection's; a wrong guess costs one `WouldBlock`, which clears it.
+pub(crate) fn assume_accepted<S: Source>(io: &PollEvented<S>) {
+    use crate::runtime::ready_bits::{READABLE, WRITABLE};
+    io.assume_ready(READABLE | WRITABLE);
+}
+
+/// Marks one end of a just-made pair writable (it is: nothing was sent).
+pub(crate) fn assume_writable<S: Source>(io: &PollEvented<S>) {
+    io.assume_ready(crate::runtime::ready_bits::WRITABLE);
 }
 
 /// Polls `direction`'s readiness, keeping the waker in its one slot.
@@ -358,11 +376,70 @@ macro_rules! stream_write_methods {
     };
 }
 
+/// `ready(Interest)`: waits, as a listed waiter, for any readiness of an
+/// [`Interest`](crate::io::Interest), for a type whose `PollEvented` is
+/// `$io` (`$this: &Self`).
+macro_rules! ready_method {
+    (|$this:ident| $io:expr) => {
+        /// Waits until any readiness of `interest` is there and says which
+        /// ([`Ready`](crate::io::Ready): readable, writable, closed, an
+        /// error). It may say readable with nothing to read after all: then
+        /// the `try_*` call says `WouldBlock` and forgets it. Any number of
+        /// tasks may wait at once.
+        pub async fn ready(
+            &self,
+            interest: $crate::io::Interest,
+        ) -> std::io::Result<$crate::io::Ready> {
+            let $this = self;
+            let event = ($io).ready(interest.wants()).await?;
+            Ok($crate::io::Ready::from_bits(event.ready()))
+        }
+    };
+}
+
+/// `ready(Interest)`, `async_io` and `try_io`: a caller's own syscall on
+/// the socket, run when an [`Interest`](crate::io::Interest) is ready, for
+/// a type whose `PollEvented` is `$io` (`$this: &Self`).
+macro_rules! interest_methods {
+    (|$this:ident| $io:expr) => {
+        $crate::net::evented::ready_method!(|$this| $io);
+
+        /// Runs `f` (a syscall of the caller's on this socket) once
+        /// `interest` is ready, again after each `WouldBlock` (which
+        /// forgets the readiness), and returns its first other result.
+        /// `f` must make the syscall: a `WouldBlock` it makes up would
+        /// clear a readiness the kernel still has, and wait for an edge
+        /// that does not come.
+        pub async fn async_io<R>(
+            &self,
+            interest: $crate::io::Interest,
+            mut f: impl FnMut() -> std::io::Result<R>,
+        ) -> std::io::Result<R> {
+            let $this = self;
+            ($io).async_io(interest.wants(), |_| f()).await
+        }
+
+        /// Runs `f` (a syscall of the caller's on this socket) if
+        /// `interest` is known ready, without waiting: `WouldBlock`
+        /// otherwise. A `WouldBlock` from `f` forgets the readiness.
+        pub fn try_io<R>(
+            &self,
+            interest: $crate::io::Interest,
+            f: impl FnOnce() -> std::io::Result<R>,
+        ) -> std::io::Result<R> {
+            let $this = self;
+            ($io).try_io(interest.wants(), |_| f())
+        }
+    };
+}
+
 /// A datagram socket's methods that do not name a destination (its field
 /// `io`; `$addr`, a sender's address): `send`, `recv`, `recv_from` and
 /// their forms, readiness, `take_error`.
 macro_rules! datagram_methods {
     ($addr:ty) => {
+        $crate::net::evented::interest_methods!(|this| &this.io);
+
         /// Waits until a datagram can be received (or an error is there).
         /// Any number of tasks may wait at once.
         pub async fn readable(&self) -> std::io::Result<()> {
@@ -560,5 +637,6 @@ macro_rules! impl_fd {
 }
 
 pub(crate) use {
-    datagram_methods, impl_fd, std_conversions, stream_read_methods, stream_write_methods,
+    datagram_methods, impl_fd, interest_methods, ready_method, std_conversions,
+    stream_read_methods, stream_write_methods,
 };

@@ -1,6 +1,7 @@
 //! TCP, UDP and Unix-domain sockets on the runtime's reactor, with tokio's
 //! names: [`TcpListener`], [`TcpStream`], [`TcpSocket`], [`UdpSocket`],
-//! [`UnixListener`], [`UnixStream`], [`UnixDatagram`], [`lookup_host`];
+//! [`UnixListener`], [`UnixStream`], [`UnixDatagram`], [`UnixSocket`],
+//! [`lookup_host`], Unix [`pipe`](unix::pipe)s;
 //! the halves of a stream in [`tcp`] and [`unix`].
 //!
 //! Every socket is non-blocking, registered once with the reactor of the
@@ -53,6 +54,7 @@ pub use tcp::stream::TcpStream;
 pub use udp::UdpSocket;
 pub use unix::datagram::UnixDatagram;
 pub use unix::listener::UnixListener;
+pub use unix::socket::UnixSocket;
 pub use unix::stream::UnixStream;
 
 /// The halves of a [`TcpStream`], now at tokio's path, [`tcp`]: the old

@@ -58,6 +58,7 @@ macro_rules! halves {
         impl $stream {
             $crate::net::evented::stream_read_methods!(|this| &this.io);
             $crate::net::evented::stream_write_methods!(|this| &this.io);
+            $crate::net::evented::interest_methods!(|this| &this.io);
 
             /// Borrowed read and write halves, usable from two futures of
             /// one task at once (`select`/`join`); no allocation.
@@ -88,6 +89,7 @@ macro_rules! halves {
 
             $crate::net::split::addresses!($addr);
             $crate::net::evented::stream_read_methods!(|this| &this.stream().io);
+            $crate::net::evented::ready_method!(|this| &this.stream().io);
         }
 
         impl WriteHalf<'_> {
@@ -97,6 +99,7 @@ macro_rules! halves {
 
             $crate::net::split::addresses!($addr);
             $crate::net::evented::stream_write_methods!(|this| &this.stream().io);
+            $crate::net::evented::ready_method!(|this| &this.stream().io);
         }
 
         impl OwnedReadHalf {
@@ -120,6 +123,7 @@ macro_rules! halves {
 
             $crate::net::split::addresses!($addr);
             $crate::net::evented::stream_read_methods!(|this| &this.stream().io);
+            $crate::net::evented::ready_method!(|this| &this.stream().io);
         }
 
         impl OwnedWriteHalf {
@@ -139,6 +143,7 @@ macro_rules! halves {
 
             $crate::net::split::addresses!($addr);
             $crate::net::evented::stream_write_methods!(|this| &this.stream().io);
+            $crate::net::evented::ready_method!(|this| &this.stream().io);
         }
 
         impl Drop for OwnedWriteHalf {

@@ -188,6 +188,129 @@ impl UdpSocket {
     }
 }
 
+/// Socket options beyond the common ones: multicast, IP type of service
+/// and traffic class, the bound device. Each is one `setsockopt` or
+/// `getsockopt`; the OS's error is returned as it is.
+impl UdpSocket {
+    fn sock(&self) -> SockRef<'_> {
+        SockRef::from(self.io.get_ref())
+    }
+
+    /// Whether multicast datagrams sent on IPv4 loop back to this host.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.sock().multicast_loop_v4()
+    }
+
+    /// Sets whether IPv4 multicast datagrams loop back.
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.sock().set_multicast_loop_v4(on)
+    }
+
+    /// The time-to-live of IPv4 multicast datagrams.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.sock().multicast_ttl_v4()
+    }
+
+    /// Sets the time-to-live of IPv4 multicast datagrams.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.sock().set_multicast_ttl_v4(ttl)
+    }
+
+    /// Whether multicast datagrams sent on IPv6 loop back to this host.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.sock().multicast_loop_v6()
+    }
+
+    /// Sets whether IPv6 multicast datagrams loop back.
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.sock().set_multicast_loop_v6(on)
+    }
+
+    /// Joins the IPv4 multicast group `multiaddr` on the interface whose
+    /// address is `interface` (`UNSPECIFIED`: the OS picks).
+    pub fn join_multicast_v4(
+        &self,
+        multiaddr: std::net::Ipv4Addr,
+        interface: std::net::Ipv4Addr,
+    ) -> io::Result<()> {
+        self.sock().join_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Joins the IPv6 multicast group `multiaddr` on interface index
+    /// `interface` (0: the OS picks).
+    pub fn join_multicast_v6(
+        &self,
+        multiaddr: &std::net::Ipv6Addr,
+        interface: u32,
+    ) -> io::Result<()> {
+        self.sock().join_multicast_v6(multiaddr, interface)
+    }
+
+    /// Leaves an IPv4 multicast group joined with `join_multicast_v4`.
+    pub fn leave_multicast_v4(
+        &self,
+        multiaddr: std::net::Ipv4Addr,
+        interface: std::net::Ipv4Addr,
+    ) -> io::Result<()> {
+        self.sock().leave_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Leaves an IPv6 multicast group joined with `join_multicast_v6`.
+    pub fn leave_multicast_v6(
+        &self,
+        multiaddr: &std::net::Ipv6Addr,
+        interface: u32,
+    ) -> io::Result<()> {
+        self.sock().leave_multicast_v6(multiaddr, interface)
+    }
+
+    /// The IPv4 type-of-service byte of the datagrams sent (`IP_TOS`).
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        self.sock().tos_v4()
+    }
+
+    /// Sets the IPv4 type-of-service byte (`IP_TOS`).
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        self.sock().set_tos_v4(tos)
+    }
+
+    /// tokio's older name of [`tos_v4`](UdpSocket::tos_v4).
+    #[deprecated(note = "use `tos_v4`")]
+    pub fn tos(&self) -> io::Result<u32> {
+        self.tos_v4()
+    }
+
+    /// tokio's older name of [`set_tos_v4`](UdpSocket::set_tos_v4).
+    #[deprecated(note = "use `set_tos_v4`")]
+    pub fn set_tos(&self, tos: u32) -> io::Result<()> {
+        self.set_tos_v4(tos)
+    }
+
+    /// The IPv6 traffic class of the datagrams sent (`IPV6_TCLASS`).
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        self.sock().tclass_v6()
+    }
+
+    /// Sets the IPv6 traffic class (`IPV6_TCLASS`).
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.sock().set_tclass_v6(tclass)
+    }
+
+    /// The network device the socket is bound to (`SO_BINDTODEVICE`), if
+    /// any.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        self.sock().device()
+    }
+
+    /// Binds the socket to a network device by name (`None`: unbinds);
+    /// needs `CAP_NET_RAW`.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        self.sock().bind_device(interface)
+    }
+}
+
 impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UdpSocket")

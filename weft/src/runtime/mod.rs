@@ -53,7 +53,14 @@ pub(crate) use io::poll_evented::{PollEvented, current_runtime};
 #[cfg(all(test, feature = "hyper", not(loom)))]
 pub(crate) use io::scheduled_io::shutdown_error;
 #[cfg(not(loom))]
-pub(crate) use io::scheduled_io::{Direction, ReadyEvent};
+pub(crate) use io::scheduled_io::{Direction, ReadyEvent, Wants};
+/// The reactor's readiness bits, which `io::Ready` holds as they are.
+#[cfg(not(loom))]
+pub(crate) mod ready_bits {
+    pub(crate) use super::io::scheduled_io::{
+        ERROR, PRIORITY, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED,
+    };
+}
 pub(crate) use scheduler::Shared;
 pub(crate) use scheduler::block_in_place::block_in_place;
 #[cfg(all(feature = "hyper", not(loom)))]

@@ -67,7 +67,7 @@
 //! by the read-ahead test, rule 4 by the writes to `/dev/full`, rule 6 by
 //! 64 tasks sharing one `File`, the seek identity by its own test.
 
-use std::fs::{File as StdFile, Metadata, Permissions};
+use std::fs::{File as StdFile, FileTimes, Metadata, Permissions};
 use std::future::Future;
 use std::io::{self, IoSlice, Read, Seek, SeekFrom, Write};
 use std::pin::Pin;
@@ -135,6 +135,7 @@ pub(super) enum Job {
     SyncData,
     Metadata,
     SetPermissions(Permissions),
+    SetTimes(FileTimes),
     TryClone,
     /// Only rule 3's move back (`into_std`).
     Rewind,
@@ -175,6 +176,7 @@ impl Job {
             Job::SyncData => file.sync_data().map(|()| Reply::Done),
             Job::Metadata => file.metadata().map(Reply::Metadata),
             Job::SetPermissions(perm) => file.set_permissions(perm).map(|()| Reply::Done),
+            Job::SetTimes(times) => file.set_times(times).map(|()| Reply::Done),
             Job::TryClone => file.try_clone().map(Reply::File),
             Job::Rewind => Ok(Reply::Done),
         }

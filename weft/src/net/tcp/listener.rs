@@ -79,9 +79,12 @@ impl TcpListener {
         Poll::Ready(Ok((self.adopt(stream)?, peer)))
     }
 
-    /// An accepted connection, registered with this listener's runtime.
+    /// An accepted connection, registered with this listener's runtime,
+    /// assumed readable and writable (`evented::assume_accepted`).
     fn adopt(&self, stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        TcpStream::from_mio(stream, self.io.runtime().clone())
+        let stream = TcpStream::from_mio(stream, self.io.runtime().clone())?;
+        crate::net::evented::assume_accepted(&stream.io);
+        Ok(stream)
     }
 
     /// The address it listens on.

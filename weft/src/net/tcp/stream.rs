@@ -129,6 +129,20 @@ impl TcpStream {
         self.io.get_ref().set_ttl(ttl)
     }
 
+    /// Whether `TCP_QUICKACK` is on (acknowledgements sent at once rather
+    /// than delayed). Linux clears it itself after some exchanges: read
+    /// it as "on right now".
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        SockRef::from(self.io.get_ref()).tcp_quickack()
+    }
+
+    /// Turns `TCP_QUICKACK` on or off.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        SockRef::from(self.io.get_ref()).set_tcp_quickack(quickack)
+    }
+
     /// Shuts down the write side (the peer reads end of stream), the read
     /// side, or both, at once (as `std`'s `shutdown`; no buffered data to
     /// flush).

@@ -65,10 +65,13 @@ impl UnixDatagram {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
-        Ok((
+        let (a, b) = (
             UnixDatagram::register(a, "UnixDatagram::pair")?,
             UnixDatagram::register(b, "UnixDatagram::pair")?,
-        ))
+        );
+        crate::net::evented::assume_writable(&a.io);
+        crate::net::evented::assume_writable(&b.io);
+        Ok((a, b))
     }
 
     /// Registers `socket` with the current runtime.

@@ -80,6 +80,7 @@ impl UnixListener {
         addr: std::os::unix::net::SocketAddr,
     ) -> io::Result<(UnixStream, SocketAddr)> {
         let stream = UnixStream::from_mio(stream, self.io.runtime().clone())?;
+        crate::net::evented::assume_accepted(&stream.io);
         Ok((stream, addr.into()))
     }
 

@@ -2,7 +2,8 @@
 //! (`tokio::net::unix`), a Unix socket's [`SocketAddr`], and a peer's
 //! credentials, [`UCred`]. The socket types themselves,
 //! [`UnixListener`](crate::net::UnixListener), [`UnixStream`] and
-//! [`UnixDatagram`](crate::net::UnixDatagram), are in [`crate::net`].
+//! [`UnixDatagram`](crate::net::UnixDatagram), are in [`crate::net`];
+//! pipes and FIFOs in [`pipe`].
 //!
 //! Paths are bound and connected synchronously in the kernel (no lookup),
 //! so only waiting for a peer is async. On Linux a path whose first byte
@@ -11,6 +12,8 @@
 mod addr;
 pub(super) mod datagram;
 pub(super) mod listener;
+pub mod pipe;
+pub(super) mod socket;
 pub(super) mod stream;
 mod ucred;
 

@@ -36,9 +36,18 @@ impl UnixStream {
     ///
     /// When polled outside a runtime context (looked up at the first poll).
     pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
-        let shared = current_runtime("UnixStream::connect");
         let stream = mio::net::UnixStream::connect_addr(addr.as_std())?;
-        let stream = UnixStream::from_mio(stream, shared)?;
+        UnixStream::finish_connect(stream, "UnixStream::connect").await
+    }
+
+    /// Registers a socket whose connect has begun with the current runtime
+    /// (`what` names the caller in the panic outside one), waits until it
+    /// is writable and reports the connect's error.
+    pub(super) async fn finish_connect(
+        stream: mio::net::UnixStream,
+        what: &str,
+    ) -> io::Result<UnixStream> {
+        let stream = UnixStream::from_mio(stream, current_runtime(what))?;
         stream.io.ready(Direction::Write).await?;
         if let Some(error) = stream.io.get_ref().take_error()? {
             return Err(error);
@@ -65,10 +74,13 @@ impl UnixStream {
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let shared = current_runtime("UnixStream::pair");
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((
+        let (a, b) = (
             UnixStream::from_mio(a, shared.clone())?,
             UnixStream::from_mio(b, shared)?,
-        ))
+        );
+        crate::net::evented::assume_writable(&a.io);
+        crate::net::evented::assume_writable(&b.io);
+        Ok((a, b))
     }
 
     /// This end's address.

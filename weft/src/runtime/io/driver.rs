@@ -101,7 +101,8 @@ use super::registrations::Registrations;
 use crate::util::locks::{StdMutex as Mutex, StdMutexGuard as MutexGuard};
 
 use super::scheduled_io::{
-    ERROR, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED, shutdown_error,
+    ERROR, PRIORITY, READ_CLOSED, READABLE, ReleaseQueue, ScheduledIo, WRITABLE, WRITE_CLOSED,
+    shutdown_error,
 };
 
 /// Events taken per wait (tokio takes 1024 too).
@@ -178,6 +179,10 @@ fn readiness_of(event: &mio::event::Event) -> u64 {
     }
     if event.is_error() {
         ready |= ERROR;
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if event.is_priority() {
+        ready |= PRIORITY;
     }
     ready
 }

@@ -27,7 +27,7 @@ use std::task::{Context, Poll, ready};
 use mio::event::Source;
 
 use super::driver::Registered;
-use super::scheduled_io::{Direction, ReadyEvent};
+use super::scheduled_io::{Direction, ReadyEvent, Wants};
 use crate::runtime::scheduler::Shared;
 use crate::task::coop;
 use crate::util::loom::sync::Arc;
@@ -126,39 +126,55 @@ impl<E: Source> PollEvented<E> {
     /// one shared source (each is a listed waiter, all woken).
     pub(crate) async fn async_io<R>(
         &self,
-        direction: Direction,
+        wants: impl Into<Wants>,
         mut op: impl FnMut(&E) -> io::Result<R>,
     ) -> io::Result<R> {
+        let wants = wants.into();
         loop {
             let event = Readiness {
                 evented: self,
-                direction,
+                wants,
                 id: 0,
             }
             .await?;
+            // The budget is spent by the operation, not by the wait (as
+            // tokio's): a task that waits and then does its own `try_*`
+            // call is charged by that call's kind, not twice.
+            std::future::poll_fn(coop::poll_budget).await;
             match op(self.get_ref()) {
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    self.registered.io.clear_readiness(event, direction);
+                    self.registered.io.clear_readiness(event, wants);
                 }
-                result => return result,
+                result => {
+                    coop::spend();
+                    return result;
+                }
             }
         }
     }
 
-    /// Waits until `direction` is ready, as a listed waiter.
-    pub(crate) async fn ready(&self, direction: Direction) -> io::Result<ReadyEvent> {
+    /// Waits until `wants` (a direction, or any set of readiness bits) is
+    /// ready, as a listed waiter.
+    pub(crate) async fn ready(&self, wants: impl Into<Wants>) -> io::Result<ReadyEvent> {
         Readiness {
             evented: self,
-            direction,
+            wants: wants.into(),
             id: 0,
         }
         .await
     }
 
-    /// Forgets `direction`'s readiness seen in `event` (the operation
-    /// returned `WouldBlock`).
-    pub(crate) fn clear_readiness(&self, event: ReadyEvent, direction: Direction) {
-        self.registered.io.clear_readiness(event, direction);
+    /// Marks `ready` (reactor bits) without waiting for the reactor's first
+    /// event: see `ScheduledIo::assume_ready`. Call it only on a source
+    /// nobody waits on yet.
+    pub(crate) fn assume_ready(&self, ready: u64) {
+        self.registered.io.assume_ready(ready);
+    }
+
+    /// Forgets the readiness of `wants` seen in `event` (the operation
+    /// returned `WouldBlock`, or an `AsyncFd` guard was told to).
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent, wants: impl Into<Wants>) {
+        self.registered.io.clear_readiness(event, wants);
     }
 
     /// Runs `op` once if `direction` is known ready, without waiting:
@@ -169,16 +185,17 @@ impl<E: Source> PollEvented<E> {
     /// be woken.
     pub(crate) fn try_io<R>(
         &self,
-        direction: Direction,
+        wants: impl Into<Wants>,
         op: impl FnOnce(&E) -> io::Result<R>,
     ) -> io::Result<R> {
-        let Some(event) = self.registered.io.ready_now(direction) else {
+        let wants = wants.into();
+        let Some(event) = self.registered.io.ready_now(wants) else {
             return Err(io::ErrorKind::WouldBlock.into());
         };
         let event = event?;
         match op(self.get_ref()) {
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                self.registered.io.clear_readiness(event, direction);
+                self.registered.io.clear_readiness(event, wants);
                 Err(error)
             }
             result => result,
@@ -317,22 +334,24 @@ impl<E: Source> Drop for PollEvented<E> {
     }
 }
 
-/// Waits for one direction's readiness as a listed waiter of the source.
+/// Waits for some readiness (a direction's, or any set of bits) as a
+/// listed waiter of the source.
 struct Readiness<'a, E: Source> {
     evented: &'a PollEvented<E>,
-    direction: Direction,
+    wants: Wants,
     id: u64,
 }
 
 impl<E: Source> Future for Readiness<'_, E> {
     type Output = io::Result<ReadyEvent>;
 
+    /// Spends no budget (tokio's `readable`/`writable`/`ready` spend
+    /// none): a loop of `writable().await` and `try_write` runs as long
+    /// as the socket takes bytes; `async_io` spends for its operation.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let io = &this.evented.registered.io;
-        let result = coop::poll_with_budget(cx, |cx| {
-            io.poll_ready_listed(cx, this.direction, &mut this.id)
-        });
+        let result = io.poll_ready_listed(cx, this.wants, &mut this.id);
         if result.is_ready() {
             io.forget_waiter(std::mem::take(&mut this.id));
         }

@@ -3,7 +3,7 @@
 //! # The readiness word
 //!
 //! `readiness` packs the readiness bits the reactor has seen (readable,
-//! writable, read closed, write closed, error), a 16-bit *tick* counting
+//! writable, read closed, write closed, error, priority), a 16-bit *tick* counting
 //! the reactor's deliveries to this source, and a shutdown bit. The poller
 //! sets bits with one read-modify-write that also bumps the tick; a task
 //! clears a bit after its operation returned `WouldBlock`, and only if the
@@ -69,10 +69,16 @@ pub(crate) const READ_CLOSED: u64 = 1 << 2;
 // `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`).
 pub(crate) const WRITE_CLOSED: u64 = 1 << 3;
 pub(crate) const ERROR: u64 = 1 << 4;
+/// Urgent (out-of-band) data: `EPOLLPRI`, reported only for a source
+/// registered with mio's `PRIORITY` interest (an `AsyncFd` that asks).
+pub(crate) const PRIORITY: u64 = 1 << 5;
+/// The bits no `WouldBlock` or guard clears: once the peer closed, it
+/// stays closed.
+const CLOSED: u64 = READ_CLOSED | WRITE_CLOSED;
 // The bits and fields of the word are disjoint, so every `|` that joins
 // them (here, in `Direction::mask`, in `set_readiness`) equals `^`: those
 // mutants are equivalent.
-const READY_MASK: u64 = READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR;
+const READY_MASK: u64 = READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR | PRIORITY;
 
 const TICK_SHIFT: u32 = 16;
 const TICK_MASK: u64 = 0xFFFF << TICK_SHIFT;
@@ -95,28 +101,48 @@ impl Direction {
             Direction::Write => WRITABLE | WRITE_CLOSED | ERROR,
         }
     }
+}
 
-    /// The bits a `WouldBlock` in this direction clears: never a closed
-    /// bit (once the peer closed, it stays closed), but `ERROR` too, as
-    /// tokio does. A socket's pending error is returned (and cleared) by
-    /// the next syscall on it, so a `WouldBlock` means none is pending any
-    /// more; a new one is a new edge. Kept set, it made every later wait
-    /// ready at once: a UDP socket that once got a refused datagram spun
-    /// inside one poll at its next `recv` (`net.rs`,
-    /// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`).
-    fn clear_mask(self) -> u64 {
-        match self {
-            Direction::Read => READABLE | ERROR,
-            Direction::Write => WRITABLE | ERROR,
-        }
+/// The readiness bits a waiter waits for: any one of them makes it
+/// ready. A direction's ([`Direction::mask`]), or the set an `AsyncFd` or
+/// a socket's `ready(Interest)` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wants(pub(crate) u64);
+
+impl From<Direction> for Wants {
+    fn from(direction: Direction) -> Wants {
+        Wants(direction.mask())
     }
 }
 
-/// What a task saw when it found its direction ready: the tick to hand
-/// back to `clear_readiness`.
+impl Wants {
+    /// The bits a `WouldBlock` while waiting for these clears: never a
+    /// closed bit (once the peer closed, it stays closed), but `ERROR`
+    /// too, as tokio does. A socket's pending error is returned (and
+    /// cleared) by the next syscall on it, so a `WouldBlock` means none is
+    /// pending any more; a new one is a new edge. Kept set, it made every
+    /// later wait ready at once: a UDP socket that once got a refused
+    /// datagram spun inside one poll at its next `recv` (`net.rs`,
+    /// `a_connected_udp_socket_reports_a_refused_datagram_then_waits_again`).
+    fn clear_mask(self) -> u64 {
+        self.0 & !CLOSED
+    }
+}
+
+/// What a task saw when it found what it waits for ready: the tick to
+/// hand back to `clear_readiness`, and which of the bits it waited for
+/// were set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReadyEvent {
     tick: u16,
+    ready: u64,
+}
+
+impl ReadyEvent {
+    /// The readiness bits seen, among those waited for.
+    pub(crate) fn ready(self) -> u64 {
+        self.ready
+    }
 }
 
 /// The reactor is gone: the error every operation on a source of a shut
@@ -143,7 +169,7 @@ impl std::error::Error for RuntimeShutDown {}
 
 struct Waiter {
     id: u64,
-    direction: Direction,
+    wants: Wants,
     waker: Waker,
 }
 
@@ -165,7 +191,7 @@ impl Waiters {
         }
         let mut i = 0;
         while i < self.list.len() {
-            if ready & self.list[i].direction.mask() != 0 {
+            if ready & self.list[i].wants.0 != 0 {
                 out.push(self.list.swap_remove(i).waker);
             } else {
                 i += 1;
@@ -181,9 +207,10 @@ pub(crate) struct ScheduledIo {
     waiters: Mutex<Waiters>,
 }
 
-fn ready_event(word: u64, direction: Direction) -> Option<ReadyEvent> {
-    (word & direction.mask() != 0).then_some(ReadyEvent {
+fn ready_event(word: u64, wants: Wants) -> Option<ReadyEvent> {
+    (word & wants.0 != 0).then_some(ReadyEvent {
         tick: ((word & TICK_MASK) >> TICK_SHIFT) as u16,
+        ready: word & wants.0,
     })
 }
 
@@ -217,6 +244,22 @@ impl ScheduledIo {
         self.waiters.lock().unwrap().take_ready(ready, out);
     }
 
+    /// Marks `ready` without a delivery (a socket whose state is known at
+    /// its creation: an accepted stream is writable and usually holds the
+    /// peer's first bytes, both ends of a fresh pair are writable). A wrong
+    /// guess costs one `WouldBlock`, which clears it as usual. The tick is
+    /// left alone, so no clear is told a delivery came; nothing is done
+    /// after shutdown. One read-modify-write of the word, as the poller's
+    /// own: no new ordering argument (it only adds bits, as a delivery
+    /// does, and wakes nobody: it is called before anyone can wait).
+    pub(crate) fn assume_ready(&self, ready: u64) {
+        let _ = self
+            .readiness
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+                (current & SHUTDOWN == 0).then_some(current | (ready & READY_MASK))
+            });
+    }
+
     /// Shutdown: every operation fails from now on; every waiter is moved
     /// into `out` so it sees that.
     pub(crate) fn shut_down(&self, out: &mut Vec<Waker>) {
@@ -239,16 +282,18 @@ impl ScheduledIo {
         out.extend(waiters.list.drain(..).map(|waiter| waiter.waker));
     }
 
-    /// Clears `direction`'s readiness after its operation returned
+    /// Clears the readiness of what was waited for (a direction, or any
+    /// set of bits but the closed ones) after its operation returned
     /// `WouldBlock`, unless the reactor delivered again since `event`.
-    pub(crate) fn clear_readiness(&self, event: ReadyEvent, direction: Direction) {
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent, wants: impl Into<Wants>) {
+        let clear = wants.into().clear_mask();
         let mut current = self.readiness.load(Ordering::Acquire);
         loop {
             let tick = ((current & TICK_MASK) >> TICK_SHIFT) as u16;
             if tick != event.tick {
                 return;
             }
-            let next = current & !direction.clear_mask();
+            let next = current & !clear;
             match self.readiness.compare_exchange_weak(
                 current,
                 next,
@@ -261,11 +306,17 @@ impl ScheduledIo {
         }
     }
 
-    /// Whether the direction is ready, storing no waker (`try_io`: a caller
-    /// that does not wait must not take the place of one that does in the
-    /// direction's slot). `None`: not ready.
-    pub(crate) fn ready_now(&self, direction: Direction) -> Option<std::io::Result<ReadyEvent>> {
-        verdict(self.readiness.load(Ordering::Acquire), direction)
+    /// Whether what is waited for is ready, storing no waker (`try_io`: a
+    /// caller that does not wait must not take the place of one that does
+    /// in the direction's slot). `None`: not ready. After shutdown a
+    /// readiness seen before it still counts (tokio's rule: data already
+    /// known to be there can be read without the reactor); with none, the
+    /// shutdown error.
+    pub(crate) fn ready_now(&self, wants: impl Into<Wants>) -> Option<std::io::Result<ReadyEvent>> {
+        let word = self.readiness.load(Ordering::Acquire);
+        ready_event(word, wants.into())
+            .map(Ok)
+            .or_else(|| (word & SHUTDOWN != 0).then(|| Err(shutdown_error())))
     }
 
     /// Whether the direction is ready; if not, `cx`'s waker is stored in the
@@ -282,7 +333,8 @@ impl ScheduledIo {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<std::io::Result<ReadyEvent>> {
-        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), direction) {
+        let wants = Wants::from(direction);
+        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), wants) {
             return Poll::Ready(ready);
         }
         crate::util::locks::user_code("a waker's clone (readiness)");
@@ -299,7 +351,7 @@ impl ScheduledIo {
         };
         crate::util::locks::user_code("a waker's drop (readiness)");
         drop(replaced);
-        poll_of(verdict(word, direction))
+        poll_of(verdict(word, wants))
     }
 
     /// `poll_ready` for the waiter `id` of the list (0: not yet listed; the
@@ -313,10 +365,11 @@ impl ScheduledIo {
     pub(crate) fn poll_ready_listed(
         &self,
         cx: &mut Context<'_>,
-        direction: Direction,
+        wants: impl Into<Wants>,
         id: &mut u64,
     ) -> Poll<std::io::Result<ReadyEvent>> {
-        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), direction) {
+        let wants = wants.into();
+        if let Some(ready) = verdict(self.readiness.load(Ordering::Acquire), wants) {
             return Poll::Ready(ready);
         }
         if *id != 0 {
@@ -327,7 +380,7 @@ impl ScheduledIo {
                 // Under the lock: see "No lost wake-up" in the module doc.
                 let word = self.readiness.load(Ordering::Acquire);
                 drop(waiters);
-                return poll_of(verdict(word, direction));
+                return poll_of(verdict(word, wants));
             }
         }
         crate::util::locks::user_code("a waker's clone (readiness, listed)");
@@ -342,7 +395,7 @@ impl ScheduledIo {
                     *id = waiters.next_id;
                     waiters.list.push(Waiter {
                         id: *id,
-                        direction,
+                        wants,
                         waker,
                     });
                     None
@@ -353,7 +406,7 @@ impl ScheduledIo {
         };
         crate::util::locks::user_code("a waker's drop (readiness, listed)");
         drop(replaced);
-        poll_of(verdict(word, direction))
+        poll_of(verdict(word, wants))
     }
 
     /// Removes the listed waiter `id` (a readiness future dropped before
@@ -372,13 +425,13 @@ impl ScheduledIo {
     }
 }
 
-/// What the readiness word says to a task waiting in `direction`: ready
-/// (or failed, after shutdown), or `None`: wait.
-fn verdict(word: u64, direction: Direction) -> Option<std::io::Result<ReadyEvent>> {
+/// What the readiness word says to a task waiting for `wants`: ready (or
+/// failed, after shutdown), or `None`: wait.
+fn verdict(word: u64, wants: Wants) -> Option<std::io::Result<ReadyEvent>> {
     if word & SHUTDOWN != 0 {
         return Some(Err(shutdown_error()));
     }
-    ready_event(word, direction).map(Ok)
+    ready_event(word, wants).map(Ok)
 }
 
 fn poll_of(verdict: Option<std::io::Result<ReadyEvent>>) -> Poll<std::io::Result<ReadyEvent>> {
