@@ -38,6 +38,12 @@ use crate::runtime::context;
 /// it). Called off a worker (inside `Runtime::block_on`, on a
 /// blocking-pool thread, outside any runtime) it just runs `f`.
 ///
+/// # Panics
+///
+/// On a current-thread runtime (in a task or in `block_on`'s future), as
+/// tokio does: "can call blocking only when running on the multi-threaded
+/// runtime". Use [`spawn_blocking`] there.
+///
 /// ```
 /// let rt = weft::runtime::Runtime::new()?;
 /// let sum = rt.block_on(rt.spawn(async {
@@ -46,6 +52,7 @@ use crate::runtime::context;
 /// assert_eq!(sum, 55);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
