@@ -425,3 +425,21 @@ fn many_tasks_waking_each_other_all_complete() {
     assert_eq!(total, 999 * 1000 / 2);
     assert!(rt.metrics().total.polls >= 4000);
 }
+
+#[test]
+fn a_paused_clock_jumps_to_the_next_timer_when_the_thread_is_idle() {
+    let rt = rt();
+    let wall = Instant::now();
+    let slept = rt.block_on(async {
+        weft::time::pause();
+        let start = weft::time::Instant::now();
+        let task = weft::spawn(async {
+            weft::time::sleep(Duration::from_secs(3600)).await;
+        });
+        weft::time::sleep(Duration::from_secs(60)).await;
+        task.await.unwrap();
+        start.elapsed()
+    });
+    assert!(slept >= Duration::from_secs(3600), "{slept:?}");
+    assert!(wall.elapsed() < Duration::from_secs(30));
+}

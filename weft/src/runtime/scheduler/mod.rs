@@ -527,7 +527,7 @@ impl Shared {
     /// The current-thread flavor's `may_auto_advance`: its one driver is
     /// about to sleep, so only the other `block_on` calls and the blocking
     /// pool can hold the clock.
-    #[cfg(feature = "test-util")]
+    #[cfg(all(feature = "test-util", not(loom)))]
     pub(crate) fn may_auto_advance_current_thread(&self) -> bool {
         self.block_on_polling.load(Ordering::Acquire) == 0 && !self.blocking.has_work_in_flight()
     }
