@@ -12,6 +12,7 @@ mod join_set;
 mod task_local;
 mod yield_now;
 
+pub use crate::runtime::task::local::{LocalEnterGuard, LocalSet, spawn_local};
 pub use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, Lane};
 pub use builder::Builder;
 pub use coop::consume_budget;

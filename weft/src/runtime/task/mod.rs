@@ -49,6 +49,7 @@
 pub(crate) mod join;
 pub(crate) mod label;
 pub(crate) mod lane;
+pub(crate) mod local;
 pub(crate) mod registry;
 pub(crate) mod schedule;
 
@@ -439,6 +440,33 @@ where
     let (runnable, task) = async_task::Builder::new()
         .metadata(TaskMeta::new(scheduler.clone(), options))
         .spawn(
+            move |meta| TaskFuture::<F, S> {
+                future: ManuallyDrop::new(future),
+                meta,
+                scheduler: PhantomData,
+            },
+            WithInfo(schedule::<S>),
+        );
+    (runnable, JoinHandle::new(task))
+}
+
+/// Makes the task cell for a future that need not be `Send` (a
+/// `LocalSet`'s, `local.rs`), not yet scheduled. async-task's
+/// `spawn_local` checks at each poll and at the future's drop that they
+/// happen on this thread; `local.rs` keeps them there.
+pub(crate) fn new_local_task<S, F>(
+    scheduler: &Arc<S>,
+    future: F,
+    options: SpawnOptions,
+) -> (Task, JoinHandle<F::Output>)
+where
+    S: Schedule,
+    F: Future + 'static,
+    F::Output: Send + 'static,
+{
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(TaskMeta::new(scheduler.clone(), options))
+        .spawn_local(
             move |meta| TaskFuture::<F, S> {
                 future: ManuallyDrop::new(future),
                 meta,
