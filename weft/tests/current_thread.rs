@@ -443,3 +443,16 @@ fn a_paused_clock_jumps_to_the_next_timer_when_the_thread_is_idle() {
     assert!(slept >= Duration::from_secs(3600), "{slept:?}");
     assert!(wall.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn a_block_on_future_yielding_in_a_loop_does_not_starve_the_tasks() {
+    let rt = rt();
+    let handle = rt.spawn(async { 5 });
+    let abort = handle.abort_handle();
+    rt.block_on(async {
+        while !abort.is_finished() {
+            weft::task::yield_now().await;
+        }
+    });
+    assert_eq!(rt.block_on(handle).unwrap(), 5);
+}

@@ -62,6 +62,7 @@ pub(crate) use scheduler::block_in_place::block_in_place;
 pub(crate) use sys::{AcceptFailure, accept_failure};
 pub(crate) use task::label::Label;
 pub(crate) use task::SpawnOptions;
+pub(crate) use task::id::current as current_task_id;
 #[cfg(feature = "test-util")]
 pub(crate) use time::driver::Poke;
 pub(crate) use time::driver::{Closed as TimerClosed, TimerRef};

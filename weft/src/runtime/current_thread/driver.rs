@@ -6,8 +6,10 @@
 //! 1. If the `block_on` future was woken, poll it (first of all: a
 //!    `block_on` whose future is ready returns before the queue is run).
 //! 2. Run up to [`EVENT_INTERVAL`] tasks: the core's queue, the inject
-//!    queue first every [`GLOBAL_QUEUE_INTERVAL`] tasks. A woken future
-//!    ends the batch (it is polled next), as does an empty queue.
+//!    queue first every [`GLOBAL_QUEUE_INTERVAL`] tasks (as tokio does, a
+//!    woken future waits for the batch: a future that yields in a loop
+//!    must not starve the tasks it waits for). An empty queue ends the
+//!    batch.
 //! 3. Fire due timers and deliver ready I/O without blocking; with nothing
 //!    to run after that, sleep (`park`).
 //!
@@ -126,9 +128,9 @@ pub(super) fn drive<F: Future>(
                 return Some(output);
             }
         }
-        if run_batch(scheduler, core, &main) {
-            // The batch was cut short by the future's wake or the budget:
-            // a look at the timers and the reactor, without sleeping.
+        if run_batch(scheduler, core) {
+            // The batch ran its length: a look at the timers and the
+            // reactor, without sleeping.
             fire_timers(shared);
             deliver_io_now(shared);
         } else {
@@ -139,9 +141,9 @@ pub(super) fn drive<F: Future>(
 
 /// Runs up to `EVENT_INTERVAL` tasks; returns whether there may be more
 /// (`false`: the queues were found empty).
-fn run_batch(scheduler: &CurrentThread, core: &Core, main: &MainWaker) -> bool {
+fn run_batch(scheduler: &CurrentThread, core: &Core) -> bool {
     for _ in 0..EVENT_INTERVAL {
-        if main.is_woken() || scheduler.shared.is_shutdown() {
+        if scheduler.shared.is_shutdown() {
             return true;
         }
         let Some(task) = next_task(scheduler, core) else {
