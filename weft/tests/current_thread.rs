@@ -214,9 +214,9 @@ fn a_spawn_from_outside_runs_on_the_thread_inside_block_on() {
     };
     let driver_id = driver_rx.recv().unwrap();
     let (ran_tx, ran_rx) = mpsc::channel();
-    let _ = rt.handle().spawn(async move {
+    drop(rt.handle().spawn(async move {
         ran_tx.send(thread::current().id()).unwrap();
-    });
+    }));
     let ran_on = ran_rx
         .recv_timeout(Duration::from_secs(5))
         .expect("the spawned task ran while block_on runs elsewhere");
@@ -282,26 +282,26 @@ fn shutdown_drops_each_pending_future_once_with_the_runtime_entered() {
             // Idle, waiting on nothing anyone holds.
             for _ in 0..3 {
                 let guard = count();
-                let _ = weft::spawn(async move {
+                drop(weft::spawn(async move {
                     let _guard = guard;
                     std::future::pending::<()>().await;
-                });
+                }));
             }
             // Waiting on a timer.
             for _ in 0..3 {
                 let guard = count();
-                let _ = weft::spawn(async move {
+                drop(weft::spawn(async move {
                     let _guard = guard;
                     weft::time::sleep(Duration::from_secs(3600)).await;
-                });
+                }));
             }
             weft::task::yield_now().await;
             // Queued, never run.
             for _ in 0..3 {
                 let guard = count();
-                let _ = weft::spawn(async move {
+                drop(weft::spawn(async move {
                     let _guard = guard;
-                });
+                }));
             }
         });
         assert_eq!(drops.load(Ordering::SeqCst), 0, "{how}: dropped early");
@@ -345,7 +345,7 @@ fn a_panicking_task_shuts_the_runtime_down_under_shutdown_runtime() {
         .unwrap();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
-            let _ = weft::spawn(async { panic!("boom") });
+            drop(weft::spawn(async { panic!("boom") }));
             std::future::pending::<()>().await;
         })
     }));

@@ -258,19 +258,11 @@ fn enter_lets_spawn_local_spawn_on_the_set() {
     let local = LocalSet::new();
     let handle = {
         let _entered = local.enter();
-        task::spawn_local(async { Rc::new(3) }.await_into())
+        task::spawn_local(async {
+            let not_send = Rc::new(3);
+            task::yield_now().await;
+            *not_send
+        })
     };
     assert_eq!(local.block_on(&rt, handle).unwrap(), 3);
-}
-
-/// A future of a `Send` value made from a `!Send` one (the output of a
-/// local task must be `Send`: a difference from tokio, docs/guide.md).
-trait AwaitInto {
-    fn await_into(self) -> impl Future<Output = i32> + 'static;
-}
-
-impl<F: Future<Output = Rc<i32>> + 'static> AwaitInto for F {
-    fn await_into(self) -> impl Future<Output = i32> + 'static {
-        async move { *self.await }
-    }
 }
