@@ -24,6 +24,13 @@
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
+//!
+//! A current-thread runtime follows the same order with its core in place
+//! of the workers: step 3 waits for the core (a `block_on` driving on
+//! another thread puts it back at its next tick), and the drain runs with
+//! the runtime's context entered (`runtime/current_thread.rs`).
+//! Dropped inside its own `block_on`, it drains without waiting; the
+//! driver drops what its queue still holds when it leaves.
 
 mod block_on;
 pub(crate) mod blocking;
@@ -145,7 +152,10 @@ pub fn is_rt_shutdown_err(error: &std::io::Error) -> bool {
     }
 }
 
-/// A multi-thread, work-stealing async runtime.
+/// An async runtime: multi-thread and work-stealing
+/// ([`Builder::new_multi_thread`], [`Runtime::new`]), or current-thread
+/// ([`Builder::new_current_thread`]: every task on the thread inside
+/// `block_on`).
 ///
 /// # Examples
 ///
@@ -463,7 +473,8 @@ impl Runtime {
     }
 
     /// Runs `future` to completion on the current thread; tasks it spawns
-    /// run on the workers. See [`Handle::block_on`] for when it panics.
+    /// run on the workers (on a current-thread runtime, on this thread
+    /// meanwhile). See [`Handle::block_on`] for when it panics.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)

@@ -61,7 +61,9 @@ impl Wake for MainWaker {
     }
 
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
+        // A read-modify-write, as the loom model of this handshake has it
+        // (`runtime/scheduler/park/loom_tests.rs`).
+        self.woken.swap(true, Ordering::AcqRel);
         self.shared.unpark_slot(SLOT);
     }
 }
