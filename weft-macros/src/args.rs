@@ -1,5 +1,6 @@
-//! Reading the attribute's arguments: `worker_threads = N`, `start_paused =
-//! bool`, `tokio_compat = bool`.
+//! Reading the attribute's arguments: `flavor = "current_thread" |
+//! "multi_thread"`, `worker_threads = N`, `start_paused = bool`,
+//! `tokio_compat = bool`.
 //!
 //! Every rejection is a `syn::Error` spanned on the token the user has to
 //! change, and its message says what to write instead.
@@ -30,15 +31,27 @@ impl Kind {
 
     fn accepted(self) -> &'static str {
         match self {
-            Kind::Main => "`worker_threads`, `tokio_compat`",
-            Kind::Test => "`worker_threads`, `start_paused`, `tokio_compat`",
+            Kind::Main => "`flavor`, `worker_threads`, `tokio_compat`",
+            Kind::Test => "`flavor`, `worker_threads`, `start_paused`, `tokio_compat`",
         }
     }
+}
+
+/// The runtime the attribute builds (tokio's `flavor`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `Builder::new_multi_thread`: weft's default for both attributes.
+    #[default]
+    MultiThread,
+    /// `Builder::new_current_thread`.
+    CurrentThread,
 }
 
 /// What the arguments ask for.
 #[derive(Default)]
 pub(crate) struct Config {
+    /// `flavor = "..."`: the multi-thread runtime unless written.
+    pub(crate) flavor: Flavor,
     /// `worker_threads = N`: `None` keeps the builder's default (the
     /// machine's available parallelism).
     pub(crate) worker_threads: Option<usize>,
@@ -59,6 +72,10 @@ pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<C
     // are tracked separately.
     let mut seen_start_paused = false;
     let mut seen_tokio_compat = false;
+    let mut seen_flavor = false;
+    // Where `worker_threads` was written, to refuse it with a current-thread
+    // flavor (either order).
+    let mut worker_threads_at = None;
     for meta in metas {
         let name_value = require_value(kind, &meta)?;
         let name = name_value.path.get_ident().map(|ident| ident.to_string());
@@ -68,6 +85,14 @@ pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<C
                     return Err(given_twice(&name_value.path, "worker_threads"));
                 }
                 config.worker_threads = Some(parse_worker_threads(&name_value.value)?);
+                worker_threads_at = Some(name_value.path.clone());
+            }
+            Some("flavor") => {
+                if seen_flavor {
+                    return Err(given_twice(&name_value.path, "flavor"));
+                }
+                seen_flavor = true;
+                config.flavor = parse_flavor(&name_value.value)?;
             }
             Some("start_paused") if kind == Kind::Test => {
                 if seen_start_paused {
@@ -98,7 +123,44 @@ pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<C
             _ => return Err(unknown_argument(kind, &name_value.path)),
         }
     }
+    if let (Flavor::CurrentThread, Some(path)) = (config.flavor, worker_threads_at) {
+        return Err(syn::Error::new_spanned(
+            path,
+            format!(
+                "`worker_threads` needs the multi-thread runtime: remove it, or write \
+                 `#[{}(flavor = \"multi_thread\", worker_threads = ...)]`",
+                kind.attribute()
+                    .trim_start_matches("#[")
+                    .trim_end_matches(']')
+            ),
+        ));
+    }
     Ok(config)
+}
+
+fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Str(text),
+        ..
+    }) = value
+    else {
+        return Err(syn::Error::new_spanned(
+            value,
+            "`flavor` takes a string: write `flavor = \"current_thread\"` or \
+             `flavor = \"multi_thread\"`",
+        ));
+    };
+    match text.value().as_str() {
+        "current_thread" => Ok(Flavor::CurrentThread),
+        "multi_thread" => Ok(Flavor::MultiThread),
+        other => Err(syn::Error::new_spanned(
+            text,
+            format!(
+                "no such runtime flavor `{other}`: the flavors are `current_thread` and \
+                 `multi_thread`"
+            ),
+        )),
+    }
 }
 
 /// Every argument is `name = value`; a bare name or a list is refused with
@@ -116,6 +178,10 @@ fn require_value(kind: Kind, meta: &Meta) -> syn::Result<&MetaNameValue> {
                 "`start_paused` needs a value: write `start_paused = true`",
             ))
         }
+        Meta::Path(path) if path.is_ident("flavor") => Err(syn::Error::new_spanned(
+            path,
+            "`flavor` needs a value: write `flavor = \"current_thread\"`",
+        )),
         Meta::Path(path) if path.is_ident("tokio_compat") => Err(syn::Error::new_spanned(
             path,
             "`tokio_compat` needs a value: write `tokio_compat = true`",
@@ -127,15 +193,6 @@ fn require_value(kind: Kind, meta: &Meta) -> syn::Result<&MetaNameValue> {
 
 fn unknown_argument(kind: Kind, path: &syn::Path) -> syn::Error {
     let name = path_to_string(path);
-    // tokio users bring `flavor` along: say why weft has none, not just that
-    // it is unknown.
-    if name == "flavor" {
-        return syn::Error::new_spanned(
-            path,
-            "weft has one runtime flavor, the multi-thread one: remove `flavor` \
-             (for a single worker thread write `worker_threads = 1`)",
-        );
-    }
     syn::Error::new_spanned(
         path,
         format!(

@@ -6,7 +6,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, ItemFn, ReturnType};
 
-use crate::args::{self, Config, Kind};
+use crate::args::{self, Config, Flavor, Kind};
 
 /// The whole expansion of `#[weft::main(args)]` or `#[weft::test(args)]`
 /// on `item`. Never fails: errors come back as `compile_error!` tokens.
@@ -128,9 +128,14 @@ fn rewrite(kind: Kind, config: &Config, mut function: ItemFn) -> TokenStream {
             ::core::unreachable!("the body of a `-> !` function returned")
         }
     });
-    let mut builder = quote! {
-        ::weft::runtime::Builder::new_multi_thread()
-            #worker_threads
+    let mut builder = match config.flavor {
+        Flavor::MultiThread => quote! {
+            ::weft::runtime::Builder::new_multi_thread()
+                #worker_threads
+        },
+        Flavor::CurrentThread => quote! {
+            ::weft::runtime::Builder::new_current_thread()
+        },
     };
     // Spanned on the user's `tokio_compat`, as `start_paused`: without the
     // `tokio-compat` feature the helper macro is a `compile_error!` there.

@@ -24,13 +24,21 @@
 //! `weft::__weft_tokio_compat!(...)`, which calls `Builder::tokio_compat`,
 //! or is a `compile_error!` when weft is built without `tokio-compat`.
 //!
-//! Names and meaning follow tokio's macros. The difference: weft has only
-//! the multi-thread runtime, so there is no `flavor`, and tests run on it
-//! too (tokio's tests default to a current-thread runtime).
+//! `flavor = "current_thread"` builds with `Builder::new_current_thread()`
+//! instead (and refuses `worker_threads`); `flavor = "multi_thread"` is
+//! the default.
+//!
+//! Names and meaning follow tokio's macros. The differences: tests default
+//! to the multi-thread runtime too (tokio's tests default to a
+//! current-thread runtime: write `flavor = "current_thread"` for that),
+//! and `start_paused` is accepted on either flavor (tokio's needs the
+//! current-thread one).
 //!
 //! Misuse is a compile error on the token to change, saying what to write
 //! instead: a function without `async`, arguments on the function, an
-//! unknown or repeated argument, `worker_threads = 0` or a
+//! unknown or repeated argument, a `flavor` other than `"current_thread"`
+//! and `"multi_thread"`, `worker_threads` with the current-thread flavor,
+//! `worker_threads = 0` or a
 //! `worker_threads` that is not an integer literal, `start_paused` on
 //! `main`, `start_paused` without weft's `test-util` feature,
 //! `tokio_compat` without weft's `tokio-compat` feature, and a

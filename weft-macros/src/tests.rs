@@ -91,3 +91,16 @@ fn tokio_compat_true_wraps_the_builder_and_false_does_not() {
         assert!(!plain.contains("tokio_compat"), "{plain}");
     }
 }
+
+#[test]
+fn flavor_current_thread_builds_a_current_thread_runtime() {
+    let out = expanded(
+        Kind::Test,
+        quote!(flavor = "current_thread"),
+        quote! { async fn checks() {} },
+    );
+    assert!(out.contains("Builder::new_current_thread()"), "{out}");
+    assert!(!out.contains("new_multi_thread"), "{out}");
+    let default = expanded(Kind::Test, quote!(), quote! { async fn checks() {} });
+    assert!(default.contains("Builder::new_multi_thread()"), "{default}");
+}

@@ -44,11 +44,8 @@ impl Builder {
     /// A runtime that runs every task on the thread inside
     /// [`Runtime::block_on`].
     pub fn new_current_thread() -> Builder {
-        let mut inner = weft::runtime::Builder::new_multi_thread();
-        // Until weft has a scheduler of its own for it: one worker.
-        inner.worker_threads(1);
         Builder {
-            inner,
+            inner: weft::runtime::Builder::new_current_thread(),
             flavor: RuntimeFlavor::CurrentThread,
             start_paused: false,
         }

@@ -2,8 +2,9 @@
 //! sections and task-locals are weft's own.
 
 pub use weft::task::{
-    block_in_place, consume_budget, spawn_blocking, unconstrained, yield_now, AbortHandle,
-    AccessError, JoinError, JoinHandle, JoinSet, LocalKey,
+    block_in_place, consume_budget, id, spawn_blocking, spawn_local, try_id, unconstrained,
+    yield_now, AbortHandle, AccessError, Id, JoinError, JoinHandle, JoinSet, LocalEnterGuard,
+    LocalKey, LocalSet,
 };
 
 /// tokio's task builder (`tokio_unstable` there): a named spawn.

@@ -12,14 +12,15 @@ use common::{DropCounter, on_every_shape};
 #[test]
 fn a_panic_becomes_a_join_error_with_its_message() {
     on_every_shape(|rt| {
-        let err = rt
-            .block_on(rt.spawn(async { panic!("task exploded") }))
-            .unwrap_err();
+        let handle = rt.spawn(async { panic!("task exploded") });
+        let id = handle.id();
+        let err = rt.block_on(handle).unwrap_err();
         assert!(err.is_panic());
         assert!(!err.is_cancelled());
+        assert_eq!(err.id(), id);
         assert_eq!(
             err.to_string(),
-            "task panicked with message \"task exploded\""
+            format!("task {id} panicked with message \"task exploded\"")
         );
         let payload = err.into_panic();
         assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "task exploded");
@@ -32,16 +33,23 @@ fn a_panic_becomes_a_join_error_with_its_message() {
 fn handles_and_join_errors_debug_print_what_they_are() {
     on_every_shape(|rt| {
         let handle = rt.spawn(std::future::pending::<()>());
-        assert_eq!(format!("{handle:?}"), "JoinHandle { .. }");
+        let id = handle.id();
+        assert_eq!(
+            format!("{handle:?}"),
+            format!("JoinHandle {{ id: {id:?}, .. }}")
+        );
         handle.abort();
         let cancelled = rt.block_on(handle).unwrap_err();
-        assert_eq!(format!("{cancelled:?}"), "JoinError::Cancelled");
-        let panicked = rt
-            .block_on(rt.spawn(async { panic!("task exploded") }))
-            .unwrap_err();
+        assert_eq!(
+            format!("{cancelled:?}"),
+            format!("JoinError::Cancelled({id:?})")
+        );
+        let handle = rt.spawn(async { panic!("task exploded") });
+        let id = handle.id();
+        let panicked = rt.block_on(handle).unwrap_err();
         assert_eq!(
             format!("{panicked:?}"),
-            "JoinError::Panic(\"task exploded\")"
+            format!("JoinError::Panic({id:?}, \"task exploded\", ...)")
         );
     });
 }
@@ -106,9 +114,10 @@ fn abort_before_the_task_first_runs() {
     };
     victim.abort();
     release_tx.send(()).unwrap();
+    let id = victim.id();
     let err = rt.block_on(victim).unwrap_err();
     assert!(err.is_cancelled());
-    assert_eq!(err.to_string(), "task was cancelled");
+    assert_eq!(err.to_string(), format!("task {id} was cancelled"));
     assert!(
         !polled.load(Ordering::SeqCst),
         "an aborted task must never be polled"

@@ -537,7 +537,10 @@ fn abort_handles_from_join_handles_abort_and_outlive_them() {
         let first = handle.abort_handle();
         let second = handle.abort_handle();
         assert!(!first.is_finished());
-        assert_eq!(format!("{first:?}"), "AbortHandle { .. }");
+        assert_eq!(
+            format!("{first:?}"),
+            format!("AbortHandle {{ id: {:?}, .. }}", handle.id())
+        );
         drop(handle); // detached: the abort handles still reach the task
         std::thread::spawn(move || second.abort()).join().unwrap();
         wait_finished(&first);

@@ -38,6 +38,7 @@ pub const MAX_STACK_SIZE: usize = 1 << 30;
 /// ```
 #[derive(Clone)]
 pub struct Builder {
+    pub(super) flavor: super::RuntimeFlavor,
     pub(super) worker_threads: Option<usize>,
     pub(super) thread_name: NameFn,
     pub(super) thread_stack_size: Option<usize>,
@@ -88,9 +89,38 @@ const DEFAULT_SPARE_HEADROOM: usize = 8;
 pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
 
 impl Builder {
+    /// A builder for the current-thread runtime: every task runs on the
+    /// thread that calls [`Runtime::block_on`], and only while one does
+    /// (tokio's `new_current_thread`).
+    ///
+    /// The settings of the multi-thread scheduler are accepted and ignored
+    /// (`worker_threads`, `max_threads`, `io_shards`, the lanes' and the
+    /// stall monitor's, `inject_batch_cap`, `lifo_slot`, the global-check
+    /// settings), as tokio ignores `worker_threads` here. The others apply:
+    /// the blocking pool's, the thread hooks (`on_thread_start` and
+    /// `on_thread_stop` run on the blocking pool's threads, the park hooks
+    /// on the driving thread), `unhandled_panic`, `tokio_compat`.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let here = std::thread::current().id();
+    /// let ran_on = rt.block_on(async {
+    ///     weft::spawn(async { std::thread::current().id() }).await.unwrap()
+    /// });
+    /// assert_eq!(ran_on, here);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn new_current_thread() -> Builder {
+        Builder {
+            flavor: super::RuntimeFlavor::CurrentThread,
+            ..Builder::new_multi_thread()
+        }
+    }
+
     /// A builder for the multi-thread, work-stealing runtime.
     pub fn new_multi_thread() -> Builder {
         Builder {
+            flavor: super::RuntimeFlavor::MultiThread,
             worker_threads: None,
             thread_name: Arc::new(|| "weft-worker".to_owned()),
             thread_stack_size: None,
@@ -544,8 +574,13 @@ impl Builder {
     }
 
     fn validate(&self) -> io::Result<()> {
+        if self.flavor == super::RuntimeFlavor::CurrentThread {
+            // The worker settings are ignored on this flavor (`new_current_thread`).
+            return self.validate_pool();
+        }
         let workers = self.resolved_worker_threads();
         self.validate_threads(workers)?;
+        self.validate_pool()?;
         self.validate_scheduling()
     }
 
@@ -559,19 +594,6 @@ impl Builder {
                 "worker_threads",
                 &format!("must be at most {MAX_WORKER_THREADS}, got {workers}"),
             ));
-        }
-        if let Some(size) = self.thread_stack_size {
-            if !(MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&size) {
-                return Err(invalid(
-                    "thread_stack_size",
-                    &format!(
-                        "must be between {MIN_STACK_SIZE} and {MAX_STACK_SIZE} bytes, got {size}"
-                    ),
-                ));
-            }
-        }
-        if self.max_blocking_threads == 0 {
-            return Err(invalid("max_blocking_threads", "must be at least 1, got 0"));
         }
         let shards = self.resolved_io_shards(workers);
         if shards == 0 || shards > workers {
@@ -587,18 +609,35 @@ impl Builder {
                 &format!("must be at least worker_threads ({workers}), got {max_threads}"),
             ));
         }
-        let hour = Duration::from_secs(3600);
-        within(
-            "thread_keep_alive",
-            self.thread_keep_alive,
-            Duration::from_millis(1),
-            hour,
-        )?;
         within(
             "spare_idle_timeout",
             self.spare_idle_timeout,
             Duration::from_millis(1),
-            hour,
+            Duration::from_secs(3600),
+        )
+    }
+
+    /// The settings of every flavor's threads: the stack size and the
+    /// blocking pool.
+    fn validate_pool(&self) -> io::Result<()> {
+        if let Some(size) = self.thread_stack_size {
+            if !(MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&size) {
+                return Err(invalid(
+                    "thread_stack_size",
+                    &format!(
+                        "must be between {MIN_STACK_SIZE} and {MAX_STACK_SIZE} bytes, got {size}"
+                    ),
+                ));
+            }
+        }
+        if self.max_blocking_threads == 0 {
+            return Err(invalid("max_blocking_threads", "must be at least 1, got 0"));
+        }
+        within(
+            "thread_keep_alive",
+            self.thread_keep_alive,
+            Duration::from_millis(1),
+            Duration::from_secs(3600),
         )
     }
 
@@ -687,6 +726,7 @@ fn show(bound: Duration) -> String {
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
+            .field("flavor", &self.flavor)
             .field("worker_threads", &self.worker_threads)
             .field("thread_name", &(self.thread_name)())
             .field("thread_stack_size", &self.thread_stack_size)

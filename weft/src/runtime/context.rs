@@ -12,11 +12,17 @@
 //!   on the stack): the local fast path for wakes and spawns;
 //! - whether this thread is *driving* a runtime (a worker, or inside
 //!   `block_on`): blocking on another future here would stall that runtime,
-//!   so a nested `block_on` panics.
+//!   so a nested `block_on` panics;
+//! - the current-thread scheduler's run queue (`runtime/current_thread.rs`)
+//!   while this thread drives that runtime (a raw pointer valid while the
+//!   driving `block_on` is on the stack): where its wakes and spawns on
+//!   this thread go.
 
 use std::cell::{Cell, RefCell};
 
 use super::Shared;
+#[cfg(not(loom))]
+use super::current_thread;
 use super::scheduler::worker::Core;
 use crate::util::loom::sync::Arc;
 
@@ -26,6 +32,8 @@ struct Context {
     current_depth: Cell<usize>,
     core: Cell<*const Core>,
     driving: Cell<Driving>,
+    #[cfg(not(loom))]
+    current_thread: Cell<*const current_thread::Core>,
 }
 
 /// What, if anything, this thread is driving.
@@ -57,6 +65,8 @@ impl Context {
             current_depth: Cell::new(0),
             core: Cell::new(std::ptr::null()),
             driving: Cell::new(Driving::Nothing),
+            #[cfg(not(loom))]
+            current_thread: Cell::new(std::ptr::null()),
         }
     }
 }
@@ -192,6 +202,58 @@ pub(crate) fn suspend_driving() -> DrivingGuard {
     DrivingGuard {
         previous: CONTEXT.with(|cx| cx.driving.replace(Driving::Nothing)),
     }
+}
+
+/// Calls `f` with the current-thread scheduler's core this thread drives,
+/// if it drives one. (`None` also during thread-local destruction.)
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn with_current_thread_core<R>(f: impl FnOnce(Option<&current_thread::Core>) -> R) -> R {
+    let core = CONTEXT
+        .try_with(|cx| cx.current_thread.get())
+        .unwrap_or(std::ptr::null());
+    // Sound as `with_core`: a non-null pointer was stored by
+    // `set_current_thread_core` from a `&'a current_thread::Core`, and the
+    // `CurrentThreadCoreGuard<'a>` it returned (which keeps that core
+    // borrowed, so it cannot move or drop meanwhile) restores the previous
+    // pointer when it drops; the driving `block_on` holds the guard in a
+    // local and never leaks it. `f` gets the reference for this call only,
+    // on this thread only.
+    // SAFETY: a non-null pointer names a live, borrowed core (argued above).
+    f(unsafe { core.as_ref() })
+}
+
+/// Restores the previous current-thread core pointer on drop.
+#[cfg(not(loom))]
+pub(crate) struct CurrentThreadCoreGuard<'a> {
+    previous: *const current_thread::Core,
+    _core: std::marker::PhantomData<&'a current_thread::Core>,
+}
+
+/// Makes `core` the current-thread core this thread drives until the guard
+/// drops.
+#[cfg(not(loom))]
+pub(crate) fn set_current_thread_core(core: &current_thread::Core) -> CurrentThreadCoreGuard<'_> {
+    let previous = CONTEXT.with(|cx| cx.current_thread.replace(core));
+    CurrentThreadCoreGuard {
+        previous,
+        _core: std::marker::PhantomData,
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for CurrentThreadCoreGuard<'_> {
+    fn drop(&mut self) {
+        let previous = self.previous;
+        let _ = CONTEXT.try_with(|cx| cx.current_thread.set(previous));
+    }
+}
+
+/// What this thread drives right now.
+pub(crate) fn driving() -> Driving {
+    CONTEXT
+        .try_with(|cx| cx.driving.get())
+        .unwrap_or(Driving::Nothing)
 }
 
 /// Marks the thread as driving a runtime until dropped.

@@ -77,7 +77,7 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let options = task::SpawnOptions::plain(std::panic::Location::caller());
-        task::spawn_on(&self.shared, future, options)
+        super::spawn_on(&self.shared, future, options)
     }
 
     /// Runs a blocking closure on this runtime's blocking pool. See
@@ -94,6 +94,11 @@ impl Handle {
     /// as the current context (so `weft::spawn` works inside), and its tokio
     /// runtime too if it was built with `tokio_compat`.
     ///
+    /// On a current-thread runtime this thread also runs the runtime's
+    /// tasks, timers and I/O while no other `block_on` does (tokio's
+    /// semantics: another thread's `block_on` drives, and this one takes
+    /// over when that one returns).
+    ///
     /// # Panics
     ///
     /// When called on a thread already driving a runtime: a worker thread
@@ -103,6 +108,10 @@ impl Handle {
         let _driving = context::enter_driving(Driving::BlockOn);
         let _current = context::set_current(self.shared.clone());
         let _tokio = self.shared.tokio.enter();
+        #[cfg(not(loom))]
+        if let Some(Some(scheduler)) = super::current_thread::CurrentThread::of(&self.shared) {
+            return scheduler.block_on(future);
+        }
         super::block_on::run(&self.shared, future)
     }
 
@@ -118,10 +127,21 @@ impl Handle {
         }
     }
 
-    /// The kind of scheduler this runtime runs (tokio's): always
-    /// [`RuntimeFlavor::MultiThread`](super::RuntimeFlavor) today.
+    /// The kind of scheduler this runtime runs (tokio's).
+    ///
+    /// ```
+    /// use weft::runtime::{Builder, RuntimeFlavor};
+    ///
+    /// let rt = Builder::new_current_thread().build()?;
+    /// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn runtime_flavor(&self) -> super::RuntimeFlavor {
-        super::RuntimeFlavor::MultiThread
+        if self.shared.is_current_thread() {
+            super::RuntimeFlavor::CurrentThread
+        } else {
+            super::RuntimeFlavor::MultiThread
+        }
     }
 
     /// This runtime's identifier, unique among the runtimes of this
@@ -155,7 +175,8 @@ impl Handle {
         super::Dump::capture(&self.shared)
     }
 
-    /// Number of worker threads.
+    /// Number of worker threads (1 on a current-thread runtime: the thread
+    /// in its `block_on`).
     pub fn num_workers(&self) -> usize {
         self.shared.config.num_workers
     }

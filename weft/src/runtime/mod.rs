@@ -24,11 +24,20 @@
 //!
 //! Step 3 must not run on one of the runtime's own workers (it would wait
 //! for itself): dropping a runtime inside one of its tasks panics.
+//!
+//! A current-thread runtime follows the same order with its core in place
+//! of the workers: step 3 waits for the core (a `block_on` driving on
+//! another thread puts it back at its next tick), and the drain runs with
+//! the runtime's context entered (`runtime/current_thread.rs`).
+//! Dropped inside its own `block_on`, it drains without waiting; the
+//! driver drops what its queue still holds when it leaves.
 
 mod block_on;
 pub(crate) mod blocking;
 mod builder;
 pub(crate) mod context;
+#[cfg(not(loom))]
+pub(crate) mod current_thread;
 mod dump;
 mod handle;
 pub(crate) mod io;
@@ -65,8 +74,9 @@ pub(crate) use scheduler::Shared;
 pub(crate) use scheduler::block_in_place::block_in_place;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub(crate) use sys::{AcceptFailure, accept_failure};
+pub(crate) use task::SpawnOptions;
+pub(crate) use task::id::current as current_task_id;
 pub(crate) use task::label::Label;
-pub(crate) use task::{SpawnOptions, spawn_on};
 #[cfg(feature = "test-util")]
 pub(crate) use time::driver::Poke;
 pub(crate) use time::driver::{Closed as TimerClosed, TimerRef};
@@ -104,10 +114,11 @@ pub use crate::runtime::scheduler::panic_policy::UnhandledPanic;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RuntimeFlavor {
-    /// Every task on the thread that calls `block_on`.
+    /// Every task on the thread that calls `block_on`
+    /// ([`Builder::new_current_thread`]).
     CurrentThread,
-    /// Work-stealing workers, lanes and the stall monitor (weft's only
-    /// flavor today).
+    /// Work-stealing workers, lanes and the stall monitor
+    /// ([`Builder::new_multi_thread`]).
     MultiThread,
 }
 
@@ -148,7 +159,10 @@ pub fn is_rt_shutdown_err(error: &std::io::Error) -> bool {
     }
 }
 
-/// A multi-thread, work-stealing async runtime.
+/// An async runtime: multi-thread and work-stealing
+/// ([`Builder::new_multi_thread`], [`Runtime::new`]), or current-thread
+/// ([`Builder::new_current_thread`]: every task on the thread inside
+/// `block_on`).
 ///
 /// # Examples
 ///
@@ -177,6 +191,10 @@ pub struct Runtime {
     shut_down: bool,
     /// The `weft-tokio` thread (`Builder::tokio_compat`): stopped last.
     tokio: Option<TokioThread>,
+    /// The current-thread scheduler, on that flavor (its owner: `Shared`
+    /// holds it weakly).
+    #[cfg(not(loom))]
+    current_thread: Option<Arc<current_thread::CurrentThread>>,
 }
 
 /// Counts workers that have left their loop, so shutdown can wait with a
@@ -228,6 +246,10 @@ impl Runtime {
     }
 
     pub(crate) fn start(builder: &Builder) -> std::io::Result<Runtime> {
+        #[cfg(not(loom))]
+        if builder.flavor == RuntimeFlavor::CurrentThread {
+            return Runtime::start_current_thread(builder);
+        }
         let num_workers = builder.resolved_worker_threads();
         let spare_slots = if builder.stall_monitor {
             builder.resolved_max_threads() - num_workers
@@ -245,7 +267,7 @@ impl Runtime {
         let (shared, mut locals) = Shared::new(
             scheduler_config(builder, num_workers, spare_slots),
             blocking_pool(builder),
-            monitor(builder, exited.clone(), spare_slots),
+            monitor(builder, builder.stall_monitor, exited.clone(), spare_slots),
             tokio_context,
         )?;
         if let Some(tokio) = &mut tokio {
@@ -260,6 +282,8 @@ impl Runtime {
             exited,
             shut_down: false,
             tokio,
+            #[cfg(not(loom))]
+            current_thread: None,
         };
         runtime.start_workers(builder, locals)?;
         let shared = &runtime.handle.shared;
@@ -276,6 +300,41 @@ impl Runtime {
             )?;
         }
         Ok(runtime)
+    }
+
+    /// A current-thread runtime (`runtime/current_thread.rs`): the engine's
+    /// parts in a `Shared` of one slot, without the stall monitor, and the
+    /// scheduler that runs tasks on the `block_on` thread. No thread is
+    /// started (the blocking pool starts its own on demand).
+    #[cfg(not(loom))]
+    fn start_current_thread(builder: &Builder) -> std::io::Result<Runtime> {
+        let exited = Arc::new(ExitLatch {
+            running: StdMutex::new(0),
+            all_exited: StdCondvar::new(),
+            helpers: StdMutex::new(Vec::new()),
+        });
+        let (mut tokio, tokio_context) = crate::runtime::tokio_compat::start(builder.tokio_compat)?;
+        let mut config = scheduler_config(builder, 1, 0);
+        config.io_shards = 1;
+        config.demote_slow_tasks = false;
+        let (shared, _unused_ring) = Shared::new(
+            config,
+            blocking_pool(builder),
+            monitor(builder, false, exited.clone(), 0),
+            tokio_context,
+        )?;
+        if let Some(tokio) = &mut tokio {
+            tokio.set_weft(shared.clone());
+        }
+        let scheduler = current_thread::CurrentThread::new(shared.clone());
+        Ok(Runtime {
+            handle: Handle { shared },
+            workers: Vec::new(),
+            exited,
+            shut_down: false,
+            tokio,
+            current_thread: Some(scheduler),
+        })
     }
 
     /// Starts a worker thread per ring in `locals` and waits until each has
@@ -351,11 +410,18 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
     }
 }
 
-/// The stall monitor, as the builder sets it up.
-fn monitor(builder: &Builder, exited: Arc<ExitLatch>, spare_slots: usize) -> Monitor {
+/// The stall monitor, as the builder sets it up (`enabled`: the builder's
+/// `stall_monitor` on the multi-thread flavor, never on the current-thread
+/// one).
+fn monitor(
+    builder: &Builder,
+    enabled: bool,
+    exited: Arc<ExitLatch>,
+    spare_slots: usize,
+) -> Monitor {
     Monitor::new(
         MonitorConfig {
-            enabled: builder.stall_monitor,
+            enabled,
             stall_threshold: builder.stall_threshold,
             slow_poll_threshold: builder.slow_poll_threshold,
             spare_idle_timeout: builder.spare_idle_timeout,
@@ -419,7 +485,8 @@ impl Runtime {
     }
 
     /// Runs `future` to completion on the current thread; tasks it spawns
-    /// run on the workers. See [`Handle::block_on`] for when it panics.
+    /// run on the workers (on a current-thread runtime, on this thread
+    /// meanwhile). See [`Handle::block_on`] for when it panics.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)
@@ -459,6 +526,11 @@ impl Runtime {
     }
 
     fn shutdown(&mut self, deadline: Option<Instant>) {
+        #[cfg(not(loom))]
+        if let Some(scheduler) = self.current_thread.clone() {
+            self.shutdown_current_thread(&scheduler, deadline);
+            return;
+        }
         let shared = &self.handle.shared;
         let on_own_worker = crate::runtime::context::with_core(|core| {
             core.is_some_and(|core| std::ptr::eq(&*core.shared, &**shared))
@@ -497,6 +569,57 @@ impl Runtime {
             tokio.stop(deadline);
         }
     }
+}
+
+impl Runtime {
+    /// The current-thread flavor's shutdown: the same order, with the core
+    /// in place of the workers (`runtime/current_thread.rs`'s module doc).
+    #[cfg(not(loom))]
+    fn shutdown_current_thread(
+        &mut self,
+        scheduler: &current_thread::CurrentThread,
+        deadline: Option<Instant>,
+    ) {
+        if std::mem::replace(&mut self.shut_down, true) {
+            return;
+        }
+        let shared = &self.handle.shared;
+        shared.begin_shutdown();
+        shared.blocking.begin_shutdown();
+        scheduler.shut_down(deadline);
+        if crate::runtime::blocking::is_pool_thread_of(shared) {
+            // A blocking closure dropping its runtime: see `shutdown`.
+            self.tokio = None;
+            return;
+        }
+        shared.blocking.wait_for_threads(deadline);
+        if let Some(tokio) = self.tokio.take() {
+            tokio.stop(deadline);
+        }
+    }
+}
+
+/// Spawns `future` on the runtime behind `shared`, whichever its scheduler:
+/// the door of every spawn (`weft::spawn`, `Handle::spawn`, `JoinSet`,
+/// `task::Builder`). Refused (the handle reports cancellation) once the
+/// runtime is shutting down or gone.
+pub(crate) fn spawn_on<F>(
+    shared: &crate::util::loom::sync::Arc<Shared>,
+    future: F,
+    options: SpawnOptions,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    #[cfg(not(loom))]
+    if let Some(scheduler) = current_thread::CurrentThread::of(shared) {
+        return match scheduler {
+            Some(scheduler) => task::spawn_on(&scheduler, future, options),
+            None => JoinHandle::cancelled_at_spawn(future),
+        };
+    }
+    task::spawn_on(shared, future, options)
 }
 
 impl Drop for Runtime {

@@ -46,7 +46,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{AbortHandle, JoinError, JoinHandle};
+use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::runtime::Handle;
 use crate::runtime::SpawnOptions;
 use crate::runtime::context;
@@ -247,6 +247,22 @@ impl<T> JoinSet<T> {
         std::future::poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// As [`join_next`](Self::join_next), with the finished task's id
+    /// (tokio's `join_next_with_id`; a failed task's id is its
+    /// [`JoinError::id`]).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new().unwrap();
+    /// rt.block_on(async {
+    ///     let mut set = weft::task::JoinSet::new();
+    ///     let id = set.spawn(async { 1 }).id();
+    ///     assert_eq!(set.join_next_with_id().await.unwrap().unwrap(), (id, 1));
+    /// });
+    /// ```
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        std::future::poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// The poll behind [`join_next`](Self::join_next), for hand-written
     /// futures: `Ready(None)` if the set is empty, `Ready(Some(result))`
     /// for a finished task, otherwise `Pending` with `cx`'s waker woken
@@ -268,6 +284,16 @@ impl<T> JoinSet<T> {
     /// });
     /// ```
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|next| next.map(|result| result.map(|(_, value)| value)))
+    }
+
+    /// The poll behind [`join_next_with_id`](Self::join_next_with_id), as
+    /// [`poll_join_next`](Self::poll_join_next).
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
@@ -280,8 +306,8 @@ impl<T> JoinSet<T> {
             let Some(member) = self.ready.pop_or_wait(cx.waker()) else {
                 return Poll::Pending;
             };
-            if let Poll::Ready(result) = self.poll_member(&member) {
-                return Poll::Ready(Some(result));
+            if let Poll::Ready((id, result)) = self.poll_member(&member) {
+                return Poll::Ready(Some(result.map(|value| (id, value))));
             }
         }
         // Many members woke without finishing (their cancellation still in
@@ -308,12 +334,20 @@ impl<T> JoinSet<T> {
     /// assert!(set.try_join_next().is_none());
     /// ```
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id()
+            .map(|result| result.map(|(_, value)| value))
+    }
+
+    /// As [`try_join_next`](Self::try_join_next), with the finished
+    /// task's id (tokio's `try_join_next_with_id`).
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         loop {
             let member = self.ready.pop()?;
             // Not a task's own progress: neither refused nor counted by
             // the cooperative budget.
-            if let Poll::Ready(result) = coop::run_unconstrained(|| self.poll_member(&member)) {
-                return Some(result);
+            if let Poll::Ready((id, result)) = coop::run_unconstrained(|| self.poll_member(&member))
+            {
+                return Some(result.map(|value| (id, value)));
             }
         }
     }
@@ -386,7 +420,7 @@ impl<T> JoinSet<T> {
 
     /// Polls the member just taken from the ready list, if it is still
     /// the one in its slot; on `Ready`, its slot is emptied.
-    fn poll_member(&mut self, member: &Arc<Member>) -> Poll<Result<T, JoinError>> {
+    fn poll_member(&mut self, member: &Arc<Member>) -> Poll<(Id, Result<T, JoinError>)> {
         let index = member.index;
         let Some(Some(slot)) = self.slots.get_mut(index) else {
             return Poll::Pending; // emptied since the wake
@@ -395,6 +429,7 @@ impl<T> JoinSet<T> {
             return Poll::Pending; // emptied and reused since the wake
         }
         member.unqueue();
+        let id = slot.handle.id();
         let result = match slot.early.take() {
             Some(result) => result,
             None => match Pin::new(&mut slot.handle).poll(&mut Context::from_waker(&slot.waker)) {
@@ -407,7 +442,7 @@ impl<T> JoinSet<T> {
         self.len -= 1;
         crate::util::locks::user_code("a JoinSet member's drop (its handle)");
         drop(slot);
-        Poll::Ready(result)
+        Poll::Ready((id, result))
     }
 }
 

@@ -12,7 +12,8 @@ mod join_set;
 mod task_local;
 mod yield_now;
 
-pub use crate::runtime::task::{AbortHandle, JoinError, JoinHandle, Lane};
+pub use crate::runtime::task::local::{LocalEnterGuard, LocalSet, spawn_local};
+pub use crate::runtime::task::{AbortHandle, Id, JoinError, JoinHandle, Lane};
 pub use builder::Builder;
 pub use coop::{consume_budget, unconstrained};
 pub use join_set::JoinSet;
@@ -26,6 +27,35 @@ pub mod futures {
 
 use crate::runtime::context;
 
+/// The id of the task running this code (tokio's `task::id`).
+///
+/// # Panics
+///
+/// Outside a task: in `block_on`'s own future or off any runtime (see
+/// [`try_id`]), with tokio's message.
+///
+/// ```
+/// let rt = weft::runtime::Runtime::new()?;
+/// let handle = rt.spawn(async { weft::task::id() });
+/// let id = handle.id();
+/// assert_eq!(rt.block_on(handle)?, id);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[track_caller]
+pub fn id() -> Id {
+    try_id().expect("Can't get a task id when not inside a task")
+}
+
+/// The id of the task running this code, or `None` outside a task
+/// (tokio's `task::try_id`). Also set while a task's future is dropped.
+///
+/// ```
+/// assert!(weft::task::try_id().is_none());
+/// ```
+pub fn try_id() -> Option<Id> {
+    crate::runtime::current_task_id()
+}
+
 /// Runs `f`, which may block its thread, on the current worker after
 /// handing the worker's queued tasks on to other threads, so they do not
 /// wait for `f` (tokio's `block_in_place`): other workers and the stall
@@ -38,6 +68,12 @@ use crate::runtime::context;
 /// it). Called off a worker (inside `Runtime::block_on`, on a
 /// blocking-pool thread, outside any runtime) it just runs `f`.
 ///
+/// # Panics
+///
+/// On a current-thread runtime (in a task or in `block_on`'s future), as
+/// tokio does: "can call blocking only when running on the multi-threaded
+/// runtime". Use [`spawn_blocking`] there.
+///
 /// ```
 /// let rt = weft::runtime::Runtime::new()?;
 /// let sum = rt.block_on(rt.spawn(async {
@@ -46,6 +82,7 @@ use crate::runtime::context;
 /// assert_eq!(sum, 55);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,

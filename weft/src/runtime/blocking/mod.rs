@@ -298,7 +298,7 @@ fn run_thread(shared: &Arc<Shared>) {
 }
 
 /// The future of a blocking task: runs the closure once, on its first poll.
-struct BlockingFuture<F>(Option<F>);
+struct BlockingFuture<F>(Option<F>, crate::runtime::task::Id);
 
 // The closure is never pinned: it is moved out before it runs.
 impl<F> Unpin for BlockingFuture<F> {}
@@ -324,6 +324,8 @@ where
             .0
             .take()
             .expect("a blocking task is polled once: it never returns Pending");
+        // `task::id()` works in a blocking closure too, as in tokio.
+        let _id = crate::runtime::task::id::enter(self.1);
         Poll::Ready(Contained::new(crate::util::locks::call_user(
             "a blocking closure",
             f,
@@ -354,7 +356,10 @@ where
             shared.clone(),
             crate::runtime::task::SpawnOptions::plain(std::panic::Location::caller()),
         ))
-        .spawn(move |_| BlockingFuture(Some(f)), schedule_blocking);
+        .spawn(
+            move |meta| BlockingFuture(Some(f), meta.id()),
+            schedule_blocking,
+        );
     runnable.schedule();
     JoinHandle::new(task)
 }

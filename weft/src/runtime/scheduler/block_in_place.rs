@@ -24,9 +24,20 @@ use crate::runtime::context;
 /// Runs `f`, which may block the thread, after handing this worker's queued
 /// tasks on. Off a worker (`block_on`'s thread, a blocking-pool thread,
 /// outside any runtime) it just runs `f`.
+///
+/// # Panics
+///
+/// Inside a current-thread runtime's `block_on` (its future or its tasks),
+/// with tokio's message: nothing else could run that runtime's tasks.
+#[track_caller]
 pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     let slot = context::with_core(|core| core.map(|core| (core.shared.clone(), core.index)));
     let Some((shared, index)) = slot else {
+        let on_current_thread = context::driving() == context::Driving::BlockOn
+            && context::with_current(|shared| shared.is_some_and(|s| s.is_current_thread()));
+        if on_current_thread {
+            panic!("can call blocking only when running on the multi-threaded runtime");
+        }
         return f();
     };
     let watch = &shared.remotes[index].watch;

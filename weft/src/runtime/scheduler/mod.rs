@@ -81,6 +81,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
 use crate::runtime::blocking::BlockingPool;
+#[cfg(not(loom))]
+use crate::runtime::current_thread::CurrentThread;
 use crate::runtime::task::{Lane, Registry, Task};
 use crate::runtime::time::driver::{Driver, Poke};
 use crate::util::loom::sync::Arc;
@@ -273,6 +275,11 @@ pub(crate) struct Shared {
     /// Threads started and ended, by kind: each of the runtime's threads
     /// counts itself (`metrics/threads.rs`).
     pub(crate) threads: crate::metrics::ThreadCounters,
+    /// Set once, at build, on a current-thread runtime: its scheduler,
+    /// which spawns go to (`runtime/current_thread.rs`). Weak: the
+    /// scheduler holds this `Shared`, and the `Runtime` owns the scheduler.
+    #[cfg(not(loom))]
+    current_thread: std::sync::OnceLock<std::sync::Weak<CurrentThread>>,
 }
 
 impl Shared {
@@ -321,9 +328,36 @@ impl Shared {
             remote_spawns: SharedCounter::default(),
             remote_finishes: SharedCounter::default(),
             threads: crate::metrics::ThreadCounters::default(),
+            #[cfg(not(loom))]
+            current_thread: std::sync::OnceLock::new(),
             config,
         });
         Ok((shared, locals))
+    }
+
+    /// Records the current-thread scheduler this `Shared` serves (once,
+    /// at build).
+    #[cfg(not(loom))]
+    pub(crate) fn set_current_thread(&self, scheduler: std::sync::Weak<CurrentThread>) {
+        if self.current_thread.set(scheduler).is_err() {
+            unreachable!("a runtime's scheduler is set once");
+        }
+    }
+
+    /// The current-thread scheduler, if this is a current-thread runtime
+    /// (a dead reference once its `Runtime` is dropped).
+    #[cfg(not(loom))]
+    #[inline]
+    pub(crate) fn current_thread(&self) -> Option<&std::sync::Weak<CurrentThread>> {
+        self.current_thread.get()
+    }
+
+    /// Whether this is a current-thread runtime.
+    pub(crate) fn is_current_thread(&self) -> bool {
+        #[cfg(not(loom))]
+        return self.current_thread.get().is_some();
+        #[cfg(loom)]
+        false
     }
 
     /// Whether shutdown has begun. Only ends loops: what a thread must see
@@ -488,6 +522,14 @@ impl Shared {
         self.idle.counts().unparked == 0
             && self.block_on_polling.load(Ordering::Acquire) == 0
             && !self.blocking.has_work_in_flight()
+    }
+
+    /// The current-thread flavor's `may_auto_advance`: its one driver is
+    /// about to sleep, so only the other `block_on` calls and the blocking
+    /// pool can hold the clock.
+    #[cfg(all(feature = "test-util", not(loom)))]
+    pub(crate) fn may_auto_advance_current_thread(&self) -> bool {
+        self.block_on_polling.load(Ordering::Acquire) == 0 && !self.blocking.has_work_in_flight()
     }
 
     /// Marks the runtime as shutting down and wakes every worker so it sees

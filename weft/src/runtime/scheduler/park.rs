@@ -120,3 +120,6 @@ impl Parker {
         Unparked::Done
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use super::{Panic, TaskMeta};
+use super::{Id, Panic, TaskMeta};
 use cell::{Cell, Output};
 
 /// An owned permission to await a spawned task's output.
@@ -39,6 +39,7 @@ use cell::{Cell, Output};
 // must not gain warnings.
 pub struct JoinHandle<T> {
     cell: Cell<T>,
+    id: Id,
 }
 
 impl<T> JoinHandle<T> {
@@ -75,12 +76,27 @@ impl<T> JoinHandle<T> {
     pub fn abort(&self) {
         self.cell.abort();
     }
+
+    /// The task's id (tokio's `JoinHandle::id`): what
+    /// [`task::id`](crate::task::id) returns inside it.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new()?;
+    /// let (a, b) = (rt.spawn(async {}), rt.spawn(async {}));
+    /// assert_ne!(a.id(), b.id());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
+    }
 }
 
 impl<T: Send + 'static> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
+        let id = task.metadata().id();
         JoinHandle {
             cell: Cell::new(task),
+            id,
         }
     }
 
@@ -90,6 +106,7 @@ impl<T: Send + 'static> JoinHandle<T> {
         drop(future);
         JoinHandle {
             cell: Cell::cancelled(),
+            id: Id::next(),
         }
     }
 
@@ -107,6 +124,7 @@ impl<T: Send + 'static> JoinHandle<T> {
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
             cell: self.cell.share(),
+            id: self.id,
         }
     }
 }
@@ -124,19 +142,22 @@ impl<T> Future for JoinHandle<T> {
         if crate::task::coop::poll_budget(cx).is_pending() {
             return Poll::Pending;
         }
-        let result = std::task::ready!(self.get_mut().cell.poll_owner(cx));
+        let this = self.get_mut();
+        let result = std::task::ready!(this.cell.poll_owner(cx));
         crate::task::coop::spend();
         Poll::Ready(match result.map(super::Contained::into_inner) {
             Some(Ok(value)) => Ok(value),
-            Some(Err(panic)) => Err(JoinError::panicked(panic)),
-            None => Err(JoinError::cancelled()),
+            Some(Err(panic)) => Err(JoinError::panicked(this.id, panic)),
+            None => Err(JoinError::cancelled(this.id)),
         })
     }
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JoinHandle").finish_non_exhaustive()
+        f.debug_struct("JoinHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -160,6 +181,7 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// ```
 pub struct AbortHandle {
     cell: Arc<dyn Abort>,
+    id: Id,
 }
 
 /// What an `AbortHandle` may do to the state it shares: a handle's cell
@@ -210,17 +232,25 @@ impl AbortHandle {
     pub fn is_finished(&self) -> bool {
         self.cell.is_finished()
     }
+
+    /// The task's id, as its [`JoinHandle::id`].
+    pub fn id(&self) -> Id {
+        self.id
+    }
 }
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbortHandle").finish_non_exhaustive()
+        f.debug_struct("AbortHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
 /// Why a task did not produce its output.
 pub struct JoinError {
     repr: Repr,
+    id: Id,
 }
 
 enum Repr {
@@ -229,16 +259,31 @@ enum Repr {
 }
 
 impl JoinError {
-    fn cancelled() -> JoinError {
+    fn cancelled(id: Id) -> JoinError {
         JoinError {
             repr: Repr::Cancelled,
+            id,
         }
     }
 
-    fn panicked(panic: Panic) -> JoinError {
+    fn panicked(id: Id, panic: Panic) -> JoinError {
         JoinError {
             repr: Repr::Panic(Mutex::new(panic)),
+            id,
         }
+    }
+
+    /// The id of the task that failed (tokio's `JoinError::id`).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Runtime::new()?;
+    /// let handle = rt.spawn(async { panic!("boom") });
+    /// let id = handle.id();
+    /// assert_eq!(rt.block_on(handle).unwrap_err().id(), id);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// The task was cancelled: aborted, or dropped by runtime shutdown.
@@ -290,9 +335,11 @@ impl JoinError {
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.repr, self.panic_message()) {
-            (Repr::Cancelled, _) => f.write_str("task was cancelled"),
-            (Repr::Panic(_), Some(message)) => write!(f, "task panicked with message {message:?}"),
-            (Repr::Panic(_), None) => f.write_str("task panicked"),
+            (Repr::Cancelled, _) => write!(f, "task {} was cancelled", self.id),
+            (Repr::Panic(_), Some(message)) => {
+                write!(f, "task {} panicked with message {message:?}", self.id)
+            }
+            (Repr::Panic(_), None) => write!(f, "task {} panicked", self.id),
         }
     }
 }
@@ -300,9 +347,11 @@ impl fmt::Display for JoinError {
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.repr, self.panic_message()) {
-            (Repr::Cancelled, _) => f.write_str("JoinError::Cancelled"),
-            (Repr::Panic(_), Some(message)) => write!(f, "JoinError::Panic({message:?})"),
-            (Repr::Panic(_), None) => f.write_str("JoinError::Panic(..)"),
+            (Repr::Cancelled, _) => write!(f, "JoinError::Cancelled({:?})", self.id),
+            (Repr::Panic(_), Some(message)) => {
+                write!(f, "JoinError::Panic({:?}, {message:?}, ...)", self.id)
+            }
+            (Repr::Panic(_), None) => write!(f, "JoinError::Panic({:?}, ...)", self.id),
         }
     }
 }

@@ -46,9 +46,11 @@
 //! async-task does not clone a waker around each call; it finds the
 //! scheduler through the task's metadata.
 
+pub(crate) mod id;
 pub(crate) mod join;
 pub(crate) mod label;
 pub(crate) mod lane;
+pub(crate) mod local;
 pub(crate) mod registry;
 pub(crate) mod schedule;
 
@@ -64,6 +66,7 @@ use async_task::{Runnable, ScheduleInfo, WithInfo};
 
 use crate::util::loom::sync::Arc;
 
+pub use id::Id;
 pub use join::{AbortHandle, JoinError, JoinHandle};
 use label::Label;
 pub use lane::Lane;
@@ -82,13 +85,14 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 
 /// Per-task data stored in the task header: the scheduler the task belongs
 /// to (its schedule function finds it here), its lane, what names it in a
-/// stall report and a dump, and its registry entry.
+/// stall report and a dump, its registry entry, and its id.
 ///
-/// Four words outside loom: the scheduler reference is two (a `dyn
+/// Five words outside loom: the scheduler reference is two (a `dyn
 /// Schedule`'s data and vtable, `schedule.rs` says why), the lane and
-/// label one, the entry one. The vtable word is the seam's price: one
-/// word per task more than a pointer to one known scheduler type. Its
-/// size is part of every task's allocation
+/// label one, the entry one, the id one. The vtable word is the seam's
+/// price: one word per task more than a pointer to one known scheduler
+/// type; the id is tokio's `task::Id`, read by `JoinHandle::id` and
+/// `task::id`. Its size is part of every task's allocation
 /// (`label.rs` says why that matters). The entry pointer is here rather
 /// than in the future's wrapper because the schedule function marks the
 /// entry of a woken task; the wrapper is smaller by as much.
@@ -101,6 +105,8 @@ pub(crate) struct TaskMeta {
     /// comes after the registering poll through the task's state word,
     /// whose read-modify-writes order it).
     entry: AtomicPtr<Entry>,
+    /// The task's id (`id.rs`).
+    id: Id,
     #[cfg(loom)]
     published: Published,
 }
@@ -109,8 +115,8 @@ pub(crate) struct TaskMeta {
 // atomics are larger).
 #[cfg(not(loom))]
 const _: () = assert!(
-    std::mem::size_of::<TaskMeta>() == 4 * std::mem::size_of::<usize>(),
-    "TaskMeta is four words: update its doc (and label.rs's reasoning) if this changes"
+    std::mem::size_of::<TaskMeta>() == 5 * std::mem::size_of::<usize>(),
+    "TaskMeta is five words: update its doc (and label.rs's reasoning) if this changes"
 );
 
 /// Under loom only: a cell the spawning thread creates with the task and
@@ -155,9 +161,16 @@ impl TaskMeta {
             scheduler: SchedulerRef::new(scheduler),
             lane_and_label: LaneAndLabel::new(options.lane, options.label),
             entry: AtomicPtr::new(std::ptr::null_mut()),
+            id: Id::next(),
             #[cfg(loom)]
             published: Published(crate::util::loom::cell::UnsafeCell::new(())),
         }
+    }
+
+    /// The task's id.
+    #[inline]
+    pub(crate) fn id(&self) -> Id {
+        self.id
     }
 
     /// Under loom: fails the model unless the task's spawn happens-before
@@ -306,11 +319,14 @@ impl<F, S: Schedule> Drop for TaskFuture<F, S> {
         // pinned; dropping in place is what pinning permits): nothing else
         // drops or moves it (`poll` only pins it), and it is not touched
         // after this call, even when its destructor panics.
+        // `task::id()` works in the future's destructor, as in its poll.
+        let id = id::enter(self.meta().id);
         // SAFETY: `future` is dropped once, in place, and never touched after.
         let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
         // A destructor that panics leaks what it had not dropped yet; the
         // runtime and the worker carry on.
         let _ = crate::util::locks::call_user("a task's future's drop", drop_future);
+        drop(id);
         let scheduler = self.scheduler();
         if let Some(entry) = self.meta().entry() {
             scheduler.registry().remove(entry);
@@ -330,9 +346,11 @@ impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
         // `TaskFuture` (dropped in place in `Drop`), and `TaskFuture` has no
         // `Unpin` impl of its own; the other fields are not pinned.
         let this = unsafe { self.get_unchecked_mut() };
+        let id = id::enter(this.meta().id);
         // SAFETY: as above.
         let future = unsafe { Pin::new_unchecked(&mut *this.future) };
         let polled = crate::util::locks::call_user("a task's poll", || future.poll(cx));
+        drop(id);
         this.demote_if_slow();
         match polled {
             Ok(Poll::Pending) => {
@@ -439,6 +457,33 @@ where
     let (runnable, task) = async_task::Builder::new()
         .metadata(TaskMeta::new(scheduler.clone(), options))
         .spawn(
+            move |meta| TaskFuture::<F, S> {
+                future: ManuallyDrop::new(future),
+                meta,
+                scheduler: PhantomData,
+            },
+            WithInfo(schedule::<S>),
+        );
+    (runnable, JoinHandle::new(task))
+}
+
+/// Makes the task cell for a future that need not be `Send` (a
+/// `LocalSet`'s, `local.rs`), not yet scheduled. async-task's
+/// `spawn_local` checks at each poll and at the future's drop that they
+/// happen on this thread; `local.rs` keeps them there.
+pub(crate) fn new_local_task<S, F>(
+    scheduler: &Arc<S>,
+    future: F,
+    options: SpawnOptions,
+) -> (Task, JoinHandle<F::Output>)
+where
+    S: Schedule,
+    F: Future + 'static,
+    F::Output: Send + 'static,
+{
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(TaskMeta::new(scheduler.clone(), options))
+        .spawn_local(
             move |meta| TaskFuture::<F, S> {
                 future: ManuallyDrop::new(future),
                 meta,

@@ -4,8 +4,10 @@
 //! inject queues: everything it needs of its runtime is a method of
 //! [`Schedule`], which the multi-thread scheduler implements
 //! (`runtime/scheduler/schedule.rs`: the LIFO slot, the ring, the inject
-//! and lane queues, the worker's counters and poll watch) and so does a
-//! test scheduler under loom ([`TestScheduler`], a queue the model's
+//! and lane queues, the worker's counters and poll watch), as do the
+//! current-thread scheduler (`runtime/current_thread/schedule.rs`: the
+//! driving thread's queue, or a locked inject queue), a `LocalSet`
+//! (`runtime/task/local.rs`) and a test scheduler under loom ([`TestScheduler`], a queue the model's
 //! threads pop and run), so the join cell's models build no runtime.
 //!
 //! # Dynamic or generic
@@ -23,7 +25,7 @@
 //! back from the erased pointer, so a wake and every call of a poll are
 //! static calls, as before the seam (no dynamic call on any path: the
 //! `dyn` is only what frees the scheduler with the cell). The cost is the
-//! vtable word: `TaskMeta` is four words, one more than a pointer to one
+//! vtable word: `TaskMeta` is five words (the id is the fifth), one more than a pointer to one
 //! known scheduler type would make it (`label.rs` says why the header's
 //! size matters: a task's future may be one word smaller before the cell
 //! leaves glibc's fast bins).

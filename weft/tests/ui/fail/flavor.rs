@@ -1,2 +1,0 @@
-#[weft::main(flavor = "current_thread")]
-async fn main() {}

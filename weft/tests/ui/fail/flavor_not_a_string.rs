@@ -1,0 +1,4 @@
+#[weft::test(flavor = current_thread)]
+async fn checks() {}
+
+fn main() {}

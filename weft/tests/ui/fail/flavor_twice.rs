@@ -1,0 +1,2 @@
+#[weft::main(flavor = "current_thread", flavor = "multi_thread")]
+async fn main() {}

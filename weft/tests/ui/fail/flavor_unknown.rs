@@ -1,0 +1,2 @@
+#[weft::main(flavor = "single_thread")]
+async fn main() {}
