@@ -129,7 +129,9 @@ pub(crate) fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<C
             format!(
                 "`worker_threads` needs the multi-thread runtime: remove it, or write \
                  `#[{}(flavor = \"multi_thread\", worker_threads = ...)]`",
-                kind.attribute().trim_start_matches("#[").trim_end_matches(']')
+                kind.attribute()
+                    .trim_start_matches("#[")
+                    .trim_end_matches(']')
             ),
         ));
     }

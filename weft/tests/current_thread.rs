@@ -311,7 +311,11 @@ fn shutdown_drops_each_pending_future_once_with_the_runtime_entered() {
             _ => rt.shutdown_background(),
         }
         assert_eq!(drops.load(Ordering::SeqCst), 12, "{how}");
-        assert_eq!(entered.load(Ordering::SeqCst), 12, "{how}: runtime not entered");
+        assert_eq!(
+            entered.load(Ordering::SeqCst),
+            12,
+            "{how}: runtime not entered"
+        );
     }
 }
 

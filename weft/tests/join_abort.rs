@@ -34,10 +34,16 @@ fn handles_and_join_errors_debug_print_what_they_are() {
     on_every_shape(|rt| {
         let handle = rt.spawn(std::future::pending::<()>());
         let id = handle.id();
-        assert_eq!(format!("{handle:?}"), format!("JoinHandle {{ id: {id:?}, .. }}"));
+        assert_eq!(
+            format!("{handle:?}"),
+            format!("JoinHandle {{ id: {id:?}, .. }}")
+        );
         handle.abort();
         let cancelled = rt.block_on(handle).unwrap_err();
-        assert_eq!(format!("{cancelled:?}"), format!("JoinError::Cancelled({id:?})"));
+        assert_eq!(
+            format!("{cancelled:?}"),
+            format!("JoinError::Cancelled({id:?})")
+        );
         let handle = rt.spawn(async { panic!("task exploded") });
         let id = handle.id();
         let panicked = rt.block_on(handle).unwrap_err();

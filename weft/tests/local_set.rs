@@ -23,7 +23,10 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
         ),
         (
             "multi_thread",
-            Builder::new_multi_thread().worker_threads(2).build().unwrap(),
+            Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .unwrap(),
         ),
     ]
 }
@@ -172,14 +175,21 @@ struct DropOn {
 
 impl Drop for DropOn {
     fn drop(&mut self) {
-        assert_eq!(thread::current().id(), self.owner, "dropped off the set's thread");
+        assert_eq!(
+            thread::current().id(),
+            self.owner,
+            "dropped off the set's thread"
+        );
         self.drops.set(self.drops.get() + 1);
     }
 }
 
 #[test]
 fn dropping_the_set_drops_its_tasks_on_its_thread() {
-    let rt = Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
     let drops = Rc::new(Cell::new(0));
     let owner = thread::current().id();
     let local = LocalSet::new();
@@ -227,7 +237,10 @@ fn dropping_the_set_drops_its_tasks_on_its_thread() {
 
 #[test]
 fn a_local_task_can_be_aborted_from_another_thread() {
-    let rt = Builder::new_multi_thread().worker_threads(1).build().unwrap();
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
     let local = LocalSet::new();
     let dropped = Arc::new(AtomicUsize::new(0));
     struct Count(Arc<AtomicUsize>);

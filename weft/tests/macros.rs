@@ -133,7 +133,10 @@ fn weft_main_on_a_diverging_function() {
 #[weft::test(flavor = "current_thread")]
 async fn flavor_current_thread_runs_the_body_and_tasks_on_the_test_thread() {
     use weft::runtime::RuntimeFlavor;
-    assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::CurrentThread);
+    assert_eq!(
+        Handle::current().runtime_flavor(),
+        RuntimeFlavor::CurrentThread
+    );
     let here = std::thread::current().id();
     let there = weft::spawn(async { std::thread::current().id() })
         .await
@@ -153,6 +156,9 @@ async fn start_paused_on_current_thread_makes_an_hour_long_sleep_instant() {
 #[weft::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flavor_multi_thread_with_worker_threads() {
     use weft::runtime::RuntimeFlavor;
-    assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::MultiThread);
+    assert_eq!(
+        Handle::current().runtime_flavor(),
+        RuntimeFlavor::MultiThread
+    );
     assert_eq!(Handle::current().metrics().num_workers, 2);
 }

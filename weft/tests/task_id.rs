@@ -11,10 +11,16 @@ use weft::task::{self, Id, JoinSet, LocalSet};
 
 fn runtimes() -> Vec<(&'static str, Runtime)> {
     vec![
-        ("current_thread", Builder::new_current_thread().build().unwrap()),
+        (
+            "current_thread",
+            Builder::new_current_thread().build().unwrap(),
+        ),
         (
             "multi_thread",
-            Builder::new_multi_thread().worker_threads(2).build().unwrap(),
+            Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .unwrap(),
         ),
     ]
 }
@@ -50,7 +56,12 @@ fn ids_are_unique_and_the_same_from_the_handle_and_inside_the_task() {
 
 #[test]
 fn ids_are_unique_across_spawning_threads() {
-    let rt = Arc::new(Builder::new_multi_thread().worker_threads(2).build().unwrap());
+    let rt = Arc::new(
+        Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap(),
+    );
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let rt = rt.clone();
@@ -83,8 +94,9 @@ fn id_panics_outside_a_task_and_try_id_says_none() {
     for (name, rt) in runtimes() {
         // `block_on`'s own future is not a task.
         assert_eq!(rt.block_on(async { task::try_id() }), None, "{name}");
-        let in_block_on =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(async { task::id() })));
+        let in_block_on = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async { task::id() })
+        }));
         assert!(in_block_on.is_err(), "{name}");
     }
 }

@@ -174,9 +174,7 @@ impl Drop for CoreGuard<'_> {
 /// if it drives one. (`None` also during thread-local destruction.)
 #[cfg(not(loom))]
 #[inline]
-pub(crate) fn with_current_thread_core<R>(
-    f: impl FnOnce(Option<&current_thread::Core>) -> R,
-) -> R {
+pub(crate) fn with_current_thread_core<R>(f: impl FnOnce(Option<&current_thread::Core>) -> R) -> R {
     let core = CONTEXT
         .try_with(|cx| cx.current_thread.get())
         .unwrap_or(std::ptr::null());
@@ -201,9 +199,7 @@ pub(crate) struct CurrentThreadCoreGuard<'a> {
 /// Makes `core` the current-thread core this thread drives until the guard
 /// drops.
 #[cfg(not(loom))]
-pub(crate) fn set_current_thread_core(
-    core: &current_thread::Core,
-) -> CurrentThreadCoreGuard<'_> {
+pub(crate) fn set_current_thread_core(core: &current_thread::Core) -> CurrentThreadCoreGuard<'_> {
     let previous = CONTEXT.with(|cx| cx.current_thread.replace(core));
     CurrentThreadCoreGuard {
         previous,

@@ -152,8 +152,9 @@ impl CurrentThread {
         scheduler
     }
 
-    /// The scheduler `shared` belongs to, if it is a current-thread
-    /// runtime's and that runtime is still alive.
+    /// The scheduler of `shared`'s runtime: `None` on a multi-thread
+    /// runtime; `Some(None)` on a current-thread runtime already dropped;
+    /// `Some(Some(scheduler))` otherwise.
     pub(crate) fn of(shared: &Shared) -> Option<Option<Arc<CurrentThread>>> {
         shared.current_thread().map(Weak::upgrade)
     }
@@ -213,9 +214,8 @@ impl CurrentThread {
         let waiters =
             std::mem::take(&mut *self.core_waiters.lock().unwrap_or_else(|e| e.into_inner()));
         for waiter in waiters {
-            let _ = crate::util::locks::call_user("a waker's wake (core put back)", || {
-                waiter.wake()
-            });
+            let _ =
+                crate::util::locks::call_user("a waker's wake (core put back)", || waiter.wake());
         }
     }
 
@@ -245,7 +245,10 @@ impl CurrentThread {
                 // Shut down while driving: the core is back; only the
                 // future is left to wait for.
             }
-            match crate::runtime::block_on::run(&self.shared, driver::UntilCore::new(self, future.as_mut())) {
+            match crate::runtime::block_on::run(
+                &self.shared,
+                driver::UntilCore::new(self, future.as_mut()),
+            ) {
                 driver::Waited::Done(output) => return output,
                 driver::Waited::Core(taken) => core = Some(taken),
             }

@@ -67,9 +67,9 @@ pub(crate) use scheduler::Shared;
 pub(crate) use scheduler::block_in_place::block_in_place;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub(crate) use sys::{AcceptFailure, accept_failure};
-pub(crate) use task::label::Label;
 pub(crate) use task::SpawnOptions;
 pub(crate) use task::id::current as current_task_id;
+pub(crate) use task::label::Label;
 #[cfg(feature = "test-util")]
 pub(crate) use time::driver::Poke;
 pub(crate) use time::driver::{Closed as TimerClosed, TimerRef};
@@ -406,7 +406,12 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
 /// The stall monitor, as the builder sets it up (`enabled`: the builder's
 /// `stall_monitor` on the multi-thread flavor, never on the current-thread
 /// one).
-fn monitor(builder: &Builder, enabled: bool, exited: Arc<ExitLatch>, spare_slots: usize) -> Monitor {
+fn monitor(
+    builder: &Builder,
+    enabled: bool,
+    exited: Arc<ExitLatch>,
+    spare_slots: usize,
+) -> Monitor {
     Monitor::new(
         MonitorConfig {
             enabled,

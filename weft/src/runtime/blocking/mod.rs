@@ -356,7 +356,10 @@ where
             shared.clone(),
             crate::runtime::task::SpawnOptions::plain(std::panic::Location::caller()),
         ))
-        .spawn(move |meta| BlockingFuture(Some(f), meta.id()), schedule_blocking);
+        .spawn(
+            move |meta| BlockingFuture(Some(f), meta.id()),
+            schedule_blocking,
+        );
     runnable.schedule();
     JoinHandle::new(task)
 }

@@ -80,9 +80,9 @@ use std::ptr::NonNull;
 use crossbeam_utils::CachePadded;
 
 use crate::metrics::{RuntimeMetrics, SharedCounter, WorkerCounters};
+use crate::runtime::blocking::BlockingPool;
 #[cfg(not(loom))]
 use crate::runtime::current_thread::CurrentThread;
-use crate::runtime::blocking::BlockingPool;
 use crate::runtime::task::{Lane, Registry, Task};
 use crate::runtime::time::driver::{Driver, Poke};
 use crate::util::loom::sync::Arc;

@@ -87,7 +87,10 @@ pub(crate) fn current() -> Option<Id> {
 #[inline]
 pub(crate) fn enter(id: Id) -> IdGuard {
     IdGuard {
-        previous: CURRENT.try_with(|current| current.replace(Some(id))).ok().flatten(),
+        previous: CURRENT
+            .try_with(|current| current.replace(Some(id)))
+            .ok()
+            .flatten(),
     }
 }
 
@@ -114,7 +117,9 @@ mod tests {
     fn ids_from_many_threads_are_unique() {
         let per_thread = (BLOCK * 3 + 7) as usize;
         let threads: Vec<_> = (0..4)
-            .map(|_| std::thread::spawn(move || (0..per_thread).map(|_| Id::next()).collect::<Vec<_>>()))
+            .map(|_| {
+                std::thread::spawn(move || (0..per_thread).map(|_| Id::next()).collect::<Vec<_>>())
+            })
             .collect();
         let mut seen = HashSet::new();
         for thread in threads {

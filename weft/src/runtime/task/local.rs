@@ -180,7 +180,11 @@ impl LocalSet {
         F: Future + 'static,
         F::Output: Send + 'static,
     {
-        LocalShared::spawn(&self.shared, future, SpawnOptions::plain(Location::caller()))
+        LocalShared::spawn(
+            &self.shared,
+            future,
+            SpawnOptions::plain(Location::caller()),
+        )
     }
 
     /// Runs `future` on `rt` (`Runtime::block_on`) with this set's tasks
@@ -366,7 +370,8 @@ impl LocalShared {
             queue.waker.take()
         };
         if let Some(waker) = waker {
-            let _ = crate::util::locks::call_user("a waker's wake (LocalSet)", move || waker.wake());
+            let _ =
+                crate::util::locks::call_user("a waker's wake (LocalSet)", move || waker.wake());
         }
     }
 
