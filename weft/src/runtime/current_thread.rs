@@ -152,8 +152,9 @@ impl CurrentThread {
         scheduler
     }
 
-    /// The scheduler `shared` belongs to, if it is a current-thread
-    /// runtime's and that runtime is still alive.
+    /// The scheduler of `shared`'s runtime: `None` on a multi-thread
+    /// runtime; `Some(None)` on a current-thread runtime already dropped;
+    /// `Some(Some(scheduler))` otherwise.
     pub(crate) fn of(shared: &Shared) -> Option<Option<Arc<CurrentThread>>> {
         shared.current_thread().map(Weak::upgrade)
     }

@@ -222,7 +222,9 @@ fn park(scheduler: &CurrentThread, core: &Core, main: &MainWaker) {
             sleep_until(shared, wake_at);
         }
     } else {
-        // Nobody else keeps time on this runtime; kept for the signature.
+        // Another slot keeps time: none does on this flavor (slot 0 is the
+        // only one), so this is a worker's sleep without a timeout, kept
+        // so that a change there cannot make the driver spin.
         shared.remotes[SLOT].parker.park();
     }
     time.end_keeping(SLOT);
