@@ -520,3 +520,44 @@ fn a_worker_the_os_cannot_start_fails_build_with_its_error() {
         assert!(success, "the child process failed:\n{stderr}");
     }
 }
+
+/// A task whose poll panics has its future dropped while the panic
+/// unwinds, as tokio does: the future's destructors see
+/// `thread::panicking()` (tokio's `rt_common::panic_in_task` checks it),
+/// then the `JoinHandle` reports the panic. Fails with the future dropped
+/// after the panic was caught ("dropped outside the unwind").
+#[test]
+fn a_panicking_polls_future_is_dropped_during_the_unwind() {
+    struct Boom(Arc<AtomicUsize>);
+
+    impl Future for Boom {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            panic!("boom (faults test)");
+        }
+    }
+
+    impl Drop for Boom {
+        fn drop(&mut self) {
+            let during_unwind = std::thread::panicking();
+            self.0
+                .fetch_add(if during_unwind { 1 } else { 100 }, Ordering::SeqCst);
+        }
+    }
+
+    on_every_shape(|rt| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let joined = rt.block_on(rt.spawn(Boom(drops.clone())));
+        assert!(joined.unwrap_err().is_panic());
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "dropped once, during the unwind (100: dropped outside the unwind)"
+        );
+    });
+    let ct = Builder::new_current_thread().build().unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let joined = ct.block_on(ct.spawn(Boom(drops.clone())));
+    assert!(joined.unwrap_err().is_panic());
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "current-thread runtime");
+}

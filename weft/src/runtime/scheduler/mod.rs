@@ -703,15 +703,30 @@ impl Shared {
 pub(crate) fn drop_task(task: Task) {
     // Dropping touches the task's memory as a poll does (loom only).
     task.metadata().check_published();
-    if DROPPING.with(|dropping| dropping.replace(true)) {
-        DEFERRED_DROPS.with(|deferred| deferred.borrow_mut().push(task));
-        return;
+    // During the thread's own teardown (a runtime or set kept in a
+    // thread-local) the lists are gone: the task is dropped where it is.
+    match DROPPING.try_with(|dropping| dropping.replace(true)) {
+        Ok(true) => {
+            // Were the list gone, the closure (and the task in it) would
+            // be dropped right here.
+            let _ = DEFERRED_DROPS.try_with(move |deferred| deferred.borrow_mut().push(task));
+            return;
+        }
+        Ok(false) => {}
+        Err(_) => {
+            let _ = crate::util::locks::call_user("a task's drop", move || drop(task));
+            return;
+        }
     }
     let _ = crate::util::locks::call_user("a task's drop", move || drop(task));
-    while let Some(next) = DEFERRED_DROPS.with(|deferred| deferred.borrow_mut().pop()) {
+    while let Some(next) = DEFERRED_DROPS
+        .try_with(|deferred| deferred.borrow_mut().pop())
+        .ok()
+        .flatten()
+    {
         let _ = crate::util::locks::call_user("a task's drop", move || drop(next));
     }
-    DROPPING.with(|dropping| dropping.set(false));
+    let _ = DROPPING.try_with(|dropping| dropping.set(false));
 }
 
 // Per modelled thread under loom (every modelled thread runs on one OS

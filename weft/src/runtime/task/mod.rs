@@ -246,7 +246,10 @@ struct TaskFuture<F, S: Schedule> {
     future: ManuallyDrop<F>,
     /// The task's metadata, in the task's header. Valid for the future's
     /// whole life: async-task drops the metadata only when it frees the
-    /// task, after the future is gone, and never moves the header.
+    /// task, after the future is gone, and never moves the header. Its
+    /// lowest bit (free: `TaskMeta` is word-aligned) is set once `future`
+    /// was dropped while its poll's panic unwound (`FUTURE_DROPPED`); read
+    /// it through `meta_ptr`.
     meta: *const TaskMeta,
     /// The type of the scheduler in the metadata (`new_task::<S>` made
     /// both), so that its methods are static calls.
@@ -271,7 +274,16 @@ impl<F, S: Schedule> TaskFuture<F, S> {
         // `Drop` included) is gone: `spawn_unchecked`'s signature lets a
         // future borrow its metadata (`F: FnOnce(&'a M) -> Fut, Fut: 'a`).
         // SAFETY: the metadata outlives this `TaskFuture` (argued above).
-        unsafe { &*self.meta }
+        unsafe { &*self.meta_ptr() }
+    }
+
+    /// `meta` without the `FUTURE_DROPPED` bit.
+    fn meta_ptr(&self) -> *const TaskMeta {
+        self.meta.map_addr(|addr| addr & !FUTURE_DROPPED)
+    }
+
+    fn future_dropped(&self) -> bool {
+        self.meta.addr() & FUTURE_DROPPED != 0
     }
 
     fn scheduler(&self) -> &S {
@@ -304,7 +316,7 @@ impl<F, S: Schedule> TaskFuture<F, S> {
         let worker = scheduler.polling_worker();
         match scheduler
             .registry()
-            .insert(worker, waker.clone(), self.meta, first)
+            .insert(worker, waker.clone(), self.meta_ptr(), first)
         {
             Ok(entry) => self.meta().entry.store(entry.as_ptr(), Ordering::Relaxed),
             // Shutting down: a wake now makes the scheduler drop the task.
@@ -321,11 +333,14 @@ impl<F, S: Schedule> Drop for TaskFuture<F, S> {
         // after this call, even when its destructor panics.
         // `task::id()` works in the future's destructor, as in its poll.
         let id = id::enter(self.meta().id);
-        // SAFETY: `future` is dropped once, in place, and never touched after.
-        let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
-        // A destructor that panics leaks what it had not dropped yet; the
-        // runtime and the worker carry on.
-        let _ = crate::util::locks::call_user("a task's future's drop", drop_future);
+        if !self.future_dropped() {
+            // SAFETY: `future` is dropped once, in place, and never touched
+            // after (not dropped yet: the flag is clear).
+            let drop_future = || unsafe { ManuallyDrop::drop(&mut self.future) };
+            // A destructor that panics leaks what it had not dropped yet;
+            // the runtime and the worker carry on.
+            let _ = crate::util::locks::call_user("a task's future's drop", drop_future);
+        }
         drop(id);
         let scheduler = self.scheduler();
         if let Some(entry) = self.meta().entry() {
@@ -347,9 +362,19 @@ impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
         // `Unpin` impl of its own; the other fields are not pinned.
         let this = unsafe { self.get_unchecked_mut() };
         let id = id::enter(this.meta().id);
-        // SAFETY: as above.
-        let future = unsafe { Pin::new_unchecked(&mut *this.future) };
-        let polled = crate::util::locks::call_user("a task's poll", || future.poll(cx));
+        let polled = crate::util::locks::call_user("a task's poll", || {
+            // A poll that panics drops its future while the panic unwinds,
+            // as tokio does: its destructors see `thread::panicking()`.
+            let unwinding = DropOnUnwind {
+                future: &mut this.future,
+                meta: &mut this.meta,
+            };
+            // SAFETY: as above: pinned in place, never moved.
+            let future = unsafe { Pin::new_unchecked(&mut **unwinding.future) };
+            let polled = future.poll(cx);
+            std::mem::forget(unwinding);
+            polled
+        });
         drop(id);
         this.demote_if_slow();
         match polled {
@@ -383,6 +408,28 @@ impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
                 Poll::Ready(Contained::new(Err(panic)))
             }
         }
+    }
+}
+
+/// `TaskFuture::meta`'s bit saying its future is gone.
+const FUTURE_DROPPED: usize = 1;
+
+/// Drops a task's future if a panic unwinds through its poll (forgotten
+/// when the poll returns), and marks it dropped for `TaskFuture`'s `Drop`.
+struct DropOnUnwind<'a, F> {
+    future: &'a mut ManuallyDrop<F>,
+    meta: &'a mut *const TaskMeta,
+}
+
+impl<F> Drop for DropOnUnwind<'_, F> {
+    fn drop(&mut self) {
+        *self.meta = self.meta.map_addr(|addr| addr | FUTURE_DROPPED);
+        // SAFETY: the future is dropped in place (it is pinned) and only
+        // here: the flag just set makes `TaskFuture`'s `Drop` skip it, and
+        // the task is complete (its poll panicked), so it is never polled
+        // again. A destructor that panics now aborts the process (a panic
+        // during a panic), as it does on tokio.
+        unsafe { ManuallyDrop::drop(self.future) };
     }
 }
 
