@@ -105,6 +105,28 @@ impl Builder {
         self
     }
 
+    /// The runtime's name ([`Handle::name`]).
+    ///
+    /// # Panics
+    ///
+    /// If `val` is empty, as tokio does.
+    #[track_caller]
+    pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
+        self.inner.name(val);
+        self
+    }
+
+    /// Accepted for tokio's sake, as `max_io_events_per_tick`.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0, as tokio does.
+    #[track_caller]
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
+        self
+    }
+
     /// The name of the runtime's threads.
     pub fn thread_name(&mut self, val: impl Into<String>) -> &mut Self {
         self.inner.thread_name(val);

@@ -240,3 +240,46 @@ fn park_hooks_bracket_every_sleep_of_a_worker() {
         "{parked} parks, {woke} wakes"
     );
 }
+
+/// `Builder::name` names the runtime for `Handle::name` (tokio's); no name
+/// by default; an empty name is refused as tokio refuses it.
+#[test]
+fn a_runtime_has_the_name_it_was_given() {
+    let named = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .name("orders")
+        .build()
+        .unwrap();
+    assert_eq!(named.handle().name(), Some("orders"));
+    assert_eq!(
+        named.block_on(async { weft::runtime::Handle::current().name().map(str::to_owned) }),
+        Some("orders".into())
+    );
+    let plain = weft::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(plain.handle().name(), None);
+    let refused = std::panic::catch_unwind(|| {
+        weft::runtime::Builder::new_multi_thread().name("  ");
+    });
+    let message = refused.unwrap_err();
+    assert_eq!(
+        message.downcast_ref::<&str>(),
+        Some(&"runtime name shouldn't be empty")
+    );
+}
+
+/// The runtime, its handle, a `JoinHandle` and the sockets can be held
+/// across `catch_unwind`, as tokio's can (a compile-time check: removing an
+/// `UnwindSafe` impl makes this file fail to build).
+#[test]
+fn runtime_types_are_unwind_safe() {
+    fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+    unwind_safe::<weft::runtime::Runtime>();
+    unwind_safe::<weft::runtime::Handle>();
+    unwind_safe::<weft::task::JoinHandle<()>>();
+    unwind_safe::<weft::net::TcpStream>();
+    unwind_safe::<weft::net::TcpListener>();
+    unwind_safe::<weft::net::UdpSocket>();
+    unwind_safe::<weft::net::UnixStream>();
+}

@@ -291,7 +291,7 @@ fn shutdown_survives_destructors_that_wake_tasks_under_a_lock() {
                     list: list.clone(),
                     _tracked: tracker.track(),
                 };
-                let _ = weft::spawn(listener);
+                drop(weft::spawn(listener));
             }
             // Every listener has registered before the runtime is dropped.
             while list.lock().unwrap().len() < 8 {

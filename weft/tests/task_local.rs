@@ -75,6 +75,8 @@ fn access_outside_a_scope_is_an_error() {
         "{message}"
     );
     assert!(std::panic::catch_unwind(|| NUMBER.get()).is_err());
+    assert!(NUMBER.try_get().is_err(), "try_get outside a scope");
+    assert_eq!(NUMBER.sync_scope(4, || NUMBER.try_get()), Ok(4));
     assert_eq!(format!("{NUMBER:?}"), "LocalKey { .. }");
 }
 

@@ -42,6 +42,7 @@ pub struct Builder {
     pub(super) worker_threads: Option<usize>,
     pub(super) thread_name: NameFn,
     pub(super) thread_stack_size: Option<usize>,
+    pub(super) name: Option<String>,
     pub(super) on_thread_start: Option<Callback>,
     pub(super) on_thread_stop: Option<Callback>,
     pub(super) on_thread_park: Option<Callback>,
@@ -124,6 +125,7 @@ impl Builder {
             worker_threads: None,
             thread_name: Arc::new(|| "weft-worker".to_owned()),
             thread_stack_size: None,
+            name: None,
             on_thread_start: None,
             on_thread_stop: None,
             on_thread_park: None,
@@ -242,6 +244,20 @@ impl Builder {
     /// parallelism. Must be in `1..=4096`.
     pub fn worker_threads(&mut self, n: usize) -> &mut Self {
         self.worker_threads = Some(n);
+        self
+    }
+
+    /// The runtime's name, which [`Handle::name`](super::Handle::name)
+    /// returns (tokio's `Builder::name`).
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty or only whitespace, as tokio does.
+    #[track_caller]
+    pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name = name.into();
+        assert!(!name.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(name);
         self
     }
 

@@ -110,17 +110,28 @@ pub(crate) struct CurrentGuard {
 }
 
 /// Makes `shared` the current runtime until the guard drops.
+/// During the thread's own teardown (a runtime dropped by a thread-local's
+/// destructor) the context is gone: nothing is made current, and the guard
+/// (depth 0) restores nothing.
 pub(crate) fn set_current(shared: Arc<Shared>) -> CurrentGuard {
-    CONTEXT.with(|cx| {
-        let previous = cx.current.replace(Some(shared));
-        let depth = cx.current_depth.get() + 1;
-        cx.current_depth.set(depth);
-        CurrentGuard { previous, depth }
-    })
+    CONTEXT
+        .try_with(|cx| {
+            let previous = cx.current.replace(Some(shared));
+            let depth = cx.current_depth.get() + 1;
+            cx.current_depth.set(depth);
+            CurrentGuard { previous, depth }
+        })
+        .unwrap_or(CurrentGuard {
+            previous: None,
+            depth: 0,
+        })
 }
 
 impl Drop for CurrentGuard {
     fn drop(&mut self) {
+        if self.depth == 0 {
+            return; // made during the thread's teardown: set nothing
+        }
         let previous = self.previous.take();
         let in_order = CONTEXT
             .try_with(|cx| {

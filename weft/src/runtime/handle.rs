@@ -150,6 +150,12 @@ impl Handle {
         self.shared.id
     }
 
+    /// The runtime's name, if [`Builder::name`](super::Builder::name) gave
+    /// it one (tokio's `Handle::name`).
+    pub fn name(&self) -> Option<&str> {
+        self.shared.config.name.as_deref()
+    }
+
     /// A snapshot of the runtime's counters (see [`RuntimeMetrics`]).
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.metrics()

@@ -90,6 +90,7 @@ fn build_shared(
     tweak: impl FnOnce(&mut Config),
 ) -> (Arc<Shared>, Vec<Local<Task>>) {
     let mut config = Config {
+        name: None,
         num_workers,
         inject_batch_cap: 32,
         lifo_slot: true,

@@ -142,6 +142,16 @@ impl fmt::Display for Id {
     }
 }
 
+// A panic caught around a runtime or its handle leaves nothing half-done
+// that a later call could observe: their state is in atomics and in locks
+// that ignore poisoning, and every callback the runtime runs is already
+// run under its own `catch_unwind`. tokio's are unwind-safe too; code that
+// holds one across `catch_unwind` must compile on weft.
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}
+
 /// Whether `error` is the one an I/O operation returns because the runtime
 /// its source was registered with has shut down (tokio's
 /// `runtime::is_rt_shutdown_err`).
@@ -390,6 +400,7 @@ impl Runtime {
 /// The engine's settings from the builder's.
 fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -> Config {
     Config {
+        name: builder.name.clone(),
         num_workers,
         inject_batch_cap: builder.inject_batch_cap,
         lifo_slot: builder.lifo_slot,

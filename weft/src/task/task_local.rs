@@ -220,6 +220,12 @@ impl<T: Clone + 'static> LocalKey<T> {
     pub fn get(&'static self) -> T {
         self.with(T::clone)
     }
+
+    /// A clone of this key's current value, or [`AccessError`] outside a
+    /// scope of this key (tokio's `LocalKey::try_get`).
+    pub fn try_get(&'static self) -> Result<T, AccessError> {
+        self.try_with(T::clone)
+    }
 }
 
 impl<T: 'static> fmt::Debug for LocalKey<T> {

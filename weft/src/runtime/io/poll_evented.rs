@@ -50,6 +50,12 @@ pub(crate) fn current_runtime(what: &str) -> Arc<Shared> {
     })
 }
 
+// The sockets are unwind-safe as tokio's are: a registration's state is
+// atomics and a slab entry written under the reactor's own protocol, which
+// a panic caught around a socket cannot leave half-written.
+impl<E: Source> std::panic::UnwindSafe for PollEvented<E> {}
+impl<E: Source> std::panic::RefUnwindSafe for PollEvented<E> {}
+
 impl<E: Source> PollEvented<E> {
     /// Registers `source` with the current runtime's reactor.
     ///

@@ -100,6 +100,8 @@ pub(crate) const MAX_LIFO_STREAK: u32 = 3;
 /// Scheduler settings fixed at build time.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
+    /// The runtime's name (`Builder::name`), if given.
+    pub(crate) name: Option<String>,
     pub(crate) num_workers: usize,
     /// Upper bound on one batch from the inject queue.
     pub(crate) inject_batch_cap: usize,

@@ -134,6 +134,12 @@ impl<T: Send + 'static> JoinHandle<T> {
 // can poll it through `&mut`.
 impl<T> Unpin for JoinHandle<T> {}
 
+// As tokio's: a panic caught around a handle leaves its task's state (an
+// atomic word and the cell's slots, written only under that word's
+// protocol) as consistent as before.
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
