@@ -192,10 +192,11 @@ fn with_std<R>(
     socket: &mio::net::UnixDatagram,
     f: impl FnOnce(&std::os::unix::net::UnixDatagram) -> R,
 ) -> R {
-    // SAFETY: the descriptor is open and owned by `socket`, borrowed for
-    // this whole call. The `std` value made from it is never dropped
-    // (`ManuallyDrop`), so it never closes the descriptor, and `f` only
-    // borrows it, so it cannot outlive `socket`.
+    // The descriptor is open and owned by `socket`, borrowed for this whole
+    // call. The `std` value made from it is never dropped (`ManuallyDrop`),
+    // so it never closes the descriptor, and `f` only borrows it, so it
+    // cannot outlive `socket`.
+    // SAFETY: an open descriptor, borrowed and never closed (above).
     let view = ManuallyDrop::new(unsafe {
         std::os::unix::net::UnixDatagram::from_raw_fd(socket.as_raw_fd())
     });

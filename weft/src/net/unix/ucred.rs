@@ -45,10 +45,10 @@ pub(super) fn peer_cred(fd: BorrowedFd<'_>) -> io::Result<UCred> {
         gid: 0,
     };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `fd` is an open descriptor for the call (borrowed); the
-    // kernel writes at most `len` bytes (the size of `cred`, a plain C
-    // struct it may fill in full) to `cred` and the new length to `len`,
-    // both live locals borrowed for the call only.
+    // `fd` is an open descriptor for the call (borrowed); the kernel writes
+    // at most `len` bytes (the size of `cred`, a plain C struct it may fill
+    // in full) to `cred` and the new length to `len`.
+    // SAFETY: an open fd and two live locals borrowed for the call (above).
     let result = unsafe {
         libc::getsockopt(
             fd.as_raw_fd(),

@@ -645,10 +645,11 @@ mod tests {
         // The number is closed and reused at once, for a file this driver
         // never registered (as another thread's `open` would reuse it).
         let (other, _other_peer) = std::os::unix::net::UnixStream::pair().unwrap();
-        // SAFETY: integers only. `a` owns `number` and stays alive until
-        // the end of the test, so the number is not closed or reused
-        // behind another owner's back: from here `a` owns (and will close)
-        // a descriptor of `other`'s socket under the same number.
+        // `a` owns `number` and stays alive until the end of the test, so
+        // the number is not closed or reused behind another owner's back:
+        // from here `a` owns (and will close) a descriptor of `other`'s
+        // socket under the same number.
+        // SAFETY: integers only; `number` stays owned by `a` (above).
         let reused = unsafe { libc::dup2(other.as_raw_fd(), number) };
         assert_eq!(reused, number);
         let refused = driver.shards[0]

@@ -222,10 +222,10 @@ impl TaskMeta {
     #[inline]
     fn entry(&self) -> Option<&Entry> {
         let entry = self.entry.load(Ordering::Relaxed);
-        // SAFETY: a non-null `entry` came from `Registry::insert`; entries
-        // live as long as the registry, which outlives the task (the task
-        // holds its scheduler, which owns the registry, through
-        // `scheduler`).
+        // A non-null `entry` came from `Registry::insert`; entries live as
+        // long as the registry, which outlives the task (the task holds its
+        // scheduler, which owns the registry, through `scheduler`).
+        // SAFETY: a non-null entry is live (argued above).
         (!entry.is_null()).then(|| unsafe { &*entry })
     }
 
@@ -424,11 +424,12 @@ struct DropOnUnwind<'a, F> {
 impl<F> Drop for DropOnUnwind<'_, F> {
     fn drop(&mut self) {
         *self.meta = self.meta.map_addr(|addr| addr | FUTURE_DROPPED);
-        // SAFETY: the future is dropped in place (it is pinned) and only
-        // here: the flag just set makes `TaskFuture`'s `Drop` skip it, and
-        // the task is complete (its poll panicked), so it is never polled
-        // again. A destructor that panics now aborts the process (a panic
-        // during a panic), as it does on tokio.
+        // The future is dropped in place (it is pinned) and only here: the
+        // flag just set makes `TaskFuture`'s `Drop` skip it, and the task is
+        // complete (its poll panicked), so it is never polled again. A
+        // destructor that panics now aborts the process (a panic during a
+        // panic), as it does on tokio.
+        // SAFETY: dropped once, in place, never touched again (above).
         unsafe { ManuallyDrop::drop(self.future) };
     }
 }
