@@ -344,6 +344,17 @@ fn a_dropped_child_is_reaped_after_its_runtime_is_gone() {
     assert_reaped(pid);
 }
 
+/// A child spawned on a runtime that has since shut down is waited for on
+/// another (as on tokio): its exit is watched from the runtime it is
+/// awaited on. Fails with the first runtime's `is_rt_shutdown_err` if the
+/// exit event stays tied to it.
+#[test]
+fn a_child_is_awaited_on_another_runtime_after_its_own_is_gone() {
+    let mut child: Child = runtime().block_on(async { sh("sleep 0.1; exit 3").spawn().unwrap() });
+    let status = run(async { child.wait().await }).expect("the wait succeeds");
+    assert_eq!(status.code(), Some(3));
+}
+
 /// A child dropped outside any runtime (after `block_on` returned) is
 /// reaped too: the orphan task goes to the runtime it was spawned on.
 #[test]
@@ -526,17 +537,22 @@ fn spawn_outside_a_runtime_panics() {
     let _ = Command::new("true").spawn();
 }
 
-/// A `Child` kept past its runtime's shutdown cannot be waited for (its
-/// pidfd was on that runtime's reactor): `wait` fails with an error
-/// instead of hanging, and the child is still reaped once dropped.
+/// A `Child` kept past its runtime's shutdown and awaited outside any
+/// runtime fails with the runtime's shutdown error instead of hanging (no
+/// reactor can watch it), and the child is still reaped once dropped.
 #[test]
-fn a_child_outliving_its_runtime_fails_to_wait_but_is_reaped() {
+fn a_child_outliving_its_runtime_fails_to_wait_outside_a_runtime_but_is_reaped() {
     let first = runtime();
     let mut child = first.block_on(async { Command::new("sleep").arg("0.2").spawn().unwrap() });
     let pid = child.id().unwrap();
     drop(first);
-    let waited = run(child.wait());
-    assert!(waited.is_err(), "{waited:?}");
+    let waited = futures_lite::future::block_on(child.wait());
+    assert!(
+        waited
+            .as_ref()
+            .is_err_and(weft::runtime::is_rt_shutdown_err),
+        "{waited:?}"
+    );
     drop(child);
     assert_reaped(pid);
 }

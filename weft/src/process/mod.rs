@@ -70,10 +70,13 @@
 //! - **Errors are `std`'s.** A program that does not exist is an
 //!   `io::Error` of kind `NotFound` from `spawn` (and from `status` and
 //!   `output`), as `std` reports it.
-//! - **A child belongs to the runtime `spawn` ran in**: its pidfd and its
-//!   pipes are on that runtime's reactor, so `wait` and the pipes work
-//!   (from any runtime or thread) while it runs, and fail with an error
-//!   once it has shut down; the child is still reaped (above).
+//! - **A child's pipes belong to the runtime `spawn` ran in**: they are on
+//!   that runtime's reactor, so they work (from any runtime or thread)
+//!   while it runs, and fail with an error once it has shut down. `wait`
+//!   outlives it, as on tokio: a wait whose pidfd's runtime has shut down
+//!   opens a new pidfd on the runtime it is polled in (and fails with the
+//!   shutdown error outside any runtime); the child is reaped either way
+//!   (above).
 //! - **Pipes are non-blocking and on the reactor** of that runtime; `into_owned_fd` (and the conversion into
 //!   [`Stdio`] for another child) takes a pipe off the
 //!   reactor and gives it back in blocking mode.

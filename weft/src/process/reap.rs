@@ -96,7 +96,17 @@ impl Reaper {
             }
             match &mut self.exit {
                 ExitEvent::Pidfd(fd) => {
-                    let mut guard = ready!(fd.poll_read_ready(cx))?;
+                    let mut guard = match ready!(fd.poll_read_ready(cx)) {
+                        Ok(guard) => guard,
+                        Err(error) if crate::runtime::is_rt_shutdown_err(&error) => {
+                            // The runtime that spawned the child has gone
+                            // (a child may be awaited on another runtime,
+                            // as on tokio): watch it from the current one.
+                            self.exit = ExitEvent::Pidfd(self.rearm_pidfd().map_err(|_| error)?);
+                            continue;
+                        }
+                        Err(error) => return Poll::Ready(Err(error)),
+                    };
                     if let Some(status) = self.std.try_wait()? {
                         return Poll::Ready(Ok(status));
                     }
@@ -110,6 +120,14 @@ impl Reaper {
                 }
             }
         }
+    }
+
+    /// A new pidfd for the child, registered with the current runtime's
+    /// reactor (the child is not reaped yet, so its pid still names it).
+    /// Fails (rather than panic) outside a runtime.
+    fn rearm_pidfd(&self) -> io::Result<AsyncFd<OwnedFd>> {
+        crate::runtime::Handle::try_current().map_err(io::Error::other)?;
+        pidfd_open(self.std.id()).and_then(AsyncFd::new)
     }
 
     /// The `std` child, for the process-wide list of children whose
