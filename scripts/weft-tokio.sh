@@ -96,6 +96,36 @@ for old, new in edits:
     text = text.replace(old, new)
 open(path, "w").write(text)
 PY
+    # `mpsc::Sender::send_timeout` (and its error) are behind tokio's
+    # `time` feature, which the copy is built without (time is weft's):
+    # the copy keeps them always and times the wait with weft's timer.
+    python3 - "$copy/src/sync/mpsc" <<'PY'
+import sys
+folder = sys.argv[1]
+edits = {
+    "error.rs": [
+        ("cfg_time! {\n    // ===== SendTimeoutError =====",
+         "macro_rules! weft_always { ($($item:item)*) => { $($item)* } }\n\nweft_always! {\n    // ===== SendTimeoutError ====="),
+    ],
+    "bounded.rs": [
+        ("cfg_time! {\n    use crate::sync::mpsc::error::SendTimeoutError;\n    use crate::time::Duration;\n}",
+         "use crate::sync::mpsc::error::SendTimeoutError;\nuse std::time::Duration;"),
+        ("    #[cfg(feature = \"time\")]\n    #[cfg_attr(docsrs, doc(cfg(feature = \"time\")))]\n    pub async fn send_timeout(",
+         "    pub async fn send_timeout("),
+        ("crate::time::timeout(timeout, self.reserve())",
+         "weft::time::timeout(timeout, self.reserve())"),
+    ],
+}
+for name, pairs in edits.items():
+    path = folder + "/" + name
+    text = open(path).read()
+    for old, new in pairs:
+        count = text.count(old)
+        if count != 1:
+            sys.exit(f"weft-tokio: tokio's sync/mpsc/{name} changed: {old[:60]!r} found {count} times")
+        text = text.replace(old, new)
+    open(path, "w").write(text)
+PY
     # The blocking calls of tokio's primitives (`blocking_recv`,
     # `blocking_lock`, ...) panic on a thread that drives a runtime, as on
     # tokio, rather than stall it: the copy, built without tokio's runtime,
@@ -296,11 +326,33 @@ TOML
     echo "$dir"
 }
 
+# Runs one built test file (60 s at most) and prints its line of the
+# results: passed / failed / ignored, or what finished before it crashed or
+# was stopped. $1 suite, $2 file name, $3 its test binary, $4 harness dir.
+run_file() {
+    local suite=$1 name=$2 bin=$3 dir=$4 out passed failed ignored
+    out=$(cd "$UPSTREAM/$suite" && timeout 60 "$bin" 2>&1) || true
+    echo "$out" > "$dir/$name.out"
+    passed=$(echo "$out" | grep -o '[0-9]* passed' | tail -1 | cut -d' ' -f1 || true)
+    failed=$(echo "$out" | grep -o '[0-9]* failed' | tail -1 | cut -d' ' -f1 || true)
+    ignored=$(echo "$out" | grep -o '[0-9]* ignored' | tail -1 | cut -d' ' -f1 || true)
+    if ! echo "$out" | grep -q '^test result'; then
+        # Killed at the limit or aborted: the tests that reported count.
+        passed=$(echo "$out" | grep -c ' \.\.\. ok$' || true)
+        failed=$(echo "$out" | grep -c ' \.\.\. FAILED$' || true)
+        printf '%-40s passed %4s  failed %4s  unfinished: crashed or timed out (see %s)\n' \
+            "$name" "$passed" "$failed" "${dir#$ROOT/}/$name.out"
+        return
+    fi
+    printf '%-40s passed %4s  failed %4s  ignored %4s\n' "$name" "${passed:-0}" "${failed:-0}" "${ignored:-0}"
+}
+
 # Builds and runs one suite's test files against weft-tokio; prints, per
 # file, passed / failed / ignored or "does not compile", and the totals.
 # $1 suite, $2 optional test file name.
 run_suite() {
-    local suite=$1 only=${2:-} dir log results bin name out passed failed ignored
+    local suite=$1 only=${2:-} dir log results bin name
+    local -A bins=()
     dir=$(write_harness "$suite")
     log="$dir/build.log"
     results="$dir/results.txt"
@@ -317,29 +369,47 @@ run_suite() {
             printf '%-40s does not compile\n' "$name" >> "$results"
             continue
         fi
-        out=$(cd "$UPSTREAM/$suite" && timeout 60 "$bin" 2>&1) || true
-        echo "$out" > "$dir/$name.out"
-        passed=$(echo "$out" | grep -o '[0-9]* passed' | tail -1 | cut -d' ' -f1 || true)
-        failed=$(echo "$out" | grep -o '[0-9]* failed' | tail -1 | cut -d' ' -f1 || true)
-        ignored=$(echo "$out" | grep -o '[0-9]* ignored' | tail -1 | cut -d' ' -f1 || true)
-        if ! echo "$out" | grep -q '^test result'; then
-            # Killed at the limit or aborted: the tests that reported count.
-            passed=$(echo "$out" | grep -c ' \.\.\. ok$' || true)
-            failed=$(echo "$out" | grep -c ' \.\.\. FAILED$' || true)
-            printf '%-40s passed %4s  failed %4s  unfinished: crashed or timed out (see %s)\n' \
-                "$name" "$passed" "$failed" "${dir#$ROOT/}/$name.out" >> "$results"
-            continue
-        fi
-        printf '%-40s passed %4s  failed %4s  ignored %4s\n' "$name" "${passed:-0}" "${failed:-0}" "${ignored:-0}" >> "$results"
+        bins[$name]=$bin
+        run_file "$suite" "$name" "$bin" "$dir" >> "$results"
     done
     cat "$results"
     awk '/passed/ {p += $3; f += $5} /does not compile/ {n++} /unfinished/ {c++}
          END {printf "TOTAL %s: passed %d, failed %d; files not compiling %d, crashed %d\n", suite, p, f, n, c}' suite="$suite" "$results"
     local expected="$CRATE/expected/$suite.txt"
-    if [ -z "$only" ] && [ -f "$expected" ]; then
-        # The gate: every file that passed entirely in the recorded run
-        # still does (a file may get better; none may get worse).
-        python3 - "$expected" "$results" "$CRATE/expected/$suite.flaky" <<'PY'
+    [ -z "$only" ] && [ -f "$expected" ] || return 0
+    # The gate: every file that passed entirely in the recorded run still
+    # does (a file may get better; none may get worse). A file worse than
+    # recorded runs once more, and counts as worse only if it fails again:
+    # a regression fails every time, a timing failure on a loaded machine
+    # seldom twice (both runs are printed).
+    local worse
+    worse=$(worse_files "$expected" "$results" "$CRATE/expected/$suite.flaky")
+    if [ -n "$worse" ]; then
+        echo "weft-tokio: worse than recorded: $worse; each runs once more"
+        for name in $worse; do
+            bin=${bins[$name]:-}
+            [ -n "$bin" ] || continue
+            local line
+            line=$(run_file "$suite" "$name" "$bin" "$dir")
+            echo "second run: $line"
+            python3 - "$results" "$name" "$line" <<'PY'
+import sys
+path, name, line = sys.argv[1:]
+rows = [line + "\n" if row.split()[:1] == [name] else row for row in open(path)]
+open(path, "w").writelines(rows)
+PY
+        done
+        worse=$(worse_files "$expected" "$results" "$CRATE/expected/$suite.flaky")
+        [ -z "$worse" ] || die "files that passed in $expected no longer do (twice): $worse"
+    fi
+    echo "weft-tokio: no file that passed in the recorded run fails now"
+}
+
+# Prints the files that passed entirely in the recorded results ($1) and
+# do not now ($2), leaving out those listed in $3 (files whose outcome
+# depends on timing, each with its reason).
+worse_files() {
+    python3 - "$1" "$2" "$3" <<'PY'
 import os, re, sys
 def read(path):
     out = {}
@@ -353,22 +423,16 @@ def read(path):
             out[line.split()[0]] = None
     return out
 before, now = read(sys.argv[1]), read(sys.argv[2])
-# Files whose results depend on timing (each listed with its reason) are
-# reported but not gated.
 flaky = set()
 if os.path.exists(sys.argv[3]):
     for line in open(sys.argv[3]):
         line = line.split("#")[0].strip()
         if line:
             flaky.add(line.split()[0])
-worse = [name for name, was in before.items()
-         if name not in flaky and was is not None and was[1] == 0
-         and (now.get(name) is None or now[name][1] > 0 or now[name][0] < was[0])]
-if worse:
-    sys.exit("weft-tokio: files that passed in " + sys.argv[1] + " no longer do: " + ", ".join(worse))
-print("weft-tokio: no file that passed in the recorded run fails now")
+print(" ".join(name for name, was in before.items()
+                if name not in flaky and was is not None and was[1] == 0
+                and (now.get(name) is None or now[name][1] > 0 or now[name][0] < was[0])))
 PY
-    fi
 }
 
 case "${1:-}" in

@@ -74,5 +74,11 @@ pub use tokio_macros::test;
 
 pub use tokio_upstream::{join, pin, select, try_join};
 
+/// What tokio's macros expand to (`tokio::macros::support`): tokio's own.
+#[doc(hidden)]
+pub mod macros {
+    pub use tokio_upstream::macros::support;
+}
+
 /// Declares a task-local value ([`task::LocalKey`]), as `tokio::task_local!`.
 pub use weft::task_local;

@@ -675,6 +675,78 @@ pub mod unix {
         end!(Sender);
         end!(Receiver);
 
+        // Inherent, not only through `Deref`, as in `net_forward.rs`.
+        impl Sender {
+            /// Waits until the pipe may be ready for any of `interest`.
+            pub async fn ready(
+                &self,
+                interest: crate::io::Interest,
+            ) -> io::Result<crate::io::Ready> {
+                self.inner.ready(interest).await
+            }
+
+            /// Waits until the pipe may be writable.
+            pub async fn writable(&self) -> io::Result<()> {
+                self.inner.writable().await
+            }
+
+            /// `writable` in `poll` form.
+            pub fn poll_write_ready(
+                &self,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<io::Result<()>> {
+                self.inner.poll_write_ready(cx)
+            }
+
+            /// Writes what fits without waiting (`WouldBlock` if nothing).
+            pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                self.inner.try_write(buf)
+            }
+
+            /// `try_write` from several buffers.
+            pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+                self.inner.try_write_vectored(bufs)
+            }
+        }
+
+        impl Receiver {
+            /// Waits until the pipe may be ready for any of `interest`.
+            pub async fn ready(
+                &self,
+                interest: crate::io::Interest,
+            ) -> io::Result<crate::io::Ready> {
+                self.inner.ready(interest).await
+            }
+
+            /// Waits until the pipe may be readable.
+            pub async fn readable(&self) -> io::Result<()> {
+                self.inner.readable().await
+            }
+
+            /// `readable` in `poll` form.
+            pub fn poll_read_ready(
+                &self,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<io::Result<()>> {
+                self.inner.poll_read_ready(cx)
+            }
+
+            /// Reads what is there without waiting (`WouldBlock` if nothing).
+            pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+                self.inner.try_read(buf)
+            }
+
+            /// `try_read` into several buffers.
+            pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+                self.inner.try_read_vectored(bufs)
+            }
+
+            /// `try_read` into a `BufMut`'s spare capacity.
+            pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+                self.inner.try_read_buf(buf)
+            }
+        }
+
         /// An anonymous pipe: (write end, read end).
         pub fn pipe() -> io::Result<(Sender, Receiver)> {
             let (tx, rx) = weft::net::unix::pipe::pipe()?;

@@ -36,6 +36,8 @@ macro_rules! forward {
 macro_rules! stream_methods {
     ($ty:ty, $addr:ty) => {
         forward!($ty {
+            /// Waits until the stream may be ready for any of `interest`.
+            async fn ready(&self, interest: weft::io::Interest) -> io::Result<weft::io::Ready>;
             /// Waits until the stream may be readable.
             async fn readable(&self) -> io::Result<()>;
             /// Waits until the stream may be writable.
@@ -116,6 +118,8 @@ forward!(UnixListener {
 macro_rules! datagram_methods {
     ($ty:ty, $addr:ty) => {
         forward!($ty {
+            /// Waits until the socket may be ready for any of `interest`.
+            async fn ready(&self, interest: weft::io::Interest) -> io::Result<weft::io::Ready>;
             /// Waits until the socket may be readable.
             async fn readable(&self) -> io::Result<()>;
             /// Waits until the socket may be writable.

@@ -6,8 +6,8 @@ use std::io;
 use std::time::Duration;
 
 pub use weft::runtime::{
-    is_rt_shutdown_err, EnterGuard, Handle, Id, Runtime, RuntimeFlavor, TryCurrentError,
-    UnhandledPanic,
+    is_rt_shutdown_err, worker_index, EnterGuard, Handle, Id, LocalOptions, LocalRuntime, Runtime,
+    RuntimeFlavor, TryCurrentError, UnhandledPanic,
 };
 
 /// Whether the calling thread is inside a weft runtime: what a program
@@ -232,6 +232,21 @@ impl Builder {
         self
     }
 
+    /// Builds a [`LocalRuntime`] on this thread (a current-thread runtime
+    /// on which `task::spawn_local` works without a `LocalSet`).
+    ///
+    /// # Panics
+    ///
+    /// On a multi-thread builder, as tokio does.
+    pub fn build_local(&mut self, options: LocalOptions) -> io::Result<LocalRuntime> {
+        let runtime = self.inner.build_local(options)?;
+        if self.start_paused {
+            let _entered = runtime.enter();
+            pause_current_clock();
+        }
+        Ok(runtime)
+    }
+
     /// Builds the runtime.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let runtime = self.inner.build()?;
@@ -245,14 +260,19 @@ impl Builder {
     }
 }
 
-#[cfg(feature = "test-util")]
 fn pause_clock(runtime: &Runtime) {
     let _entered = runtime.enter();
+    pause_current_clock();
+}
+
+/// Pauses the clock of the runtime in context.
+#[cfg(feature = "test-util")]
+fn pause_current_clock() {
     weft::time::pause();
 }
 
 #[cfg(not(feature = "test-util"))]
-fn pause_clock(_runtime: &Runtime) {
+fn pause_current_clock() {
     panic!("`start_paused` needs tokio's `test-util` feature");
 }
 

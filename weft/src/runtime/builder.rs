@@ -697,6 +697,32 @@ impl Builder {
         self.validate()?;
         Runtime::start(self)
     }
+
+    /// Builds a [`LocalRuntime`](super::LocalRuntime) on this thread: a
+    /// current-thread runtime on which `task::spawn_local` works without a
+    /// `LocalSet` (tokio's `Builder::build_local`).
+    ///
+    /// # Panics
+    ///
+    /// On a multi-thread builder (tokio's message): a local runtime runs
+    /// on one thread.
+    ///
+    /// ```
+    /// use weft::runtime::{Builder, LocalOptions};
+    ///
+    /// let rt = Builder::new_current_thread().enable_all().build_local(LocalOptions::default())?;
+    /// let rc = std::rc::Rc::new(1); // not `Send`
+    /// assert_eq!(rt.block_on(rt.spawn_local(async move { *rc })).unwrap(), 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[cfg(not(loom))]
+    pub fn build_local(&mut self, options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
+        let _ = options;
+        if self.flavor != super::RuntimeFlavor::CurrentThread {
+            panic!("multi_thread is not supported for LocalRuntime");
+        }
+        Ok(super::LocalRuntime::from_runtime(self.build()?))
+    }
 }
 
 fn invalid(setting: &str, problem: &str) -> io::Error {

@@ -103,6 +103,8 @@ pub(crate) struct CurrentThread {
     core_back: StdCondvar,
     /// `block_on` calls on other threads waiting for the core.
     core_waiters: StdMutex<Vec<Waker>>,
+    /// The local set, on a `LocalRuntime` (`runtime/local_runtime.rs`).
+    local: std::sync::OnceLock<crate::runtime::LocalRuntimeSet>,
 }
 
 struct Inject {
@@ -139,6 +141,7 @@ impl CurrentThread {
             core: StdMutex::new(None),
             core_back: StdCondvar::new(),
             core_waiters: StdMutex::new(Vec::new()),
+            local: std::sync::OnceLock::new(),
         });
         let core = Core {
             owner: Arc::as_ptr(&scheduler),
@@ -150,6 +153,18 @@ impl CurrentThread {
             .shared
             .set_current_thread(Arc::downgrade(&scheduler));
         scheduler
+    }
+
+    /// Makes this the scheduler of a `LocalRuntime` (once, at its build).
+    pub(crate) fn set_local(&self, set: crate::runtime::LocalRuntimeSet) {
+        if self.local.set(set).is_err() {
+            unreachable!("a runtime is made a LocalRuntime once, at its build");
+        }
+    }
+
+    /// The local set, on a `LocalRuntime`.
+    pub(crate) fn local(&self) -> Option<&crate::runtime::LocalRuntimeSet> {
+        self.local.get()
     }
 
     /// The scheduler of `shared`'s runtime: `None` on a multi-thread

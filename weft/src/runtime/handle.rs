@@ -210,8 +210,9 @@ pub struct EnterGuard<'a> {
     /// Declared first: dropped first, as it was entered last.
     _tokio: crate::runtime::tokio_compat::TokioGuard<'a>,
     _guard: context::CurrentGuard,
-    /// Borrows the handle, and is `!Send`: it restores *this* thread's context.
-    _handle: std::marker::PhantomData<(&'a Handle, *const ())>,
+    /// Borrows the handle, and is `!Send` (it restores *this* thread's
+    /// context) but `Sync` (a shared guard does nothing), as tokio's.
+    _handle: std::marker::PhantomData<(&'a Handle, std::sync::MutexGuard<'static, ()>)>,
 }
 
 impl fmt::Debug for EnterGuard<'_> {

@@ -41,6 +41,8 @@ pub(crate) mod current_thread;
 mod dump;
 mod handle;
 pub(crate) mod io;
+#[cfg(not(loom))]
+mod local_runtime;
 #[cfg(all(test, loom))]
 pub(crate) mod loom_support;
 pub(crate) mod scheduler;
@@ -106,6 +108,10 @@ pub use builder::{
 };
 pub use dump::{Dump, TaskInfo, TaskState};
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+#[cfg(not(loom))]
+pub use local_runtime::{LocalOptions, LocalRuntime};
+#[cfg(not(loom))]
+pub(crate) use local_runtime::{LocalRuntimeSet, spawn_on_current as spawn_local_on_current};
 
 pub use crate::runtime::scheduler::panic_policy::UnhandledPanic;
 
@@ -167,6 +173,33 @@ pub fn is_rt_shutdown_err(error: &std::io::Error) -> bool {
         let _ = error;
         false
     }
+}
+
+/// The index of the worker thread this is called on (tokio's
+/// `runtime::worker_index`): `0..num_workers` on a multi-thread runtime's
+/// worker, `Some(0)` on the thread driving a current-thread runtime (in its
+/// `block_on`), `None` anywhere else (the blocking pool, a `block_on`
+/// waiting for another's driver, a thread outside any runtime). A spare
+/// thread the stall monitor lent in place of a stuck worker gives `None`
+/// too: its slot is not one of the `num_workers` a table indexed by this
+/// value would have.
+///
+/// It may change across an `.await`: a task may move between workers.
+///
+/// ```
+/// let rt = weft::runtime::Builder::new_multi_thread().worker_threads(2).build()?;
+/// let index = rt.block_on(async { weft::spawn(async { weft::runtime::worker_index() }).await })?;
+/// assert!(index.is_some_and(|i| i < 2));
+/// assert_eq!(weft::runtime::worker_index(), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn worker_index() -> Option<usize> {
+    let worker = context::with_core(|core| core.and_then(|core| core.worker_index()));
+    #[cfg(not(loom))]
+    if worker.is_none() && context::with_current_thread_core(|core| core.is_some()) {
+        return Some(0);
+    }
+    worker
 }
 
 /// An async runtime: multi-thread and work-stealing
@@ -461,6 +494,12 @@ impl Runtime {
     /// A handle to this runtime, for spawning from other threads.
     pub fn handle(&self) -> &Handle {
         &self.handle
+    }
+
+    /// The current-thread scheduler, on that flavor.
+    #[cfg(not(loom))]
+    pub(crate) fn current_thread_scheduler(&self) -> Option<&current_thread::CurrentThread> {
+        self.current_thread.as_deref()
     }
 
     /// A snapshot of the runtime's counters: [`Handle::metrics`] (tokio's

@@ -162,6 +162,7 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     });
     Poll::Ready(RestoreOnPending {
         give_back: std::cell::Cell::new(spent),
+        _this_thread: std::marker::PhantomData,
     })
 }
 
@@ -170,6 +171,9 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
 #[derive(Debug)]
 pub struct RestoreOnPending {
     give_back: std::cell::Cell<bool>,
+    /// `!Send` and `!Sync`, as tokio's: it gives the unit back to *this*
+    /// thread's budget.
+    _this_thread: std::marker::PhantomData<*mut ()>,
 }
 
 impl RestoreOnPending {

@@ -99,6 +99,13 @@ pub struct JoinSet<T> {
 // one stays `Unpin`.
 impl<T> Unpin for JoinSet<T> {}
 
+// SAFETY: a shared `&JoinSet` reaches no `T`: the methods that take
+// `&self` (`len`, `is_empty`, `Debug`) read counts only; every access to
+// a result (`early`, the handles' outputs) takes `&mut self`. So sharing a
+// set between threads shares no `T`, and only `T: Send` (the results
+// move to whoever owns the set) is needed, as for tokio's `JoinSet`.
+unsafe impl<T: Send> Sync for JoinSet<T> {}
+
 struct Slot<T> {
     handle: JoinHandle<T>,
     member: Arc<Member>,
@@ -555,6 +562,53 @@ impl<T: Send + 'static> JoinSet<T> {
         F: FnOnce() -> T + Send + 'static,
     {
         self.insert(crate::runtime::spawn_blocking_on(&handle.shared, f))
+    }
+
+    /// Spawns `task` (which need not be `Send`) on the current
+    /// [`LocalSet`](crate::task::LocalSet) or
+    /// [`LocalRuntime`](crate::runtime::LocalRuntime) and adds it to the
+    /// set (tokio's `JoinSet::spawn_local`).
+    ///
+    /// # Panics
+    ///
+    /// Outside both, as [`task::spawn_local`](crate::task::spawn_local).
+    ///
+    /// ```
+    /// let rt = weft::runtime::LocalRuntime::new()?;
+    /// let mut set = weft::task::JoinSet::new();
+    /// let rc = std::rc::Rc::new(3); // not `Send`
+    /// rt.block_on(async move {
+    ///     set.spawn_local(async move { *rc });
+    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), 3);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_local<F>(&mut self, task: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(crate::task::spawn_local(task))
+    }
+
+    /// Spawns `task` on `local_set` (its tasks run when it is polled) and
+    /// adds it to the set (tokio's `JoinSet::spawn_local_on`).
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_current_thread().build()?;
+    /// let local = weft::task::LocalSet::new();
+    /// let mut set = weft::task::JoinSet::new();
+    /// set.spawn_local_on(async { 5 }, &local);
+    /// let five = local.block_on(&rt, async { set.join_next().await.unwrap().unwrap() });
+    /// assert_eq!(five, 5);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn spawn_local_on<F>(&mut self, task: F, local_set: &crate::task::LocalSet) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(local_set.spawn_local(task))
     }
 
     /// Adds a spawned task to the set. Its handle is polled once with the

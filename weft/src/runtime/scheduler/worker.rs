@@ -329,6 +329,12 @@ impl Core {
         self.local
     }
 
+    /// This worker's index among the runtime's `num_workers`; `None` on a
+    /// spare slot (`runtime::worker_index`).
+    pub(crate) fn worker_index(&self) -> Option<usize> {
+        (!self.is_spare()).then_some(self.index)
+    }
+
     /// Whether this is a spare slot lent by the stall monitor.
     fn is_spare(&self) -> bool {
         self.index >= self.shared.config.num_workers

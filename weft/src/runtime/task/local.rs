@@ -126,7 +126,9 @@ thread_local! {
 /// # Panics
 ///
 /// Outside a `LocalSet` (one being polled, or entered with
-/// [`LocalSet::enter`]), with tokio's message.
+/// [`LocalSet::enter`]) and a [`LocalRuntime`](crate::runtime::LocalRuntime)
+/// (its `block_on`, a task on it, or entered), with tokio's message; on a
+/// thread other than the one that built the `LocalRuntime` in context.
 ///
 /// ```
 /// use std::rc::Rc;
@@ -147,9 +149,12 @@ where
     F::Output: Send + 'static,
 {
     let options = SpawnOptions::plain(Location::caller());
-    match CURRENT.with(|current| current.borrow().clone()) {
-        Some(shared) => LocalShared::spawn(&shared, future, options),
-        None => panic!(
+    if let Some(shared) = CURRENT.with(|current| current.borrow().clone()) {
+        return LocalShared::spawn(&shared, future, options);
+    }
+    match crate::runtime::spawn_local_on_current(future, options) {
+        Ok(handle) => handle,
+        Err(_) => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
         ),
     }
@@ -207,6 +212,11 @@ impl LocalSet {
             future: std::pin::pin!(future),
         }
         .await
+    }
+
+    /// The state its tasks' wakers reach (for a `LocalRuntime`).
+    pub(crate) fn shared(&self) -> &Arc<LocalShared> {
+        &self.shared
     }
 
     /// Makes this set the current one until the guard drops, so that
@@ -348,7 +358,11 @@ impl LocalShared {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn spawn<F>(this: &Arc<LocalShared>, future: F, options: SpawnOptions) -> JoinHandle<F::Output>
+    pub(crate) fn spawn<F>(
+        this: &Arc<LocalShared>,
+        future: F,
+        options: SpawnOptions,
+    ) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
         F::Output: Send + 'static,

@@ -12,7 +12,7 @@ use crate::util::loom::sync::Arc;
 pub(crate) struct TokioContext;
 
 /// Entered nothing. Not `Send`, as the real one.
-pub(crate) struct TokioGuard<'a>(PhantomData<(&'a (), *const ())>);
+pub(crate) struct TokioGuard<'a>(PhantomData<(&'a (), std::sync::MutexGuard<'static, ()>)>);
 
 impl TokioContext {
     pub(crate) fn none() -> TokioContext {
