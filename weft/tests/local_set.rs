@@ -279,3 +279,87 @@ fn enter_lets_spawn_local_spawn_on_the_set() {
     };
     assert_eq!(local.block_on(&rt, handle).unwrap(), 3);
 }
+
+/// A value that counts its drops, and those made off the thread it was
+/// made on.
+struct ThreadBound {
+    home: ThreadId,
+    drops: Rc<Cell<usize>>,
+    off_home: Arc<AtomicUsize>,
+}
+
+impl Drop for ThreadBound {
+    fn drop(&mut self) {
+        if thread::current().id() == self.home {
+            self.drops.set(self.drops.get() + 1);
+        } else {
+            self.off_home.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A local task's output need not be `Send` (tokio's bound): an `Rc`
+/// comes back through the handle, and a `JoinSet` of them works.
+#[test]
+fn outputs_need_not_be_send() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let local = LocalSet::new();
+    let total = local.block_on(&rt, async {
+        let rc = task::spawn_local(async { Rc::new(40) }).await.unwrap();
+        let mut set = task::JoinSet::new();
+        set.spawn_local(async { Rc::new(2) });
+        let two = set.join_next().await.unwrap().unwrap();
+        *rc + *two
+    });
+    assert_eq!(total, 42);
+}
+
+/// The output of a local task is dropped on the set's thread: when the
+/// task completes after its handle was dropped, and when an `AbortHandle`
+/// on another thread has looked at the finished task (moving the output
+/// into the handle's shared state there) before the handle is dropped.
+#[test]
+fn a_local_output_is_dropped_on_its_thread() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let local = LocalSet::new();
+    let drops = Rc::new(Cell::new(0));
+    let off_home = Arc::new(AtomicUsize::new(0));
+    let make = {
+        let drops = drops.clone();
+        let off_home = off_home.clone();
+        move || ThreadBound {
+            home: thread::current().id(),
+            drops: drops.clone(),
+            off_home: off_home.clone(),
+        }
+    };
+    local.block_on(&rt, async {
+        // Detached before it completes: the output is dropped here.
+        let value = make();
+        drop(task::spawn_local(async move {
+            task::yield_now().await;
+            value
+        }));
+        let value = make();
+        let handle = task::spawn_local(async move { value });
+        let abort = handle.abort_handle();
+        task::yield_now().await;
+        task::yield_now().await;
+        assert_eq!(drops.get(), 1, "the detached task's output");
+        // Completed; an AbortHandle on another thread looks, then the
+        // handle is dropped here.
+        thread::spawn(move || {
+            assert!(abort.is_finished());
+            abort.abort();
+        })
+        .join()
+        .unwrap();
+        drop(handle);
+    });
+    assert_eq!(
+        off_home.load(Ordering::SeqCst),
+        0,
+        "no drop off the set's thread"
+    );
+    assert_eq!(drops.get(), 2);
+}

@@ -124,7 +124,7 @@ impl LocalRuntime {
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
-        F::Output: Send + 'static,
+        F::Output: 'static,
     {
         LocalShared::spawn(
             self.local().shared(),
@@ -223,7 +223,7 @@ pub(crate) fn spawn_on_current<F>(
 ) -> Result<JoinHandle<F::Output>, F>
 where
     F: Future + 'static,
-    F::Output: Send + 'static,
+    F::Output: 'static,
 {
     let shared = crate::runtime::context::with_current(|shared| {
         let scheduler = super::current_thread::CurrentThread::of(shared?)??;

@@ -453,7 +453,7 @@ impl<T> JoinSet<T> {
     }
 }
 
-impl<T: Send + 'static> JoinSet<T> {
+impl<T: 'static> JoinSet<T> {
     /// Spawns `task` on the current runtime and adds it to the set;
     /// returns a handle that can abort it.
     ///
@@ -476,6 +476,7 @@ impl<T: Send + 'static> JoinSet<T> {
     #[track_caller]
     pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let options = SpawnOptions::plain(Location::caller());
@@ -504,6 +505,7 @@ impl<T: Send + 'static> JoinSet<T> {
     #[track_caller]
     pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let options = SpawnOptions::plain(Location::caller());
@@ -531,6 +533,7 @@ impl<T: Send + 'static> JoinSet<T> {
     #[track_caller]
     pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
     where
+        T: Send,
         F: FnOnce() -> T + Send + 'static,
     {
         let spawned = context::with_current(|shared| {
@@ -559,6 +562,7 @@ impl<T: Send + 'static> JoinSet<T> {
     #[track_caller]
     pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
     where
+        T: Send,
         F: FnOnce() -> T + Send + 'static,
     {
         self.insert(crate::runtime::spawn_blocking_on(&handle.shared, f))

@@ -40,6 +40,15 @@ use cell::{Cell, Output};
 pub struct JoinHandle<T> {
     cell: Cell<T>,
     id: Id,
+    /// `Send` and `Sync` only if `T` is `Send`, as tokio's: the output is
+    /// taken on the handle's thread (the cell itself is `Send` whatever
+    /// `T` is: a local task's output, which need not be, is kept to its
+    /// thread by `Contained`).
+    _output: std::marker::PhantomData<Mutex<T>>,
+    /// [`abort_handle`](Self::abort_handle) for this `T`, made where
+    /// `T: 'static` is known (every handle's is: a task's output is
+    /// `'static`), so that `abort_handle` itself has no bound, as tokio's.
+    share: fn(&JoinHandle<T>) -> AbortHandle,
 }
 
 impl<T> JoinHandle<T> {
@@ -89,26 +98,6 @@ impl<T> JoinHandle<T> {
     pub fn id(&self) -> Id {
         self.id
     }
-}
-
-impl<T: Send + 'static> JoinHandle<T> {
-    pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
-        let id = task.metadata().id();
-        JoinHandle {
-            cell: Cell::new(task),
-            id,
-        }
-    }
-
-    /// A handle for a task refused because the runtime is shut down; the
-    /// future is dropped here, never polled.
-    pub(crate) fn cancelled_at_spawn<F>(future: F) -> Self {
-        drop(future);
-        JoinHandle {
-            cell: Cell::cancelled(),
-            id: Id::next(),
-        }
-    }
 
     /// A handle that can abort the task (and tell whether it finished)
     /// without the right to its output; any number of them may exist, on
@@ -122,10 +111,39 @@ impl<T: Send + 'static> JoinHandle<T> {
     /// assert!(rt.block_on(handle).unwrap_err().is_cancelled());
     /// ```
     pub fn abort_handle(&self) -> AbortHandle {
-        AbortHandle {
-            cell: self.cell.share(),
-            id: self.id,
+        (self.share)(self)
+    }
+}
+
+impl<T: 'static> JoinHandle<T> {
+    pub(crate) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Self {
+        let id = task.metadata().id();
+        JoinHandle {
+            cell: Cell::new(task),
+            id,
+            _output: std::marker::PhantomData,
+            share: share::<T>,
         }
+    }
+
+    /// A handle for a task refused because the runtime is shut down; the
+    /// future is dropped here, never polled.
+    pub(crate) fn cancelled_at_spawn<F>(future: F) -> Self {
+        drop(future);
+        JoinHandle {
+            cell: Cell::cancelled(),
+            id: Id::next(),
+            _output: std::marker::PhantomData,
+            share: share::<T>,
+        }
+    }
+}
+
+/// `JoinHandle::abort_handle` for a `T` known to be `'static`.
+fn share<T: 'static>(handle: &JoinHandle<T>) -> AbortHandle {
+    AbortHandle {
+        cell: handle.cell.share(),
+        id: handle.id,
     }
 }
 
@@ -197,7 +215,7 @@ trait Abort: Send + Sync {
     fn is_finished(&self) -> bool;
 }
 
-impl<T: Send + 'static> Abort for Cell<T> {
+impl<T: 'static> Abort for Cell<T> {
     fn abort(&self) {
         Cell::abort(self);
     }

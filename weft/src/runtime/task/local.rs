@@ -142,11 +142,21 @@ thread_local! {
 /// assert_eq!(value, 42);
 /// # Ok::<(), std::io::Error>(())
 /// ```
+///
+/// The output need not be `Send` either; the handle is then `!Send`, so
+/// the output is taken on the set's thread:
+///
+/// ```compile_fail
+/// fn assert_send<T: Send>(_: &T) {}
+/// let local = weft::task::LocalSet::new();
+/// let handle = local.spawn_local(async { std::rc::Rc::new(1) });
+/// assert_send(&handle);
+/// ```
 #[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
-    F::Output: Send + 'static,
+    F::Output: 'static,
 {
     let options = SpawnOptions::plain(Location::caller());
     if let Some(shared) = CURRENT.with(|current| current.borrow().clone()) {
@@ -183,7 +193,7 @@ impl LocalSet {
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
-        F::Output: Send + 'static,
+        F::Output: 'static,
     {
         LocalShared::spawn(
             &self.shared,
@@ -365,7 +375,7 @@ impl LocalShared {
     ) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
-        F::Output: Send + 'static,
+        F::Output: 'static,
     {
         if this.closing.load(Ordering::Acquire) {
             return JoinHandle::cancelled_at_spawn(future);
@@ -408,6 +418,10 @@ impl LocalShared {
 }
 
 impl Schedule for LocalShared {
+    fn one_thread() -> bool {
+        true
+    }
+
     unsafe fn schedule(task: Task, _info: ScheduleInfo) {
         // Our own reference: once pushed, the task may run and free its
         // metadata on the set's thread.

@@ -400,12 +400,12 @@ impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
                 }
                 Poll::Pending
             }
-            Ok(Poll::Ready(value)) => Poll::Ready(Contained::new(Ok(value))),
+            Ok(Poll::Ready(value)) => Poll::Ready(Contained::of::<S>(Ok(value))),
             Err(panic) => {
                 // The runtime's panic policy; the output is the panic
                 // either way.
                 this.scheduler().task_panicked(&*panic);
-                Poll::Ready(Contained::new(Err(panic)))
+                Poll::Ready(Contained::of::<S>(Err(panic)))
             }
         }
     }
@@ -438,11 +438,60 @@ impl<F> Drop for DropOnUnwind<'_, F> {
 /// nobody collects (a detached task's) inside an abort-on-panic guard, so a
 /// destructor that panics would take the whole process down; this wrapper
 /// contains such a panic instead (the value's remaining fields leak).
-pub(crate) struct Contained<T>(ManuallyDrop<T>);
+///
+/// A local task's output (a `LocalSet`'s: `Schedule::one_thread`) need not
+/// be `Send`, so it is kept to its task's thread (`home`): it is taken out
+/// (`into_inner`) only through its `JoinHandle`, which is `!Send` unless
+/// the output is `Send` and is made on that thread; it is dropped there
+/// too, except through one path: an `AbortHandle` on another thread that
+/// finds the task finished moves the output into the handle's shared
+/// state, and if the `JoinHandle` is gone by then, the output would be
+/// dropped on that thread. It is leaked instead (never dropped off its
+/// thread).
+pub(crate) struct Contained<T> {
+    value: ManuallyDrop<T>,
+    /// The thread of a local task's output; `None` for a task whose output
+    /// is `Send`.
+    home: Option<std::thread::ThreadId>,
+}
+
+// SAFETY: a `Contained` made by `new` holds a `Send` value (`new_task`'s
+// bound on the output), which may go anywhere. One made by `new_local`
+// holds a value that may not be `Send`; it may be *moved* between threads
+// (between async-task and a join handle's shared state) but its value is
+// only used or dropped on its `home` thread: `into_inner` is called only
+// by the `JoinHandle`'s poll, which happens on that thread unless the
+// output is `Send` (a `JoinHandle<T>` is `Send` only if `T` is, and a
+// local task's is made on its thread); `drop` checks `home` and leaks the
+// value elsewhere. A shared `&Contained` gives no access to the value.
+unsafe impl<T> Send for Contained<T> {}
+// SAFETY: as for `Send`: nothing reads the value through `&Contained`.
+unsafe impl<T> Sync for Contained<T> {}
 
 impl<T> Contained<T> {
+    /// The output of a task whose output is `Send`.
     pub(crate) fn new(value: T) -> Self {
-        Contained(ManuallyDrop::new(value))
+        Contained {
+            value: ManuallyDrop::new(value),
+            home: None,
+        }
+    }
+
+    /// The output of a local task, made on its thread.
+    pub(crate) fn new_local(value: T) -> Self {
+        Contained {
+            value: ManuallyDrop::new(value),
+            home: Some(std::thread::current().id()),
+        }
+    }
+
+    /// The output of a task of scheduler `S`.
+    fn of<S: Schedule>(value: T) -> Self {
+        if S::one_thread() {
+            Contained::new_local(value)
+        } else {
+            Contained::new(value)
+        }
     }
 
     /// The value, which its new owner drops normally.
@@ -450,14 +499,20 @@ impl<T> Contained<T> {
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped (ManuallyDrop), so the value is
         // moved out exactly once and `Contained::drop` does not run on it.
-        unsafe { ManuallyDrop::take(&mut this.0) }
+        unsafe { ManuallyDrop::take(&mut this.value) }
     }
 }
 
 impl<T> Drop for Contained<T> {
     fn drop(&mut self) {
+        if let Some(home) = self.home
+            && home != std::thread::current().id()
+        {
+            // A local task's output off its thread: leaked (type doc).
+            return;
+        }
         // SAFETY: dropped once, here; `into_inner` bypasses this `Drop`.
-        let drop_value = || unsafe { ManuallyDrop::drop(&mut self.0) };
+        let drop_value = || unsafe { ManuallyDrop::drop(&mut self.value) };
         let _ = crate::util::locks::call_user("a task's output's drop", drop_value);
     }
 }
@@ -527,8 +582,12 @@ pub(crate) fn new_local_task<S, F>(
 where
     S: Schedule,
     F: Future + 'static,
-    F::Output: Send + 'static,
+    F::Output: 'static,
 {
+    debug_assert!(
+        S::one_thread(),
+        "a local task's scheduler keeps it to one thread"
+    );
     let (runnable, task) = async_task::Builder::new()
         .metadata(TaskMeta::new(scheduler.clone(), options))
         .spawn_local(

@@ -47,6 +47,16 @@ use crate::util::loom::sync::Arc;
 /// spawn (`schedule_new`), and from its future's wrapper around each poll
 /// and at its end (the rest).
 pub(crate) trait Schedule: Send + Sync + 'static {
+    /// Its tasks are polled and dropped on one thread only (a `LocalSet`'s):
+    /// their outputs need not be `Send`, and are kept to that thread
+    /// (`Contained`). `Sized`-only, so that the trait stays `dyn`.
+    fn one_thread() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
     /// A task was woken (or aborted while idle, so that its future gets
     /// dropped): put it where it will be run. `info.woken_while_running`
     /// says it woke itself during its poll (a yield).

@@ -91,7 +91,7 @@ type CancelFuture<T> = Pin<Box<dyn Future<Output = Option<Output<T>>> + Send>>;
 /// The state of one join handle (see the module documentation).
 pub(super) struct Cell<T> {
     inner: Mutex<Inner<T>>,
-    /// Boxes async-task's `cancel` future: made where `T: Send + 'static`
+    /// Boxes async-task's `cancel` future: made where `T: 'static`
     /// is known, so that nothing else here needs those bounds.
     cancel: fn(RawTask<T>) -> CancelFuture<T>,
 }
@@ -109,7 +109,7 @@ enum State<T> {
     Ready(Option<Output<T>>),
     Taken,
     Busy(Requests),
-    /// `orphaned::<T>`, made where `T: Send + 'static` is known: what the
+    /// `orphaned::<T>`, made where `T: 'static` is known: what the
     /// owner's drop does to the shared cell (below).
     Shared(Arc<Cell<T>>, fn(Arc<Cell<T>>)),
 }
@@ -195,7 +195,7 @@ enum Then<T> {
     Finish(Answer<T>, Carried),
 }
 
-fn start_cancel<T: Send + 'static>(task: RawTask<T>) -> CancelFuture<T> {
+fn start_cancel<T: 'static>(task: RawTask<T>) -> CancelFuture<T> {
     Box::pin(task.cancel())
 }
 
@@ -238,7 +238,7 @@ impl<T> Work<T> {
     }
 }
 
-impl<T: Send + 'static> Cell<T> {
+impl<T: 'static> Cell<T> {
     pub(super) fn new(task: async_task::Task<Output<T>, TaskMeta>) -> Cell<T> {
         Cell::with_state(State::Waiting(task.fallible()))
     }
@@ -522,7 +522,7 @@ impl<T> Drop for Cell<T> {
 }
 
 /// The owner of a shared cell is gone (module documentation).
-fn orphaned<T: Send + 'static>(shared: Arc<Cell<T>>) {
+fn orphaned<T: 'static>(shared: Arc<Cell<T>>) {
     if Arc::strong_count(&shared) == 1 {
         // No `AbortHandle` is left, and none can be made without the
         // owner: the cell's drop detaches the task.
@@ -542,7 +542,7 @@ fn orphaned<T: Send + 'static>(shared: Arc<Cell<T>>) {
 /// detached the task, and async-task drops the output itself.
 struct Reaper<T>(Weak<Cell<T>>);
 
-impl<T: Send + 'static> Wake for Reaper<T> {
+impl<T: 'static> Wake for Reaper<T> {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
