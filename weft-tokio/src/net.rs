@@ -409,11 +409,13 @@ impl_fd!(UnixListener);
 
 impl UnixListener {
     /// Binds to `path`.
+    #[track_caller]
     pub fn bind(path: impl AsRef<std::path::Path>) -> io::Result<UnixListener> {
         weft::net::UnixListener::bind(path).map(UnixListener::from)
     }
 
     /// Binds to `addr` (a path, or a name in Linux's abstract namespace).
+    #[track_caller]
     pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
         weft::net::UnixListener::bind_addr(&addr.clone().into()).map(UnixListener::from)
     }
@@ -491,6 +493,7 @@ impl_fd!(UnixDatagram);
 
 impl UnixDatagram {
     /// Binds to `path`.
+    #[track_caller]
     pub fn bind(path: impl AsRef<std::path::Path>) -> io::Result<UnixDatagram> {
         weft::net::UnixDatagram::bind(path).map(UnixDatagram::from)
     }

@@ -45,7 +45,7 @@ impl Builder {
     /// [`Runtime::block_on`].
     pub fn new_current_thread() -> Builder {
         Builder {
-            inner: weft::runtime::Builder::new_current_thread(),
+            inner: with_tokio_drivers(weft::runtime::Builder::new_current_thread()),
             flavor: RuntimeFlavor::CurrentThread,
             start_paused: false,
         }
@@ -54,7 +54,7 @@ impl Builder {
     /// A runtime with a worker per core (weft's multi-thread scheduler).
     pub fn new_multi_thread() -> Builder {
         Builder {
-            inner: weft::runtime::Builder::new_multi_thread(),
+            inner: with_tokio_drivers(weft::runtime::Builder::new_multi_thread()),
             flavor: RuntimeFlavor::MultiThread,
             start_paused: false,
         }
@@ -204,15 +204,25 @@ impl Builder {
 
     /// Accepted for tokio's sake: weft's workers poll the reactor when
     /// they run out of work and at their periodic check, not every N ticks.
+    ///
+    /// # Panics
+    ///
+    /// If `val` is 0, as tokio does.
+    #[track_caller]
     pub fn event_interval(&mut self, val: u32) -> &mut Self {
-        let _ = val;
+        assert!(val > 0, "event_interval must be greater than 0");
         self
     }
 
     /// Accepted for tokio's sake: weft's reactor takes what the poller
     /// returns in one call.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0, as tokio does.
+    #[track_caller]
     pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
-        let _ = capacity;
+        assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
         self
     }
 
@@ -258,6 +268,15 @@ impl Builder {
         }
         Ok(runtime)
     }
+}
+
+/// tokio's rule for its builders: the I/O driver and the timers are there
+/// only if `enable_io` / `enable_time` (or `enable_all`) were called, and
+/// using them otherwise panics with tokio's message. `Runtime::new` has
+/// both.
+fn with_tokio_drivers(mut builder: weft::runtime::Builder) -> weft::runtime::Builder {
+    builder.drivers_opt_in(true);
+    builder
 }
 
 fn pause_clock(runtime: &Runtime) {

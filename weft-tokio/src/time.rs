@@ -7,7 +7,29 @@ pub use weft::time::{
 };
 
 #[cfg(feature = "test-util")]
-pub use weft::time::{advance, pause, resume};
+pub use weft::time::{advance, resume};
+
+/// Stops the runtime's clock (weft's `time::pause`), on a current-thread
+/// runtime only, as on tokio (weft's own `pause` also works on a
+/// multi-thread runtime).
+///
+/// # Panics
+///
+/// On a multi-thread runtime (tokio's message), outside a runtime, or if
+/// time is already paused.
+#[cfg(feature = "test-util")]
+#[track_caller]
+pub fn pause() {
+    if weft::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == weft::runtime::RuntimeFlavor::MultiThread)
+    {
+        panic!(
+            "`time::pause()` requires the `current_thread` Tokio runtime. This is the default \
+             Runtime used by `#[tokio::test]."
+        );
+    }
+    weft::time::pause();
+}
 
 /// Time errors: weft's [`Elapsed`](error::Elapsed), and tokio's timer
 /// [`Error`](error::Error) for code that names it.

@@ -482,3 +482,78 @@ fn a_zero_global_queue_interval_panics_as_tokio_does() {
         }
     });
 }
+
+/// Runs `f`, which must panic; gives its message and the file of the
+/// panic's location (through a panic hook, restored after).
+fn panic_message_and_file(f: impl FnOnce() + std::panic::UnwindSafe) -> (String, String) {
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let file = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let previous = std::panic::take_hook();
+    {
+        let file = file.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            *file.lock().unwrap() = info.location().unwrap().file().to_owned();
+        }));
+    }
+    let panic = std::panic::catch_unwind(f).expect_err("it panics");
+    std::panic::set_hook(previous);
+    let message = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    let file = file.lock().unwrap().clone();
+    (message, file)
+}
+
+/// `drivers_opt_in(true)`: a timer without `enable_time`, a socket or an
+/// `AsyncFd` without `enable_io`, panic at the caller's line saying which
+/// call is missing; with `enable_all` both work.
+#[test]
+fn opt_in_drivers_name_the_missing_enable_call_at_the_callers_line() {
+    let no_time = Builder::new_current_thread()
+        .drivers_opt_in(true)
+        .enable_io()
+        .build()
+        .unwrap();
+    let (message, file) = panic_message_and_file(|| {
+        no_time.block_on(async {
+            let _sleep = weft::time::sleep(Duration::from_millis(1));
+        })
+    });
+    assert!(message.contains("`enable_time`"), "{message}");
+    assert_eq!(file, file!());
+    let no_io = Builder::new_current_thread()
+        .drivers_opt_in(true)
+        .enable_time()
+        .build()
+        .unwrap();
+    let (message, file) = panic_message_and_file(|| {
+        no_io.block_on(async {
+            let std = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            std.set_nonblocking(true).unwrap();
+            let _socket = weft::net::UdpSocket::from_std(std);
+        })
+    });
+    assert!(message.contains("`enable_io`"), "{message}");
+    assert_eq!(file, file!());
+    let (message, file) = panic_message_and_file(|| {
+        no_io.block_on(async {
+            let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let _fd = weft::io::unix::AsyncFd::new(a);
+        })
+    });
+    assert!(message.contains("`enable_io`"), "{message}");
+    assert_eq!(file, file!());
+    no_io.block_on(async { weft::time::sleep(Duration::from_millis(1)).await });
+    let all = Builder::new_current_thread()
+        .drivers_opt_in(true)
+        .enable_all()
+        .build()
+        .unwrap();
+    all.block_on(async {
+        weft::time::sleep(Duration::from_millis(1)).await;
+        weft::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    });
+}

@@ -224,6 +224,8 @@ impl<T: AsRawFd> AsyncFd<T> {
         interest: Interest,
     ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
         let runtime = crate::runtime::current_runtime("AsyncFd::new");
+        // Here, not in the closure below: the panic is at the caller's line.
+        runtime.config.check_io_enabled();
         let registered = Fd::duplicate(inner.as_raw_fd(), interest)
             .and_then(|fd| PollEvented::with_runtime(fd, runtime));
         match registered {

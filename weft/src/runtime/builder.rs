@@ -67,6 +67,10 @@ pub struct Builder {
     pub(super) fine_timer_slack: bool,
     pub(super) unhandled_panic: UnhandledPanic,
     pub(super) tokio_compat: bool,
+    /// `drivers_opt_in`, and the `enable_*` calls it then requires.
+    pub(super) drivers_opt_in: bool,
+    pub(super) io_enabled: bool,
+    pub(super) time_enabled: bool,
 }
 
 use crate::runtime::scheduler::monitor::StallHook;
@@ -150,6 +154,9 @@ impl Builder {
             fine_timer_slack: true,
             unhandled_panic: UnhandledPanic::Ignore,
             tokio_compat: false,
+            drivers_opt_in: false,
+            io_enabled: false,
+            time_enabled: false,
         }
     }
 
@@ -168,18 +175,49 @@ impl Builder {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn enable_all(&mut self) -> &mut Self {
-        self
+        self.enable_io().enable_time()
     }
 
-    /// Accepted for tokio parity and does nothing: timers are always on
-    /// (see [`enable_all`](Builder::enable_all)).
+    /// Accepted for tokio parity: timers are always on (see
+    /// [`enable_all`](Builder::enable_all)), unless
+    /// [`drivers_opt_in`](Builder::drivers_opt_in) makes this call needed.
     pub fn enable_time(&mut self) -> &mut Self {
+        self.time_enabled = true;
         self
     }
 
-    /// Accepted for tokio parity and does nothing: the I/O driver is
-    /// always on (see [`enable_all`](Builder::enable_all)).
+    /// Accepted for tokio parity: the I/O driver is always on (see
+    /// [`enable_all`](Builder::enable_all)), unless
+    /// [`drivers_opt_in`](Builder::drivers_opt_in) makes this call needed.
     pub fn enable_io(&mut self) -> &mut Self {
+        self.io_enabled = true;
+        self
+    }
+
+    /// With `true`, the I/O driver and the timers are there only if
+    /// [`enable_io`](Builder::enable_io) and
+    /// [`enable_time`](Builder::enable_time) (or
+    /// [`enable_all`](Builder::enable_all)) were called, as on tokio: a
+    /// socket, an `AsyncFd`, a signal listener or a timer made on a
+    /// runtime without them panics, at the caller's line, saying which
+    /// call is missing. The `tokio` crate on weft (`weft-tokio`) turns it
+    /// on, so that a tokio program that forgot `enable_time` fails as it
+    /// does on tokio. Default `false`: both are always there.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_current_thread()
+    ///     .drivers_opt_in(true)
+    ///     .enable_time()
+    ///     .build()?;
+    /// rt.block_on(async { weft::time::sleep(std::time::Duration::from_millis(1)).await });
+    /// let no_io = std::panic::catch_unwind(|| {
+    ///     rt.block_on(async { weft::net::UdpSocket::bind("127.0.0.1:0").await })
+    /// });
+    /// assert!(no_io.is_err());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn drivers_opt_in(&mut self, opt_in: bool) -> &mut Self {
+        self.drivers_opt_in = opt_in;
         self
     }
 

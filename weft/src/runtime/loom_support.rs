@@ -105,6 +105,8 @@ fn build_shared(
         unhandled_panic: crate::runtime::scheduler::panic_policy::UnhandledPanic::Ignore,
         global_queue_interval: None,
         park_hooks: crate::runtime::scheduler::ParkHooks::default(),
+        io_disabled: false,
+        time_disabled: false,
     };
     tweak(&mut config);
     // The models never spawn blocking tasks; the pool only has to exist.

@@ -451,6 +451,8 @@ fn scheduler_config(builder: &Builder, num_workers: usize, spare_slots: usize) -
             on_park: builder.on_thread_park.clone(),
             on_unpark: builder.on_thread_unpark.clone(),
         },
+        io_disabled: builder.drivers_opt_in && !builder.io_enabled,
+        time_disabled: builder.drivers_opt_in && !builder.time_enabled,
     }
 }
 

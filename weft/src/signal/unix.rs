@@ -192,7 +192,16 @@ impl std::fmt::Debug for Slot {
 /// reported). Fails for signals that cannot be handled (`SIGKILL`,
 /// `SIGSTOP`, the synchronous faults `SIGSEGV`, `SIGBUS`, `SIGILL`,
 /// `SIGFPE`) or out-of-range numbers.
+///
+/// Works outside a runtime too (the handler is process-wide). Inside one
+/// built with [`drivers_opt_in`](crate::runtime::Builder::drivers_opt_in)
+/// and without `enable_io`, it panics at the caller's line, as tokio's.
+#[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    // Not inside a closure: the panic's location is the caller's.
+    if let Some(shared) = crate::runtime::context::current() {
+        shared.config.check_io_enabled();
+    }
     let signum = kind.0;
     if FORBIDDEN.contains(&signum) || !(1..=i32::from(u8::MAX)).contains(&signum) {
         return Err(io::Error::new(

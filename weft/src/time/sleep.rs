@@ -85,7 +85,10 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 #[track_caller]
 pub(crate) fn current_runtime(function: &str) -> Arc<Shared> {
     match context::current() {
-        Some(shared) => shared,
+        Some(shared) => {
+            shared.config.check_time_enabled();
+            shared
+        }
         None => crate::runtime::context::no_runtime(format_args!(
             "`weft::time::{function}` called outside of a weft runtime: timers need a runtime to \
              fire them. Call it from a task, inside `Runtime::block_on`, or while a \

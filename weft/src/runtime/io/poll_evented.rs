@@ -69,7 +69,14 @@ impl<E: Source> PollEvented<E> {
 
     /// Registers `source` with `shared`'s reactor (a socket accepted by, or
     /// created by a call that began in, that runtime).
+    ///
+    /// # Panics
+    ///
+    /// If the runtime was built without its I/O driver
+    /// (`Builder::drivers_opt_in`), at the caller's line.
+    #[track_caller]
     pub(crate) fn with_runtime(mut source: E, shared: Arc<Shared>) -> io::Result<PollEvented<E>> {
+        shared.config.check_io_enabled();
         let registered = shared.io.register(&mut source)?;
         if registered.first {
             // The keeper may sleep on its condvar: move it into the poller.

@@ -135,6 +135,12 @@ pub(crate) struct Config {
     pub(crate) global_queue_interval: Option<u32>,
     /// `Builder::on_thread_park` and `on_thread_unpark`.
     pub(crate) park_hooks: ParkHooks,
+    /// `Builder::drivers_opt_in` without `enable_io`: registering an I/O
+    /// source panics.
+    pub(crate) io_disabled: bool,
+    /// `Builder::drivers_opt_in` without `enable_time`: making a timer
+    /// panics.
+    pub(crate) time_disabled: bool,
 }
 
 /// The program's hooks around a worker's sleep (user code: called with no
@@ -164,6 +170,43 @@ impl Config {
         }
         if self.time_slices {
             crate::runtime::sys::request_short_slice();
+        }
+    }
+
+    /// Panics, at the caller's line, if the builder left the I/O driver
+    /// out (`Builder::drivers_opt_in`).
+    #[track_caller]
+    pub(crate) fn check_io_enabled(&self) {
+        if self.io_disabled {
+            if cfg!(feature = "tokio-messages") {
+                panic!(
+                    "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
+                     runtime builder to enable IO."
+                );
+            }
+            panic!(
+                "this weft runtime was built with `drivers_opt_in(true)` and without \
+                 `enable_io`: call `enable_io` (or `enable_all`) on its builder to use sockets, \
+                 `AsyncFd` and signals"
+            );
+        }
+    }
+
+    /// Panics, at the caller's line, if the builder left the timers out
+    /// (`Builder::drivers_opt_in`).
+    #[track_caller]
+    pub(crate) fn check_time_enabled(&self) {
+        if self.time_disabled {
+            if cfg!(feature = "tokio-messages") {
+                panic!(
+                    "A Tokio 1.x context was found, but timers are disabled. Call \
+                     `enable_time` on the runtime builder to enable timers."
+                );
+            }
+            panic!(
+                "this weft runtime was built with `drivers_opt_in(true)` and without \
+                 `enable_time`: call `enable_time` (or `enable_all`) on its builder to use timers"
+            );
         }
     }
 
