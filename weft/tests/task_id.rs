@@ -1,7 +1,8 @@
 //! Task ids (tokio's `task::Id`): unique, the same from the handle, the
 //! abort handle, the join error, a `JoinSet` and from inside the task (its
-//! polls and its future's drop), on both flavors, for local and blocking
-//! tasks too; `task::id` panics outside a task with tokio's message.
+//! polls, its future's drop and its output's drop), on both flavors, for
+//! local and blocking tasks too; `task::id` panics outside a task with
+//! tokio's message.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -208,4 +209,48 @@ fn ids_print_as_numbers_and_order() {
     assert!(format!("{a:?}").contains(&shown));
     // Spawned one after the other on one thread: in order.
     assert!(a < b);
+}
+
+/// The task's id is current while its output is dropped: by the handle's
+/// drop after completion, and at completion when the handle was dropped
+/// before (as tokio's).
+#[test]
+fn the_id_is_current_in_the_outputs_drop() {
+    struct Output(Arc<Mutex<Vec<Option<Id>>>>);
+    impl Drop for Output {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push(task::try_id());
+        }
+    }
+    for (flavor, rt) in runtimes() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let expected = rt.block_on(async {
+            // Dropped after completion.
+            let out = seen.clone();
+            let first = weft::spawn(async move { Output(out) });
+            while !first.is_finished() {
+                task::yield_now().await;
+            }
+            let first_id = first.id();
+            drop(first);
+            // Dropped before completion: the output is dropped where the
+            // task completes.
+            let out = seen.clone();
+            let second = weft::spawn(async move {
+                task::yield_now().await;
+                let output = Output(out);
+                done_tx.send(()).unwrap();
+                output
+            });
+            let second_id = second.id();
+            drop(second);
+            while done_rx.try_recv().is_err() {
+                task::yield_now().await;
+            }
+            vec![Some(first_id), Some(second_id)]
+        });
+        drop(rt);
+        assert_eq!(*seen.lock().unwrap(), expected, "{flavor}");
+    }
 }

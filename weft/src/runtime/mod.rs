@@ -675,7 +675,23 @@ where
 }
 
 impl Drop for Runtime {
+    /// Shuts down and waits for the runtime's threads. On a thread that
+    /// drives another runtime (a task, a `block_on`), waiting would block
+    /// it, as `block_on` there would: the runtime shuts down without
+    /// waiting, and the drop panics saying so (tokio's rule and message).
+    /// A runtime dropped in one of its own tasks panics too (`shutdown`).
     fn drop(&mut self) {
+        let drives_another = crate::runtime::context::is_driving()
+            && !crate::runtime::context::with_core(|core| {
+                core.is_some_and(|core| std::ptr::eq(&*core.shared, &*self.handle.shared))
+            });
+        if drives_another && !self.shut_down && !thread::panicking() {
+            self.shutdown(Some(Instant::now()));
+            panic!(
+                "Cannot drop a runtime in a context where blocking is not allowed. This happens \
+                 when a runtime is dropped from within an asynchronous context."
+            );
+        }
         self.shutdown(None);
     }
 }

@@ -326,10 +326,10 @@ where
             .expect("a blocking task is polled once: it never returns Pending");
         // `task::id()` works in a blocking closure too, as in tokio.
         let _id = crate::runtime::task::id::enter(self.1);
-        Poll::Ready(Contained::new(crate::util::locks::call_user(
-            "a blocking closure",
-            f,
-        )))
+        Poll::Ready(Contained::new(
+            crate::util::locks::call_user("a blocking closure", f),
+            self.1,
+        ))
     }
 }
 

@@ -400,12 +400,12 @@ impl<F: Future, S: Schedule> Future for TaskFuture<F, S> {
                 }
                 Poll::Pending
             }
-            Ok(Poll::Ready(value)) => Poll::Ready(Contained::of::<S>(Ok(value))),
+            Ok(Poll::Ready(value)) => Poll::Ready(Contained::of::<S>(Ok(value), this.meta().id)),
             Err(panic) => {
                 // The runtime's panic policy; the output is the panic
                 // either way.
                 this.scheduler().task_panicked(&*panic);
-                Poll::Ready(Contained::of::<S>(Err(panic)))
+                Poll::Ready(Contained::of::<S>(Err(panic), this.meta().id))
             }
         }
     }
@@ -450,6 +450,9 @@ impl<F> Drop for DropOnUnwind<'_, F> {
 /// thread).
 pub(crate) struct Contained<T> {
     value: ManuallyDrop<T>,
+    /// The task's id: `task::id()` works in the value's destructor, as in
+    /// tokio.
+    id: Id,
     /// The thread of a local task's output; `None` for a task whose output
     /// is `Send`.
     home: Option<std::thread::ThreadId>,
@@ -469,28 +472,30 @@ unsafe impl<T> Send for Contained<T> {}
 unsafe impl<T> Sync for Contained<T> {}
 
 impl<T> Contained<T> {
-    /// The output of a task whose output is `Send`.
-    pub(crate) fn new(value: T) -> Self {
+    /// The output of task `id`, whose output is `Send`.
+    pub(crate) fn new(value: T, id: Id) -> Self {
         Contained {
             value: ManuallyDrop::new(value),
+            id,
             home: None,
         }
     }
 
-    /// The output of a local task, made on its thread.
-    pub(crate) fn new_local(value: T) -> Self {
+    /// The output of local task `id`, made on its thread.
+    pub(crate) fn new_local(value: T, id: Id) -> Self {
         Contained {
             value: ManuallyDrop::new(value),
+            id,
             home: Some(std::thread::current().id()),
         }
     }
 
     /// The output of a task of scheduler `S`.
-    fn of<S: Schedule>(value: T) -> Self {
+    fn of<S: Schedule>(value: T, id: Id) -> Self {
         if S::one_thread() {
-            Contained::new_local(value)
+            Contained::new_local(value, id)
         } else {
-            Contained::new(value)
+            Contained::new(value, id)
         }
     }
 
@@ -511,6 +516,7 @@ impl<T> Drop for Contained<T> {
             // A local task's output off its thread: leaked (type doc).
             return;
         }
+        let _id = id::enter(self.id);
         // SAFETY: dropped once, here; `into_inner` bypasses this `Drop`.
         let drop_value = || unsafe { ManuallyDrop::drop(&mut self.value) };
         let _ = crate::util::locks::call_user("a task's output's drop", drop_value);
