@@ -460,3 +460,31 @@ fn a_block_on_future_yielding_in_a_loop_does_not_starve_the_tasks() {
     });
     assert_eq!(rt.block_on(handle).unwrap(), 5);
 }
+
+/// A task that yields in a loop runs once per turn of the driver (its
+/// yield is deferred until the timers and the reactor were looked at, as
+/// tokio does), not a whole batch of 61 polls each time `block_on`'s
+/// future yields; and a deferred task is still dropped at shutdown.
+#[test]
+fn a_yielding_task_runs_once_per_turn() {
+    let rt = rt();
+    let spins = Arc::new(AtomicUsize::new(0));
+    let spinner = spins.clone();
+    rt.spawn(async move {
+        loop {
+            spinner.fetch_add(1, Ordering::Relaxed);
+            weft::task::yield_now().await;
+        }
+    });
+    rt.block_on(async {
+        for _ in 0..10 {
+            weft::task::yield_now().await;
+        }
+    });
+    let spins = spins.load(Ordering::Relaxed);
+    assert!(
+        (9..=12).contains(&spins),
+        "the yielding task ran {spins} times"
+    );
+    drop(rt);
+}

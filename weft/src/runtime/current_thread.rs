@@ -118,6 +118,11 @@ pub(crate) struct Core {
     /// The scheduler this core belongs to (compared, never dereferenced).
     owner: *const CurrentThread,
     queue: std::cell::RefCell<VecDeque<Task>>,
+    /// Tasks that woke themselves during their poll (a `yield_now`, an
+    /// exhausted budget): queued again only after the timers and the
+    /// reactor were looked at (`driver.rs`), as tokio defers them, so a
+    /// task that yields in a loop runs once per turn of the loop.
+    deferred: std::cell::RefCell<Vec<Task>>,
     /// Tasks run since the core was made, for the fairness intervals.
     tick: std::cell::Cell<u32>,
 }
@@ -146,6 +151,7 @@ impl CurrentThread {
         let core = Core {
             owner: Arc::as_ptr(&scheduler),
             queue: std::cell::RefCell::new(VecDeque::new()),
+            deferred: std::cell::RefCell::new(Vec::new()),
             tick: std::cell::Cell::new(0),
         };
         *scheduler.core.lock().unwrap() = Some(Box::new(core));
@@ -331,6 +337,19 @@ impl Core {
         self.queue.borrow_mut().push_back(task);
     }
 
+    /// Keeps a task that woke itself during its poll for the next turn.
+    fn defer(&self, task: Task) {
+        self.deferred.borrow_mut().push(task);
+    }
+
+    /// Queues the deferred tasks; returns whether there were any.
+    fn wake_deferred(&self) -> bool {
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        let any = !deferred.is_empty();
+        self.queue.borrow_mut().extend(deferred);
+        any
+    }
+
     fn pop(&self) -> Option<Task> {
         self.queue.borrow_mut().pop_front()
     }
@@ -339,10 +358,15 @@ impl Core {
         self.queue.borrow().is_empty()
     }
 
-    /// Drops every queued task (out of the queue first: a drop may wake
-    /// another task of this core).
+    fn has_deferred(&self) -> bool {
+        !self.deferred.borrow().is_empty()
+    }
+
+    /// Drops every queued or deferred task (out of the queue first: a drop
+    /// may wake another task of this core).
     fn drop_tasks(&self) {
         loop {
+            self.wake_deferred();
             let tasks = std::mem::take(&mut *self.queue.borrow_mut());
             if tasks.is_empty() {
                 return;

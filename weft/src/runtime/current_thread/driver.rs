@@ -10,8 +10,11 @@
 //!    woken future waits for the batch: a future that yields in a loop
 //!    must not starve the tasks it waits for). An empty queue ends the
 //!    batch.
-//! 3. Fire due timers and deliver ready I/O without blocking; with nothing
-//!    to run after that, sleep (`park`).
+//! 3. Fire due timers and deliver ready I/O without blocking, then queue
+//!    the tasks that woke themselves during their poll (a `yield_now`:
+//!    deferred, as tokio does, so a task that yields in a loop runs once
+//!    per turn, not until the batch is spent); with nothing to run, sleep
+//!    (`park`).
 //!
 //! # The sleep (`park`)
 //!
@@ -130,11 +133,14 @@ pub(super) fn drive<F: Future>(
                 return Some(output);
             }
         }
-        if run_batch(scheduler, core) {
-            // The batch ran its length: a look at the timers and the
-            // reactor, without sleeping.
+        let more = run_batch(scheduler, core);
+        if more || core.has_deferred() {
+            // The batch ran its length, or tasks yielded: a look at the
+            // timers and the reactor without sleeping, then the yielded
+            // tasks run again.
             fire_timers(shared);
             deliver_io_now(shared);
+            core.wake_deferred();
         } else {
             park(scheduler, core, &main);
         }

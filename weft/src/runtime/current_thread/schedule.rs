@@ -3,7 +3,9 @@
 //!
 //! - A task woken or spawned on the thread driving its runtime goes to the
 //!   back of the core's queue (lanes are ignored: one thread runs every
-//!   task, in order; a lane only names the task).
+//!   task, in order; a lane only names the task); one that woke itself
+//!   during its poll (a yield) to the core's deferred list, queued after
+//!   the driver's next look at the timers and the reactor.
 //! - Anywhere else: the inject queue and an unpark of the driver
 //!   (`CurrentThread::schedule_remote`).
 //!
@@ -18,13 +20,18 @@ use crate::runtime::context;
 use crate::runtime::task::{PollEnd, Registry, Schedule, Task};
 
 impl CurrentThread {
-    /// Queues `task` on this thread's core if it drives this runtime, and
-    /// gives it back otherwise.
+    /// Queues `task` on this thread's core if it drives this runtime (to
+    /// the deferred list if it woke itself during its poll), and gives it
+    /// back otherwise.
     #[inline]
-    fn schedule_local(scheduler: *const CurrentThread, task: Task) -> Option<Task> {
+    fn schedule_local(scheduler: *const CurrentThread, task: Task, yielded: bool) -> Option<Task> {
         context::with_current_thread_core(|core| match core {
             Some(core) if core.belongs_to(scheduler) => {
-                core.push(task);
+                if yielded {
+                    core.defer(task);
+                } else {
+                    core.push(task);
+                }
                 None
             }
             _ => Some(task),
@@ -33,11 +40,12 @@ impl CurrentThread {
 }
 
 impl Schedule for CurrentThread {
-    unsafe fn schedule(task: Task, _info: ScheduleInfo) {
+    unsafe fn schedule(task: Task, info: ScheduleInfo) {
         // SAFETY: the caller's: the task's scheduler is a `CurrentThread`.
         let scheduler: *const CurrentThread =
             unsafe { task.metadata().scheduler::<CurrentThread>() };
-        let Some(task) = CurrentThread::schedule_local(scheduler, task) else {
+        let Some(task) = CurrentThread::schedule_local(scheduler, task, info.woken_while_running)
+        else {
             return;
         };
         // Pushed, the task may run, complete and free its metadata on the
@@ -49,7 +57,7 @@ impl Schedule for CurrentThread {
     }
 
     fn schedule_new(&self, task: Task) {
-        let Some(task) = CurrentThread::schedule_local(self, task) else {
+        let Some(task) = CurrentThread::schedule_local(self, task, false) else {
             self.shared.remotes[SLOT].counters.spawned_local.incr();
             return;
         };
