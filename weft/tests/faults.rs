@@ -371,7 +371,7 @@ fn a_detached_tasks_output_that_panics_on_drop_does_not_abort_the_process() {
     }
 }
 
-/// A queued blocking closure cancelled at shutdown is dropped unrun; a
+/// A queued blocking closure aborted before it started is dropped unrun; a
 /// capture whose destructor panics must not take the process down
 /// (async-task aborts on a panic while it drops a future: the closure's
 /// future catches it).
@@ -395,11 +395,13 @@ fn a_cancelled_blocking_closure_whose_capture_panics_on_drop_does_not_abort_the_
             let bomb = PanicOnDrop;
             let queued = rt.handle().spawn_blocking(move || drop(bomb));
             // The only pool thread is busy: the second closure is still
-            // queued when shutdown cancels it.
-            rt.shutdown_timeout(Duration::from_millis(100));
+            // queued when it is aborted, and dropped unrun when the thread
+            // takes it.
+            queued.abort();
             release.send(()).unwrap();
             let other = common::rt(1, true);
             assert!(other.block_on(queued).unwrap_err().is_cancelled());
+            drop(rt);
         },
     );
     if let Some((success, stderr)) = child {

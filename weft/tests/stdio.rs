@@ -277,3 +277,22 @@ fn a_write_outside_a_runtime_panics() {
     let mut cx = Context::from_waker(Waker::noop());
     let _ = Pin::new(&mut out).poll_write(&mut cx, b"never written");
 }
+
+/// After the runtime has shut down, a write, a flush and a read on a
+/// standard stream fail with the shutdown error (`is_rt_shutdown_err`,
+/// tokio's), rather than hand bytes to a pool that will not run them.
+#[test]
+fn operations_after_shutdown_fail_with_the_shutdown_error() {
+    let rt = Runtime::new().unwrap();
+    let handle = rt.handle().clone();
+    let _entered = rt.enter();
+    rt.shutdown_timeout(Duration::from_secs(10));
+    let write = handle.block_on(async { weft::io::stdout().write_all(b"x").await });
+    let error = write.unwrap_err();
+    assert!(weft::runtime::is_rt_shutdown_err(&error), "{error}");
+    let flush = handle.block_on(async { weft::io::stderr().flush().await });
+    assert!(flush.is_ok(), "nothing to flush: {flush:?}");
+    let read = handle.block_on(async { weft::io::stdin().read(&mut [0; 4]).await });
+    let error = read.unwrap_err();
+    assert!(weft::runtime::is_rt_shutdown_err(&error), "{error}");
+}

@@ -115,6 +115,9 @@ fn not_run(error: JoinError, what: &str) -> io::Error {
     if error.is_panic() {
         std::panic::resume_unwind(error.into_panic());
     }
+    if cfg!(feature = "tokio-messages") {
+        return io::Error::other("background task failed");
+    }
     io::Error::other(format!(
         "`weft::fs::{what}` did not run: its runtime shut down first"
     ))

@@ -156,7 +156,8 @@ impl Blocking {
     }
 
     /// Starts `job` on the blocking pool of the current runtime, with the
-    /// buffer.
+    /// buffer. Once the runtime is shutting down, the job is refused: the
+    /// shutdown error (`is_rt_shutdown_err`), and the buffer kept.
     ///
     /// # Panics
     ///
@@ -166,7 +167,7 @@ impl Blocking {
         mut buf: Buf,
         read: bool,
         job: impl FnOnce(&mut Buf) -> io::Result<usize> + Send + 'static,
-    ) {
+    ) -> io::Result<()> {
         let Ok(handle) = crate::runtime::Handle::try_current() else {
             crate::runtime::context::no_runtime(format_args!(
                 "`weft::io::{}` polled outside of a weft runtime: use it in a task, inside \
@@ -174,11 +175,16 @@ impl Blocking {
                 self.stream.name()
             ))
         };
+        if handle.shared.is_shutdown() {
+            self.state = State::Idle(buf);
+            return Err(shut_down());
+        }
         let job = handle.spawn_blocking(move || {
             let result = job(&mut buf);
             (result, buf)
         });
         self.state = State::Busy { job, read };
+        Ok(())
     }
 
     /// Waits for the job in flight, and puts its buffer back (`Idle`).
@@ -230,7 +236,9 @@ impl Blocking {
             let mut buf = std::mem::take(self.idle_buf());
             buf.bytes.resize(want.min(MAX_BUF), 0);
             buf.pos = 0;
-            self.start(buf, true, |buf| Stream::read(&mut buf.bytes));
+            if let Err(error) = self.start(buf, true, |buf| Stream::read(&mut buf.bytes)) {
+                return Poll::Ready(Err(error));
+            }
         }
     }
 
@@ -246,9 +254,11 @@ impl Blocking {
         buf.bytes.clear();
         buf.bytes.extend_from_slice(&bytes[..n]);
         let stream = self.stream;
-        self.start(buf, false, move |buf| {
+        if let Err(error) = self.start(buf, false, move |buf| {
             stream.write_all(&buf.bytes).map(|()| 0)
-        });
+        }) {
+            return Poll::Ready(Err(error));
+        }
         self.need_flush = true;
         Poll::Ready(Ok(n))
     }
@@ -263,21 +273,28 @@ impl Blocking {
             }
             let buf = std::mem::take(self.idle_buf());
             let stream = self.stream;
-            self.start(buf, false, move |_| stream.flush().map(|()| 0));
+            if let Err(error) = self.start(buf, false, move |_| stream.flush().map(|()| 0)) {
+                return Poll::Ready(Err(error));
+            }
         }
     }
 }
 
 /// The error of a job that did not run to its end: cancelled by the
 /// runtime's shutdown (a panic in `std`'s I/O, a bug, is resumed).
-fn not_run(error: JoinError, stream: Stream) -> io::Error {
+fn not_run(error: JoinError, _stream: Stream) -> io::Error {
     if error.is_panic() {
         std::panic::resume_unwind(error.into_panic());
     }
-    io::Error::other(format!(
-        "a `weft::io::{}` operation did not run: its runtime shut down first",
-        stream.name()
-    ))
+    shut_down()
+}
+
+/// The runtime shut down before an operation on a standard stream could
+/// run (`runtime::is_rt_shutdown_err` says so).
+fn shut_down() -> io::Error {
+    crate::runtime::shutdown_error_saying(
+        "an operation on a `weft::io` standard stream did not run: its runtime has shut down",
+    )
 }
 
 /// The process's standard input: futures-io's `AsyncRead` (tokio's with

@@ -64,6 +64,8 @@ pub(crate) use io::poll_evented::{PollEvented, current_runtime};
 #[cfg(all(test, feature = "hyper", not(loom)))]
 pub(crate) use io::scheduled_io::shutdown_error;
 #[cfg(not(loom))]
+pub(crate) use io::scheduled_io::shutdown_error_saying;
+#[cfg(not(loom))]
 pub(crate) use io::scheduled_io::{Direction, ReadyEvent, Wants};
 /// The reactor's readiness bits, which `io::Ready` holds as they are.
 #[cfg(not(loom))]

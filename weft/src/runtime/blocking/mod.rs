@@ -33,8 +33,9 @@
 //!   thread (the second would otherwise wait behind the first's closure,
 //!   which may block forever); an idle thread no longer in `waiting` was
 //!   promised a task and goes to the queue, even if its wait timed out;
-//! - after `shutdown` is set the queue stays empty: pushes are refused and
-//!   the queue was drained (its tasks cancelled) under the same lock.
+//! - after `shutdown` is set, pushes are refused; the closures already
+//!   queued are run by the pool threads, which exit once the queue is
+//!   empty (a queue that is not empty has a thread alive to take it).
 //!
 //! The pool has no lock-free protocol (one mutex and two condvars), so it
 //! has no loom model; `tests/blocking.rs` exercises it.
@@ -48,12 +49,14 @@
 //!
 //! # Shutdown
 //!
-//! The runtime's shutdown refuses new blocking tasks, cancels the queued
-//! ones (their closures never run; their handles report cancellation) and
-//! waits for the running closures with the runtime's deadline: forever when
-//! the runtime is dropped, `timeout` in `shutdown_timeout`, not at all in
-//! `shutdown_background`. A closure still running after the deadline keeps
-//! its thread, which exits when the closure returns.
+//! The runtime's shutdown refuses new blocking tasks (their handles report
+//! cancellation) and waits, with the runtime's deadline, for the pool's
+//! threads to run what was accepted before it: the running closures and
+//! the queued ones (as tokio's pool threads run their queue: a closure
+//! spawned before the shutdown is not lost). The deadline is forever when
+//! the runtime is dropped, `timeout` in `shutdown_timeout`, none in
+//! `shutdown_background`; threads still at work after it keep going, and
+//! exit when the queue is empty.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -226,17 +229,12 @@ impl BlockingPool {
         }
     }
 
-    /// Refuses new tasks and cancels the queued ones. Idempotent.
+    /// Refuses new tasks, and lets the idle threads exit once the queue
+    /// is empty (the queued tasks still run). Idempotent.
     pub(crate) fn begin_shutdown(&self) {
         let mut state = self.lock();
         state.shutdown = true;
-        let queued: Vec<Task> = state.queue.drain(..).collect();
         state.waiting.wake_all();
-        drop(state);
-        // Dropped outside the lock: a task's destructor may spawn.
-        for task in queued {
-            crate::runtime::scheduler::drop_task(task);
-        }
     }
 
     /// Waits until every pool thread has exited or `deadline` passes;

@@ -148,20 +148,26 @@ impl ReadyEvent {
 /// The reactor is gone: the error every operation on a source of a shut
 /// down runtime returns (`runtime::is_rt_shutdown_err` tells it).
 pub(crate) fn shutdown_error() -> std::io::Error {
-    std::io::Error::other(RuntimeShutDown)
+    shutdown_error_saying(
+        "the weft runtime that registered this I/O source has shut down: create the socket \
+         again inside a running runtime",
+    )
+}
+
+/// The runtime's shutdown stopped an operation: an error that
+/// `is_rt_shutdown_err` recognises, saying `message`.
+pub(crate) fn shutdown_error_saying(message: &'static str) -> std::io::Error {
+    std::io::Error::other(RuntimeShutDown(message))
 }
 
 /// The inner error of [`shutdown_error`]: a type of its own, so that
 /// `is_rt_shutdown_err` recognises it whatever the message says.
 #[derive(Debug)]
-pub(crate) struct RuntimeShutDown;
+pub(crate) struct RuntimeShutDown(&'static str);
 
 impl std::fmt::Display for RuntimeShutDown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(
-            "the weft runtime that registered this I/O source has shut down: create the \
-             socket again inside a running runtime",
-        )
+        f.write_str(self.0)
     }
 }
 
