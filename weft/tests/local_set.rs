@@ -363,3 +363,61 @@ fn a_local_output_is_dropped_on_its_thread() {
     );
     assert_eq!(drops.get(), 2);
 }
+
+/// A set kept in a thread-local is dropped at the thread's exit, after the
+/// thread's other thread-locals may be gone: its tasks are dropped, and
+/// nothing panics (a panic there aborts the process).
+#[test]
+fn a_set_in_a_thread_local_is_dropped_at_thread_exit() {
+    thread_local! {
+        static SET: LocalSet = LocalSet::new();
+    }
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counter = dropped.clone();
+    thread::spawn(move || {
+        struct CountDrop(Arc<AtomicUsize>);
+        impl Drop for CountDrop {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        SET.with(|set| {
+            let guard = CountDrop(counter);
+            set.spawn_local(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            });
+            handle.block_on(set.run_until(task::yield_now()));
+        });
+    })
+    .join()
+    .expect("the thread exits without a panic");
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+}
+
+/// `block_in_place` inside a set, polled by a driving thread (here the
+/// multi-thread runtime's `block_on`), panics with tokio's message: the
+/// set's tasks, which only this thread may run, would wait.
+#[test]
+fn block_in_place_in_a_set_panics() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let local = LocalSet::new();
+    let panic = rt.block_on(local.run_until(async {
+        std::panic::catch_unwind(|| task::block_in_place(|| 1)).expect_err("it panics")
+    }));
+    let message = panic.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert_eq!(
+        message,
+        "can call blocking only when running on the multi-threaded runtime"
+    );
+    // Outside the set, the same call runs its closure.
+    assert_eq!(rt.block_on(async { task::block_in_place(|| 2) }), 2);
+}

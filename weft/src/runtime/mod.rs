@@ -571,7 +571,9 @@ impl Runtime {
     /// assert!(start.elapsed() < Duration::from_secs(5));
     /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) {
-        self.shutdown(Some(Instant::now() + timeout));
+        // A timeout past the clock's range (`Duration::MAX`) waits as long
+        // as it takes.
+        self.shutdown(Instant::now().checked_add(timeout));
     }
 
     /// Shuts down without waiting for the workers.

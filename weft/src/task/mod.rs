@@ -70,8 +70,9 @@ pub fn try_id() -> Option<Id> {
 ///
 /// # Panics
 ///
-/// On a current-thread runtime (in a task or in `block_on`'s future), as
-/// tokio does: "can call blocking only when running on the multi-threaded
+/// On a current-thread runtime (in a task or in `block_on`'s future), and
+/// in a [`LocalSet`] on a worker (its tasks would wait for `f`), as tokio
+/// does: "can call blocking only when running on the multi-threaded
 /// runtime". Use [`spawn_blocking`] there.
 ///
 /// ```

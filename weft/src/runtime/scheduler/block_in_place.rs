@@ -28,9 +28,15 @@ use crate::runtime::context;
 /// # Panics
 ///
 /// Inside a current-thread runtime's `block_on` (its future or its tasks),
-/// with tokio's message: nothing else could run that runtime's tasks.
+/// with tokio's message: nothing else could run that runtime's tasks. So
+/// too inside a `LocalSet` on a worker (its tasks or its `run_until`), as
+/// tokio does: the set's tasks, which only this thread may run, would wait
+/// for `f`.
 #[track_caller]
 pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
+    if context::is_driving() && crate::runtime::task::local::is_entered() {
+        panic!("can call blocking only when running on the multi-threaded runtime");
+    }
     let slot = context::with_core(|core| core.map(|core| (core.shared.clone(), core.index)));
     let Some((shared, index)) = slot else {
         let on_current_thread = context::driving() == context::Driving::BlockOn

@@ -170,6 +170,14 @@ where
     }
 }
 
+/// Whether a `LocalSet` is entered on this thread (being polled, or
+/// under `LocalSet::enter`).
+pub(crate) fn is_entered() -> bool {
+    CURRENT
+        .try_with(|current| current.borrow().is_some())
+        .unwrap_or(false)
+}
+
 impl LocalSet {
     /// A new, empty set owned by this thread.
     pub fn new() -> LocalSet {
@@ -232,8 +240,15 @@ impl LocalSet {
     /// Makes this set the current one until the guard drops, so that
     /// [`task::spawn_local`](crate::task::spawn_local) spawns on it.
     pub fn enter(&self) -> LocalEnterGuard {
+        // During the thread's teardown (a set kept in a thread-local and
+        // dropped there) the current-set slot may be gone: nothing is
+        // entered then, and the drop still drops every task.
+        let previous = CURRENT
+            .try_with(|current| current.replace(Some(self.shared.clone())))
+            .ok()
+            .flatten();
         LocalEnterGuard {
-            previous: CURRENT.with(|current| current.replace(Some(self.shared.clone()))),
+            previous,
             _not_send: PhantomData,
         }
     }
