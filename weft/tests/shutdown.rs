@@ -306,3 +306,29 @@ fn shutdown_survives_destructors_that_wake_tasks_under_a_lock() {
         .expect("still dropping after 10 s");
     assert_eq!(drops.drops(), 8, "each pending future dropped once");
 }
+
+/// A worker blocked in `block_in_place` on a channel whose sender an idle
+/// task holds: the runtime's drop cancels the idle task (dropping the
+/// sender), so the worker returns and the drop completes (tokio's
+/// `hang_on_shutdown`).
+#[test]
+fn a_worker_in_block_in_place_waiting_on_an_idle_task_does_not_hang_the_drop() {
+    let rt = common::rt(2, true);
+    let (sync_tx, sync_rx) = mpsc::channel::<()>();
+    rt.spawn(async move {
+        weft::task::block_in_place(|| sync_rx.recv().ok());
+    });
+    rt.spawn(async move {
+        weft::time::sleep(Duration::from_secs(3600)).await;
+        drop(sync_tx);
+    });
+    rt.block_on(async { weft::time::sleep(Duration::from_millis(50)).await });
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        drop(rt);
+        done_tx.send(()).unwrap();
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the drop finished");
+}

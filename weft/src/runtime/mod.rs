@@ -242,6 +242,10 @@ pub struct Runtime {
     current_thread: Option<Arc<current_thread::CurrentThread>>,
 }
 
+/// How long a shutdown waits for the workers to leave their loops before
+/// it cancels the idle tasks under the ones still in (`Runtime::shutdown`).
+const WORKER_EXIT_GRACE: Duration = Duration::from_millis(100);
+
 /// Counts workers that have left their loop, so shutdown can wait with a
 /// deadline (std's `JoinHandle::join` has none).
 struct ExitLatch {
@@ -609,6 +613,17 @@ impl Runtime {
                 );
             }
             return;
+        }
+        // A worker in `block_in_place` (or stuck in a poll) may wait for
+        // what only a task's drop releases (a channel whose sender an idle
+        // task holds, say): workers that have not left their loops after a
+        // grace period get the idle tasks cancelled under them, then the
+        // rest of the deadline. A shutdown whose workers leave at once
+        // (every other case) drains after they are gone.
+        let grace = Instant::now() + WORKER_EXIT_GRACE;
+        let first_wait = deadline.map_or(grace, |deadline| deadline.min(grace));
+        if !self.exited.wait(Some(first_wait)) {
+            shared.shutdown_drain();
         }
         self.exited
             .join(std::mem::take(&mut self.workers), deadline);
