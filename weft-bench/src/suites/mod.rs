@@ -30,6 +30,7 @@ suites! {
     http::Http,
     file::File,
     service::Service,
+    tokio_patch::TokioPatch,
     stall::Stall,
     metrics::Metrics,
 }
