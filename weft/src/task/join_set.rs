@@ -99,11 +99,12 @@ pub struct JoinSet<T> {
 // one stays `Unpin`.
 impl<T> Unpin for JoinSet<T> {}
 
-// SAFETY: a shared `&JoinSet` reaches no `T`: the methods that take
+// Sound: a shared `&JoinSet` reaches no `T`: the methods that take
 // `&self` (`len`, `is_empty`, `Debug`) read counts only; every access to
 // a result (`early`, the handles' outputs) takes `&mut self`. So sharing a
 // set between threads shares no `T`, and only `T: Send` (the results
 // move to whoever owns the set) is needed, as for tokio's `JoinSet`.
+// SAFETY: `&JoinSet` gives access to no `T` (above).
 unsafe impl<T: Send> Sync for JoinSet<T> {}
 
 struct Slot<T> {

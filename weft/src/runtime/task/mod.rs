@@ -458,7 +458,7 @@ pub(crate) struct Contained<T> {
     home: Option<std::thread::ThreadId>,
 }
 
-// SAFETY: a `Contained` made by `new` holds a `Send` value (`new_task`'s
+// Sound: a `Contained` made by `new` holds a `Send` value (`new_task`'s
 // bound on the output), which may go anywhere. One made by `new_local`
 // holds a value that may not be `Send`; it may be *moved* between threads
 // (between async-task and a join handle's shared state) but its value is
@@ -467,6 +467,8 @@ pub(crate) struct Contained<T> {
 // output is `Send` (a `JoinHandle<T>` is `Send` only if `T` is, and a
 // local task's is made on its thread); `drop` checks `home` and leaks the
 // value elsewhere. A shared `&Contained` gives no access to the value.
+// SAFETY: a `new` value is `Send`; a `new_local` one is used and dropped
+// only on its home thread (argued above).
 unsafe impl<T> Send for Contained<T> {}
 // SAFETY: as for `Send`: nothing reads the value through `&Contained`.
 unsafe impl<T> Sync for Contained<T> {}
