@@ -32,7 +32,8 @@ const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 pub(crate) struct PrefaceDeadline<T> {
     inner: T,
     /// Until the protocol is known.
-    deadline: Option<Sleep>,
+    /// Boxed: a `Sleep` is `!Unpin`, this stream is `Unpin`.
+    deadline: Option<Pin<Box<Sleep>>>,
     /// How many bytes read so far matched the preface.
     matched: usize,
 }
@@ -43,7 +44,7 @@ impl<T> PrefaceDeadline<T> {
     pub(crate) fn new(inner: T, deadline: Option<Sleep>) -> PrefaceDeadline<T> {
         PrefaceDeadline {
             inner,
-            deadline,
+            deadline: deadline.map(Box::pin),
             matched: 0,
         }
     }
@@ -85,7 +86,7 @@ impl<T> PrefaceDeadline<T> {
             }
             Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
             Poll::Pending => {
-                if Pin::new(deadline).poll(cx).is_pending() {
+                if deadline.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
                 self.deadline = None;

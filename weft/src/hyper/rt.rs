@@ -175,8 +175,10 @@ struct HyperSleep(crate::time::Sleep);
 impl Future for HyperSleep {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.0).poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: the `Sleep` is structurally pinned: `HyperSleep` never
+        // moves it out, and has no `Drop` of its own.
+        unsafe { self.map_unchecked_mut(|this| &mut this.0) }.poll(cx)
     }
 }
 

@@ -231,7 +231,7 @@ where
     let drain = Drain::new();
     let mut signal = pin!(signal);
     let mut backoff = Backoff::new();
-    let mut pause: Option<Sleep> = None;
+    let mut pause: Option<Pin<Box<Sleep>>> = None;
     loop {
         match next_event(&listener, signal.as_mut(), &mut pause).await {
             Event::Signal => break,
@@ -249,7 +249,9 @@ where
             }
             Event::Failed(error) => match backoff.failed(&error) {
                 AfterFailure::Retry => {}
-                AfterFailure::Pause(duration) => pause = Some(crate::time::sleep(duration)),
+                AfterFailure::Pause(duration) => {
+                    pause = Some(Box::pin(crate::time::sleep(duration)))
+                }
                 AfterFailure::Return => return Err(error),
             },
         }
@@ -268,14 +270,14 @@ where
 async fn next_event<G: Future<Output = ()>>(
     listener: &TcpListener,
     mut signal: Pin<&mut G>,
-    pause: &mut Option<Sleep>,
+    pause: &mut Option<Pin<Box<Sleep>>>,
 ) -> Event {
     poll_fn(|cx| {
         if signal.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Event::Signal);
         }
         if let Some(sleep) = pause {
-            ready!(Pin::new(sleep).poll(cx));
+            ready!(sleep.as_mut().poll(cx));
             *pause = None;
         }
         Poll::Ready(match ready!(listener.poll_accept(cx)) {

@@ -130,6 +130,7 @@ impl<T: 'static> LocalKey<T> {
             local: self,
             slot: Some(value),
             future: Some(future),
+            _pinned: std::marker::PhantomPinned,
         }
     }
 
@@ -244,6 +245,8 @@ pub struct TaskLocalFuture<T: 'static, F> {
     slot: Option<T>,
     /// `None` once completed or dropped.
     future: Option<F>,
+    /// `!Unpin` whatever `F` is, as tokio's.
+    _pinned: std::marker::PhantomPinned,
 }
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {

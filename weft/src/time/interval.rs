@@ -92,7 +92,9 @@ impl MissedTickBehavior {
 /// Ticks at a fixed period; see [`interval`].
 #[derive(Debug)]
 pub struct Interval {
-    delay: Sleep,
+    /// Boxed: a `Sleep` is `!Unpin`, an `Interval` is `Unpin` (as
+    /// tokio's).
+    delay: Pin<Box<Sleep>>,
     period: Duration,
     missed_tick_behavior: MissedTickBehavior,
 }
@@ -104,7 +106,7 @@ impl Interval {
         period: Duration,
     ) -> Interval {
         Interval {
-            delay: Sleep::new(shared, start),
+            delay: Box::pin(Sleep::new(shared, start)),
             period,
             missed_tick_behavior: MissedTickBehavior::default(),
         }
@@ -117,7 +119,7 @@ impl Interval {
 
     /// Polls for the next tick: `Ready(scheduled instant)` once it is due.
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        if Pin::new(&mut self.delay).poll(cx).is_pending() {
+        if self.delay.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
         }
         let scheduled = self.delay.deadline();
@@ -128,7 +130,7 @@ impl Interval {
         } else {
             scheduled.saturating_add(self.period)
         };
-        Pin::new(&mut self.delay).reset(next);
+        self.delay.as_mut().reset(next);
         Poll::Ready(scheduled)
     }
 
@@ -149,7 +151,7 @@ impl Interval {
 
     /// The next tick is at `deadline`.
     pub fn reset_at(&mut self, deadline: Instant) {
-        Pin::new(&mut self.delay).reset(deadline);
+        self.delay.as_mut().reset(deadline);
     }
 
     /// The period.

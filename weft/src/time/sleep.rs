@@ -115,6 +115,10 @@ pub struct Sleep {
     future_at_ns: u64,
     timer: Option<TimerRef>,
     elapsed: bool,
+    /// `!Unpin`, as tokio's `Sleep`: code written for tokio pins it, and
+    /// code written here runs on tokio unchanged. Nothing in it is
+    /// structurally pinned (its timer is a handle, not a pointer to it).
+    _pinned: std::marker::PhantomPinned,
 }
 
 impl Sleep {
@@ -125,6 +129,7 @@ impl Sleep {
             future_at_ns: 0,
             timer: None,
             elapsed: false,
+            _pinned: std::marker::PhantomPinned,
         }
     }
 
@@ -160,7 +165,9 @@ impl Sleep {
     /// });
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
-        let this = self.get_mut();
+        // SAFETY: no field of a `Sleep` is structurally pinned (its
+        // `_pinned` doc): it is only mutated in place here, never moved.
+        let this = unsafe { self.get_unchecked_mut() };
         let waker = this.disarm();
         this.deadline = deadline;
         this.future_at_ns = 0;
@@ -234,7 +241,9 @@ impl Future for Sleep {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // A completed sleep spends the task's cooperative budget: a loop of
         // elapsed sleeps yields like a loop of ready reads (`runtime/coop.rs`).
-        let this = self.get_mut();
+        // SAFETY: as in `reset`: nothing is pinned structurally, nothing
+        // is moved.
+        let this = unsafe { self.get_unchecked_mut() };
         crate::task::coop::poll_with_budget(cx, |cx| this.poll_deadline(cx.waker()))
     }
 }

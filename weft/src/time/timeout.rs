@@ -80,11 +80,12 @@ impl<T: Future> Future for Timeout<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // `value` is structurally pinned: it is never moved out of a pinned
         // `Timeout` (`into_inner` takes `self` by value and `get_mut` takes
-        // `&mut self`, which a pinned `Timeout` gives only if it is `Unpin`:
-        // with no `Unpin` impl of its own, only if `T: Unpin`), this
+        // `&mut self`, which a pinned `Timeout` never gives: its `Sleep` is
+        // `!Unpin`, so it is too), this
         // function moves neither `this` nor `value`, and `Timeout` has no
         // `Drop` that could move it.
-        // SAFETY: as just said; `delay` is `Unpin` and is not pinned.
+        // `delay` is structurally pinned too, for the same reasons.
+        // SAFETY: as just said.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
         let value = unsafe { Pin::new_unchecked(&mut this.value) };
@@ -94,7 +95,9 @@ impl<T: Future> Future for Timeout<T> {
         // The deadline is checked even when the value spent the task's
         // budget (an always-ready loop inside the timeout), or it could
         // never fire.
-        match crate::task::coop::run_unconstrained(|| Pin::new(&mut this.delay).poll(cx)) {
+        // SAFETY: `delay` stays in place while pinned (above).
+        let delay = unsafe { Pin::new_unchecked(&mut this.delay) };
+        match crate::task::coop::run_unconstrained(|| delay.poll(cx)) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
             Poll::Pending => Poll::Pending,
         }
