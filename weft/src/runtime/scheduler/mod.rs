@@ -176,6 +176,7 @@ impl Config {
     /// Panics, at the caller's line, if the builder left the I/O driver
     /// out (`Builder::drivers_opt_in`).
     #[track_caller]
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn check_io_enabled(&self) {
         if self.io_disabled {
             if cfg!(feature = "tokio-messages") {

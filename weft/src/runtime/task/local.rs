@@ -38,7 +38,10 @@
 //! The queue is one mutex-protected `VecDeque` for wakes from this thread
 //! and from others alike (tokio keeps a lock-free local queue beside a
 //! locked remote one): no lock-free protocol, at the cost of an
-//! uncontended lock per push and pop.
+//! uncontended lock per push and pop. The hand-off a remote wake relies on
+//! (the poller's waker is stored before the queue is looked at, and a
+//! push takes it under the same lock, so a wake that lands while the set
+//! looks is never lost) has a loom model: `local/loom_tests.rs`.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -47,14 +50,14 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::Location;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use async_task::ScheduleInfo;
 
 use super::{JoinHandle, PollEnd, Registry, Schedule, SpawnOptions, Task};
-use crate::util::locks::StdMutex;
+use crate::util::locks::Mutex;
 use crate::util::loom::sync::Arc;
+use crate::util::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Tasks a tick runs before the set yields to whoever polls it.
 const MAX_TASKS_PER_TICK: usize = 61;
@@ -100,7 +103,7 @@ pub struct LocalSet {
 
 /// A set's state that its tasks' wakers reach from any thread.
 pub(crate) struct LocalShared {
-    queue: StdMutex<Queue>,
+    queue: Mutex<Queue>,
     /// Tasks that can be idle, for the set's drop (`registry.rs`).
     registry: Registry,
     /// Tasks spawned whose future is not dropped yet.
@@ -162,7 +165,12 @@ where
     if let Some(shared) = CURRENT.with(|current| current.borrow().clone()) {
         return LocalShared::spawn(&shared, future, options);
     }
-    match crate::runtime::spawn_local_on_current(future, options) {
+    // No `LocalRuntime` under loom (no current-thread runtime there).
+    #[cfg(not(loom))]
+    let on_runtime = crate::runtime::spawn_local_on_current(future, options);
+    #[cfg(loom)]
+    let on_runtime: Result<JoinHandle<F::Output>, F> = Err(future);
+    match on_runtime {
         Ok(handle) => handle,
         Err(_) => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
@@ -183,7 +191,7 @@ impl LocalSet {
     pub fn new() -> LocalSet {
         LocalSet {
             shared: Arc::new(LocalShared {
-                queue: StdMutex::new(Queue {
+                queue: Mutex::new(Queue {
                     tasks: VecDeque::new(),
                     waker: None,
                 }),
@@ -233,6 +241,7 @@ impl LocalSet {
     }
 
     /// The state its tasks' wakers reach (for a `LocalRuntime`).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn shared(&self) -> &Arc<LocalShared> {
         &self.shared
     }
@@ -378,7 +387,7 @@ impl<F: Future> Future for RunUntil<'_, F> {
 }
 
 impl LocalShared {
-    fn lock(&self) -> crate::util::locks::StdMutexGuard<'_, Queue> {
+    fn lock(&self) -> crate::util::locks::MutexGuard<'_, Queue> {
         // A push or a pop: never left half done.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -491,3 +500,6 @@ impl Schedule for LocalShared {
     /// The panic is the task's output; a set has no panic policy.
     fn task_panicked(&self, _panic: &(dyn std::any::Any + Send)) {}
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;
