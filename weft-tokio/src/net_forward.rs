@@ -8,6 +8,7 @@
 use std::io::{self, IoSlice, IoSliceMut};
 use std::task::{Context, Poll};
 
+use super::net::unix::pipe;
 use super::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream};
 
 /// `forward!(Type { fn name(&self, arg: T) -> R; async fn ... })`: inherent
@@ -218,5 +219,38 @@ impl UnixDatagram {
         target: impl AsRef<std::path::Path>,
     ) -> io::Result<usize> {
         self.inner.try_send_to(buf, target)
+    }
+}
+
+forward!(pipe::Sender {
+    /// Waits until the pipe may be ready for any of `interest`.
+    async fn ready(&self, interest: weft::io::Interest) -> io::Result<weft::io::Ready>;
+    /// Waits until the pipe may be writable.
+    async fn writable(&self) -> io::Result<()>;
+    /// `writable` in `poll` form.
+    sync fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// Writes what fits without waiting (`WouldBlock` if nothing).
+    sync fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    /// `try_write` from several buffers.
+    sync fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
+});
+
+forward!(pipe::Receiver {
+    /// Waits until the pipe may be ready for any of `interest`.
+    async fn ready(&self, interest: weft::io::Interest) -> io::Result<weft::io::Ready>;
+    /// Waits until the pipe may be readable.
+    async fn readable(&self) -> io::Result<()>;
+    /// `readable` in `poll` form.
+    sync fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// Reads what is there without waiting (`WouldBlock` if nothing).
+    sync fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    /// `try_read` into several buffers.
+    sync fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize>;
+});
+
+impl pipe::Receiver {
+    /// `try_read` into a `BufMut`'s spare capacity.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.inner.try_read_buf(buf)
     }
 }

@@ -25,7 +25,6 @@
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::Location;
 use std::thread::ThreadId;
 use std::time::Duration;
 
@@ -126,11 +125,7 @@ impl LocalRuntime {
         F: Future + 'static,
         F::Output: 'static,
     {
-        LocalShared::spawn(
-            self.local().shared(),
-            future,
-            SpawnOptions::plain(Location::caller()),
-        )
+        self.local().spawn_local(future)
     }
 
     /// Runs `f` on the blocking pool (as
